@@ -1,0 +1,28 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# Install what building and testing sdsm needs on a Debian 12 machine.
+# Idempotent and quiet when everything is present; needs root otherwise.
+set -eu
+
+pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils \
+linux-image-amd64 linux-headers-amd64 linux-source-6.1 \
+qemu-system-x86 vde2 busybox-static iproute2 \
+rdma-core ibverbs-utils perftest fio sparse python3 \
+pkg-config gnuplot-nox"
+
+missing=
+for p in $pkgs; do
+	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$s" = installed ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "deps: installing:$missing"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: need root to install packages" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing >/dev/null
