@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-lib.sh - shell helpers for test scripts running inside a vcluster
+# guest.  Source it from sh (busybox) or bash:
+#
+#	. "$SDSM_ROOT/tools/vcluster/guest-lib.sh"
+#
+# Functions (see Documentation/vcluster.rst):
+#	on_node K CMD [ARGS...]		run CMD on node K, print its output,
+#					return its status (124 on timeout)
+#	wait_until SEC CMD [ARGS...]	retry CMD until it succeeds or SEC pass
+#	cluster_barrier NAME [SEC]	meet every node that runs the test command
+#	sdsm_load [PARAM=VALUE...]	insmod sdsm with this node's parameters
+#	sdsm_unload			rmmod sdsm, bounded
+#
+# How on_node works: every node runs an agent (vc_agent, started by
+# guest-init) that polls $SDSM_SHARED/.vcluster/q/nodeK for request
+# directories.  A caller builds a request (one file per argument, the cwd) in
+# a private directory and renames it into the queue, which is atomic on the
+# host file system behind 9p.  The agent moves it to taken/, runs it in the
+# background in its own process group, then writes out and rc and renames the
+# directory to done/, where the caller finds it.  A caller that gives up
+# drops a file in cancel/ and the runner kills the process group.
+# The agent itself is tools/vcluster/guest-agent (bash).
+
+: "${ON_NODE_TIMEOUT:=120}"
+: "${SDSM_RMMOD_TIMEOUT:=60}"
+: "${SDSM_INSMOD_TIMEOUT:=60}"
+
+vc_msg() {
+	echo "vcluster: $*" >&2
+}
+
+vc_now() {
+	date +%s
+}
+
+# vc_bounded SEC CMD [ARGS...]: run CMD, return its status, or 124 after
+# SEC seconds without waiting for it (a task stuck in the kernel cannot be
+# killed, and waiting for it would hang the caller too).
+vc_bounded() {
+	_b_to=$1
+	shift
+	_b_st=$(mktemp /tmp/.vcluster-bounded.XXXXXX) || return 125
+	rm -f "$_b_st"
+	( "$@"; echo $? > "$_b_st.tmp"; mv "$_b_st.tmp" "$_b_st" ) &
+	_b_pid=$!
+	_b_end=$(( $(vc_now) + _b_to ))
+	while [ ! -e "$_b_st" ]; do
+		if [ "$(vc_now)" -ge "$_b_end" ]; then
+			kill -KILL "$_b_pid" 2>/dev/null
+			return 124
+		fi
+		sleep 0.2
+	done
+	_b_rc=$(cat "$_b_st")
+	rm -f "$_b_st"
+	wait "$_b_pid" 2>/dev/null
+	return "$_b_rc"
+}
+
+# wait_until TIMEOUT_SEC CMD [ARGS...]
+wait_until() {
+	_wu_to=$1
+	shift
+	_wu_end=$(( $(vc_now) + _wu_to ))
+	while :; do
+		if "$@"; then
+			return 0
+		fi
+		[ "$(vc_now)" -lt "$_wu_end" ] || return 1
+		sleep 0.25
+	done
+}
+
+vc_qdir() {
+	echo "$SDSM_SHARED/.vcluster"
+}
+
+# on_node K CMD [ARGS...]
+on_node() {
+	if [ $# -lt 2 ]; then
+		vc_msg "usage: on_node K CMD [ARGS...]"
+		return 2
+	fi
+	_on_k=$1
+	shift
+	case "$_on_k" in
+	''|*[!0-9]*)
+		vc_msg "on_node: bad node '$_on_k'"
+		return 2 ;;
+	esac
+	if [ "$_on_k" -ge "$SDSM_NR_NODES" ]; then
+		vc_msg "on_node: node $_on_k does not exist (cluster has $SDSM_NR_NODES)"
+		return 2
+	fi
+	_on_q=$(vc_qdir)
+	_on_id="$(date +%s%N)-$SDSM_NODE_ID-$$-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
+	_on_tmp="$_on_q/new/$_on_id"
+	mkdir -p "$_on_tmp" || return 125
+	_on_i=0
+	for _on_a in "$@"; do
+		printf '%s' "$_on_a" > "$_on_tmp/arg.$_on_i"
+		_on_i=$((_on_i + 1))
+	done
+	echo "$_on_i" > "$_on_tmp/argc"
+	pwd > "$_on_tmp/cwd"
+	mkdir -p "$_on_q/q/node$_on_k"
+	if ! mv "$_on_tmp" "$_on_q/q/node$_on_k/$_on_id"; then
+		vc_msg "on_node: cannot queue the request"
+		return 125
+	fi
+	if ! wait_until "$ON_NODE_TIMEOUT" test -e "$_on_q/done/$_on_id/rc"; then
+		vc_msg "on_node $_on_k: timed out after ${ON_NODE_TIMEOUT}s: $*"
+		mkdir -p "$_on_q/cancel"
+		: > "$_on_q/cancel/$_on_id"
+		return 124
+	fi
+	cat "$_on_q/done/$_on_id/out"
+	_on_rc=$(cat "$_on_q/done/$_on_id/rc")
+	rm -rf "$_on_q/done/$_on_id"
+	return "$_on_rc"
+}
+
+# cluster_barrier NAME [TIMEOUT_SEC]: every node in $SDSM_CMD_NODES arrives
+# before any leaves.  A per-node generation count (in the node's own /tmp)
+# makes a NAME reusable.
+cluster_barrier() {
+	_cb_name=$1
+	_cb_to=${2:-120}
+	case "$_cb_name" in
+	''|*/*)
+		vc_msg "cluster_barrier: bad name '$_cb_name'"
+		return 2 ;;
+	esac
+	_cb_genf="/tmp/.vcluster-barrier-$_cb_name"
+	_cb_gen=$(cat "$_cb_genf" 2>/dev/null || echo 0)
+	_cb_gen=$((_cb_gen + 1))
+	echo "$_cb_gen" > "$_cb_genf"
+	_cb_dir="$(vc_qdir)/barrier/$_cb_name.$_cb_gen"
+	mkdir -p "$_cb_dir"
+	: > "$_cb_dir/node$SDSM_NODE_ID"
+	if ! wait_until "$_cb_to" vc_barrier_full "$_cb_dir"; then
+		vc_msg "cluster_barrier $_cb_name: timed out after ${_cb_to}s" \
+			"(arrived: $(ls "$_cb_dir" | tr '\n' ' '))"
+		return 1
+	fi
+	return 0
+}
+
+vc_barrier_full() {
+	for _bf_k in $SDSM_CMD_NODES; do
+		[ -e "$1/node$_bf_k" ] || return 1
+	done
+	return 0
+}
+
+sdsm_loaded() {
+	[ -d /sys/module/sdsm ]
+}
+
+# sdsm_load [PARAM=VALUE...]
+sdsm_load() {
+	if [ ! -f "$SDSM_KO" ]; then
+		vc_msg "sdsm_load: $SDSM_KO not found (run 'make module')"
+		return 1
+	fi
+	# SDSM_MODULE_ARGS is a word list on purpose.
+	# shellcheck disable=SC2086
+	vc_bounded "$SDSM_INSMOD_TIMEOUT" insmod "$SDSM_KO" \
+		node_id="$SDSM_NODE_ID" nodes="$SDSM_NODES" \
+		$SDSM_MODULE_ARGS "$@"
+	_sl_rc=$?
+	if [ $_sl_rc -eq 124 ]; then
+		vc_msg "sdsm_load: insmod did not finish in ${SDSM_INSMOD_TIMEOUT}s"
+	elif [ $_sl_rc -ne 0 ]; then
+		vc_msg "sdsm_load: insmod failed ($_sl_rc)"
+	fi
+	return $_sl_rc
+}
+
+sdsm_unload() {
+	if ! sdsm_loaded; then
+		vc_msg "sdsm_unload: sdsm is not loaded"
+		return 1
+	fi
+	vc_bounded "$SDSM_RMMOD_TIMEOUT" rmmod sdsm
+	_su_rc=$?
+	if [ $_su_rc -eq 124 ]; then
+		vc_msg "sdsm_unload: rmmod did not finish in ${SDSM_RMMOD_TIMEOUT}s"
+	elif [ $_su_rc -ne 0 ]; then
+		vc_msg "sdsm_unload: rmmod failed ($_su_rc)"
+	fi
+	return $_su_rc
+}
