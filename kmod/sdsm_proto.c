@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm page-coherence protocol: node side and home (directory) side.
+ *
+ * Design in brief (details and diagrams in Documentation/protocol.rst):
+ *
+ * - Four hops.  A node only ever talks to the page's home about a page;
+ *   the home fetches the owner's data and forwards it.  Every exchange is
+ *   on one node<->home FIFO, so a grant always reaches a node before any
+ *   INV or FETCH the home sends it later, and an INV_ACK or DATA always
+ *   reaches the home after any request the node sent before it.
+ * - The home runs one transaction per page at a time.  Requests that
+ *   arrive meanwhile are parked in @pend_read / @pend_write (one bit per
+ *   node: a node has at most one request per page in flight) and served
+ *   round-robin when the page goes idle, so none starves and nothing is
+ *   NACKed just for being busy.
+ * - A transaction ends when the home sends its grant; no completion
+ *   message is needed because the next INV or FETCH to that node travels
+ *   behind the grant on the same FIFO.
+ * - The home's own accesses use the same messages, sent to itself.
+ *
+ * No allocation, no locks, no sleeping, bounded loops; the caller holds the
+ * page's lock and performs the actions in struct sdsm_proto_ops.
+ */
+#include <linux/errno.h>
+#include "sdsm_proto.h"
+
+static inline u64 sdsm_proto_bit(u16 node)
+{
+	return (u64)1 << node;
+}
+
+static const char * const sdsm_proto_msg_names[SDSM_PROTO_MSG_NR] = {
+	[SDSM_PROTO_MSG_READ]		= "READ",
+	[SDSM_PROTO_MSG_WRITE]		= "WRITE",
+	[SDSM_PROTO_MSG_INV_ACK]	= "INV_ACK",
+	[SDSM_PROTO_MSG_DATA]		= "DATA",
+	[SDSM_PROTO_MSG_GRANT_READ]	= "GRANT_READ",
+	[SDSM_PROTO_MSG_GRANT_WRITE]	= "GRANT_WRITE",
+	[SDSM_PROTO_MSG_INV]		= "INV",
+	[SDSM_PROTO_MSG_FETCH]		= "FETCH",
+	[SDSM_PROTO_MSG_FETCH_INV]	= "FETCH_INV",
+	[SDSM_PROTO_MSG_NACK]		= "NACK",
+};
+
+const char *sdsm_proto_msg_name(u8 type)
+{
+	if (type >= SDSM_PROTO_MSG_NR || !sdsm_proto_msg_names[type])
+		return "?";
+	return sdsm_proto_msg_names[type];
+}
+
+static void sdsm_proto_send(const struct sdsm_proto_ctx *ctx, u16 dst,
+			    u8 type, u32 seq, u8 flags, u16 err)
+{
+	struct sdsm_proto_msg msg = {
+		.region = ctx->region,
+		.page = ctx->page,
+		.seq = seq,
+		.src = ctx->self,
+		.dst = dst,
+		.type = type,
+		.flags = flags,
+		.err = err,
+	};
+
+	ctx->ops->send(ctx->priv, &msg);
+}
+
+static int sdsm_proto_bad(const struct sdsm_proto_ctx *ctx,
+			  const struct sdsm_proto_msg *msg, const char *why)
+{
+	ctx->ops->error(ctx->priv, msg, why);
+	return -EPROTO;
+}
+
+/* ---- node side ---- */
+
+/**
+ * sdsm_proto_fault - a local access to the page needs checking
+ * @ctx: caller, page.
+ * @node: this node's state of the page.
+ * @write: the access writes.
+ *
+ * Return: SDSM_PROTO_HIT if the current state allows the access (the caller
+ * maps the page with the permission of @node->state); SDSM_PROTO_WAIT if the
+ * caller must sleep until woken and then call again (a request is in flight,
+ * sent now or by an earlier fault: faults coalesce); -EHOSTDOWN if the
+ * page's home is gone.
+ */
+int sdsm_proto_fault(const struct sdsm_proto_ctx *ctx,
+		     struct sdsm_proto_node *node, bool write)
+{
+	if (node->flags & SDSM_PROTO_NODE_DEAD)
+		return -EHOSTDOWN;
+	if (node->state == SDSM_PROTO_NODE_M ||
+	    (node->state == SDSM_PROTO_NODE_S && !write))
+		return SDSM_PROTO_HIT;
+	/*
+	 * One request per page per node: a read fault waits for a pending
+	 * WRITE (it will grant reading too); a write fault waits for a
+	 * pending READ and then faults again, upgrading.
+	 */
+	if (node->pending != SDSM_PROTO_REQ_NONE)
+		return SDSM_PROTO_WAIT;
+	node->pending = write ? SDSM_PROTO_REQ_WRITE : SDSM_PROTO_REQ_READ;
+	node->seq++;
+	sdsm_proto_send(ctx, ctx->home,
+			write ? SDSM_PROTO_MSG_WRITE : SDSM_PROTO_MSG_READ,
+			node->seq, 0, 0);
+	return SDSM_PROTO_WAIT;
+}
+
+static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
+				 struct sdsm_proto_node *node,
+				 const struct sdsm_proto_msg *msg)
+{
+	bool data = msg->flags & SDSM_PROTO_F_DATA;
+
+	if (msg->type == SDSM_PROTO_MSG_GRANT_READ) {
+		if (node->pending != SDSM_PROTO_REQ_READ)
+			return sdsm_proto_bad(ctx, msg, "GRANT_READ unasked");
+		if (!data)
+			return sdsm_proto_bad(ctx, msg, "GRANT_READ no data");
+		ctx->ops->install(ctx->priv, msg);
+		node->state = SDSM_PROTO_NODE_S;
+		node->pending = SDSM_PROTO_REQ_NONE;
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
+	} else {
+		if (node->pending != SDSM_PROTO_REQ_WRITE)
+			return sdsm_proto_bad(ctx, msg, "GRANT_WRITE unasked");
+		/* Without data only an upgrade of a valid read copy. */
+		if (!data && node->state != SDSM_PROTO_NODE_S)
+			return sdsm_proto_bad(ctx, msg,
+					      "GRANT_WRITE without data, no copy");
+		if (data)
+			ctx->ops->install(ctx->priv, msg);
+		node->state = SDSM_PROTO_NODE_M;
+		node->pending = SDSM_PROTO_REQ_NONE;
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RW);
+	}
+	ctx->ops->wake(ctx->priv, 0);
+	return 0;
+}
+
+/**
+ * sdsm_proto_node_recv - a message from the page's home reached this node
+ * @ctx: caller, page.
+ * @node: this node's state of the page.
+ * @msg: the message; @msg->src must be the page's home.
+ *
+ * Return: 0, or -EPROTO if @msg breaks the protocol (reported through
+ * ops->error, state unchanged).
+ */
+int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
+			 struct sdsm_proto_node *node,
+			 const struct sdsm_proto_msg *msg)
+{
+	if (msg->src != ctx->home)
+		return sdsm_proto_bad(ctx, msg, "not from the page's home");
+	if (node->flags & SDSM_PROTO_NODE_DEAD)
+		return sdsm_proto_bad(ctx, msg, "home declared dead");
+
+	switch (msg->type) {
+	case SDSM_PROTO_MSG_GRANT_READ:
+	case SDSM_PROTO_MSG_GRANT_WRITE:
+		return sdsm_proto_node_grant(ctx, node, msg);
+	case SDSM_PROTO_MSG_INV:
+		/*
+		 * Only sharers get INV.  A pending WRITE (upgrade) stays
+		 * pending: the home will grant it with data, since it
+		 * removes us from the sharers on this INV_ACK.
+		 */
+		if (node->state != SDSM_PROTO_NODE_S)
+			return sdsm_proto_bad(ctx, msg, "INV but not shared");
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
+		node->state = SDSM_PROTO_NODE_I;
+		sdsm_proto_send(ctx, ctx->home, SDSM_PROTO_MSG_INV_ACK,
+				msg->seq, 0, 0);
+		return 0;
+	case SDSM_PROTO_MSG_FETCH:
+	case SDSM_PROTO_MSG_FETCH_INV:
+		if (node->state != SDSM_PROTO_NODE_M)
+			return sdsm_proto_bad(ctx, msg, "FETCH but not owner");
+		/* Stop writers first, so the snapshot sent is final. */
+		if (msg->type == SDSM_PROTO_MSG_FETCH) {
+			ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
+			node->state = SDSM_PROTO_NODE_S;
+		} else {
+			ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
+			node->state = SDSM_PROTO_NODE_I;
+		}
+		sdsm_proto_send(ctx, ctx->home, SDSM_PROTO_MSG_DATA,
+				msg->seq, SDSM_PROTO_F_DATA, 0);
+		return 0;
+	case SDSM_PROTO_MSG_NACK:
+		if (node->pending == SDSM_PROTO_REQ_NONE)
+			return sdsm_proto_bad(ctx, msg, "NACK unasked");
+		node->pending = SDSM_PROTO_REQ_NONE;
+		ctx->ops->wake(ctx->priv, msg->err ? -(int)msg->err : -EIO);
+		return 0;
+	default:
+		return sdsm_proto_bad(ctx, msg, "not a node message");
+	}
+}
+
+/**
+ * sdsm_proto_node_peer_down - node @dead is gone for good
+ * @ctx: caller, page.
+ * @node: this node's state of the page.
+ * @dead: the node that died.
+ *
+ * Only the page's home matters to a node: if it died, the copy is
+ * dropped, the waiters fail and every later fault fails with -EHOSTDOWN.
+ */
+void sdsm_proto_node_peer_down(const struct sdsm_proto_ctx *ctx,
+			       struct sdsm_proto_node *node, u16 dead)
+{
+	if (dead != ctx->home || (node->flags & SDSM_PROTO_NODE_DEAD))
+		return;
+	node->flags |= SDSM_PROTO_NODE_DEAD;
+	if (node->state != SDSM_PROTO_NODE_I)
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
+	node->state = SDSM_PROTO_NODE_I;
+	if (node->pending != SDSM_PROTO_REQ_NONE) {
+		node->pending = SDSM_PROTO_REQ_NONE;
+		ctx->ops->wake(ctx->priv, -EHOSTDOWN);
+	}
+}
+
+/* ---- home side ---- */
+
+void sdsm_proto_home_init(struct sdsm_proto_home *home)
+{
+	*home = (struct sdsm_proto_home) {
+		.owner = SDSM_PROTO_NO_NODE,
+		.requester = SDSM_PROTO_NO_NODE,
+		.state = SDSM_PROTO_HOME_UNOWNED,
+		.busy = SDSM_PROTO_TXN_IDLE,
+	};
+}
+
+static void sdsm_proto_home_idle(struct sdsm_proto_home *home)
+{
+	home->busy = SDSM_PROTO_TXN_IDLE;
+	home->requester = SDSM_PROTO_NO_NODE;
+	home->wait_data = 0;
+	home->acks = 0;
+}
+
+/*
+ * All INV_ACKs or the owner's DATA are in: update the directory and grant.
+ * A requester that died meanwhile (NO_NODE) gets nothing, the directory
+ * still ends consistent.
+ */
+static void sdsm_proto_home_finish(const struct sdsm_proto_ctx *ctx,
+				   struct sdsm_proto_home *home)
+{
+	u16 req = home->requester;
+	bool alive = req != SDSM_PROTO_NO_NODE;
+
+	if (home->busy == SDSM_PROTO_TXN_READ) {
+		/* After a FETCH the old owner kept a read copy. */
+		if (home->owner != SDSM_PROTO_NO_NODE)
+			home->sharers |= sdsm_proto_bit(home->owner);
+		home->owner = SDSM_PROTO_NO_NODE;
+		if (alive)
+			home->sharers |= sdsm_proto_bit(req);
+		home->state = home->sharers ? SDSM_PROTO_HOME_SHARED :
+					      SDSM_PROTO_HOME_UNOWNED;
+		if (alive)
+			sdsm_proto_send(ctx, req, SDSM_PROTO_MSG_GRANT_READ,
+					home->txn, SDSM_PROTO_F_DATA, 0);
+	} else {
+		/* Every other copy is gone; a sharer requester upgrades. */
+		bool upgrade = alive && (home->sharers & sdsm_proto_bit(req));
+
+		home->sharers = 0;
+		if (alive) {
+			home->owner = req;
+			home->state = SDSM_PROTO_HOME_MODIFIED;
+			sdsm_proto_send(ctx, req, SDSM_PROTO_MSG_GRANT_WRITE,
+					home->txn,
+					upgrade ? 0 : SDSM_PROTO_F_DATA, 0);
+		} else {
+			home->owner = SDSM_PROTO_NO_NODE;
+			home->state = SDSM_PROTO_HOME_UNOWNED;
+		}
+	}
+	sdsm_proto_home_idle(home);
+}
+
+static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
+				  struct sdsm_proto_home *home, u16 req,
+				  bool write)
+{
+	u64 inv;
+	u16 n;
+
+	home->txn++;
+	home->busy = write ? SDSM_PROTO_TXN_WRITE : SDSM_PROTO_TXN_READ;
+	home->requester = req;
+
+	if (home->state == SDSM_PROTO_HOME_LOST) {
+		sdsm_proto_send(ctx, req, SDSM_PROTO_MSG_NACK, home->txn, 0,
+				EIO);
+		sdsm_proto_home_idle(home);
+		return;
+	}
+	if (home->state == SDSM_PROTO_HOME_MODIFIED) {
+		/* 4-hop: the owner returns the page to us, we forward it. */
+		home->wait_data = 1;
+		sdsm_proto_send(ctx, home->owner,
+				write ? SDSM_PROTO_MSG_FETCH_INV :
+					SDSM_PROTO_MSG_FETCH,
+				home->txn, 0, 0);
+		return;
+	}
+	inv = write ? home->sharers & ~sdsm_proto_bit(req) : 0;
+	home->acks = inv;
+	for (n = 0; n < SDSM_PROTO_MAX_NODES && inv; n++) {
+		if (!(inv & sdsm_proto_bit(n)))
+			continue;
+		inv &= ~sdsm_proto_bit(n);
+		sdsm_proto_send(ctx, n, SDSM_PROTO_MSG_INV, home->txn, 0, 0);
+	}
+	if (!home->acks)
+		sdsm_proto_home_finish(ctx, home);
+}
+
+/* Serve parked requests, round-robin from @cursor, while the page idles. */
+static void sdsm_proto_home_pump(const struct sdsm_proto_ctx *ctx,
+				 struct sdsm_proto_home *home)
+{
+	unsigned int i;
+
+	for (i = 0; i < 2 * SDSM_PROTO_MAX_NODES; i++) {
+		u64 pend = home->pend_read | home->pend_write;
+		u16 n = home->cursor % SDSM_PROTO_MAX_NODES;
+		bool write;
+
+		if (home->busy != SDSM_PROTO_TXN_IDLE || !pend)
+			return;
+		home->cursor = (n + 1) % SDSM_PROTO_MAX_NODES;
+		if (!(pend & sdsm_proto_bit(n)))
+			continue;
+		write = home->pend_write & sdsm_proto_bit(n);
+		home->pend_read &= ~sdsm_proto_bit(n);
+		home->pend_write &= ~sdsm_proto_bit(n);
+		sdsm_proto_home_start(ctx, home, n, write);
+	}
+}
+
+static int sdsm_proto_home_request(const struct sdsm_proto_ctx *ctx,
+				   struct sdsm_proto_home *home,
+				   const struct sdsm_proto_msg *msg)
+{
+	u64 bit = sdsm_proto_bit(msg->src);
+	bool write = msg->type == SDSM_PROTO_MSG_WRITE;
+
+	if ((home->pend_read | home->pend_write) & bit ||
+	    (home->busy != SDSM_PROTO_TXN_IDLE && home->requester == msg->src))
+		return sdsm_proto_bad(ctx, msg, "second request in flight");
+	if (home->owner == msg->src)
+		return sdsm_proto_bad(ctx, msg, "request from the owner");
+	if (!write && (home->sharers & bit))
+		return sdsm_proto_bad(ctx, msg, "READ from a sharer");
+	if (write)
+		home->pend_write |= bit;
+	else
+		home->pend_read |= bit;
+	sdsm_proto_home_pump(ctx, home);
+	return 0;
+}
+
+/**
+ * sdsm_proto_home_recv - a message for the page's directory reached its home
+ * @ctx: caller, page (@ctx->self == @ctx->home).
+ * @home: the page's directory entry.
+ * @msg: the message; @msg->src set by the transport.
+ *
+ * Return: 0, or -EPROTO if @msg breaks the protocol (reported through
+ * ops->error, state unchanged).
+ */
+int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,
+			 struct sdsm_proto_home *home,
+			 const struct sdsm_proto_msg *msg)
+{
+	if (msg->src >= SDSM_PROTO_MAX_NODES)
+		return sdsm_proto_bad(ctx, msg, "source node out of range");
+
+	switch (msg->type) {
+	case SDSM_PROTO_MSG_READ:
+	case SDSM_PROTO_MSG_WRITE:
+		return sdsm_proto_home_request(ctx, home, msg);
+	case SDSM_PROTO_MSG_INV_ACK:
+		if (!(home->acks & sdsm_proto_bit(msg->src)) ||
+		    msg->seq != home->txn)
+			return sdsm_proto_bad(ctx, msg, "INV_ACK unasked");
+		home->acks &= ~sdsm_proto_bit(msg->src);
+		home->sharers &= ~sdsm_proto_bit(msg->src);
+		if (!home->acks)
+			sdsm_proto_home_finish(ctx, home);
+		break;
+	case SDSM_PROTO_MSG_DATA:
+		if (!home->wait_data || msg->src != home->owner ||
+		    msg->seq != home->txn)
+			return sdsm_proto_bad(ctx, msg, "DATA unasked");
+		if (!(msg->flags & SDSM_PROTO_F_DATA))
+			return sdsm_proto_bad(ctx, msg, "DATA without data");
+		ctx->ops->install(ctx->priv, msg);
+		home->wait_data = 0;
+		if (home->busy == SDSM_PROTO_TXN_WRITE)
+			home->owner = SDSM_PROTO_NO_NODE;
+		sdsm_proto_home_finish(ctx, home);
+		break;
+	default:
+		return sdsm_proto_bad(ctx, msg, "not a home message");
+	}
+	sdsm_proto_home_pump(ctx, home);
+	return 0;
+}
+
+/**
+ * sdsm_proto_home_peer_down - node @dead is gone for good
+ * @ctx: caller, page (@ctx->self == @ctx->home).
+ * @home: the page's directory entry.
+ * @dead: the node that died; its messages in flight are lost.
+ *
+ * Its read copy and parked request vanish; an INV_ACK awaited from it
+ * counts as received.  If it owned the page, the only current copy is
+ * gone: the page becomes LOST and every request for it fails with EIO.
+ */
+void sdsm_proto_home_peer_down(const struct sdsm_proto_ctx *ctx,
+			       struct sdsm_proto_home *home, u16 dead)
+{
+	u64 bit;
+
+	if (dead >= SDSM_PROTO_MAX_NODES)
+		return;
+	bit = sdsm_proto_bit(dead);
+	home->pend_read &= ~bit;
+	home->pend_write &= ~bit;
+	home->sharers &= ~bit;
+	if (home->state == SDSM_PROTO_HOME_SHARED && !home->sharers)
+		home->state = SDSM_PROTO_HOME_UNOWNED;
+	if (home->busy != SDSM_PROTO_TXN_IDLE && home->requester == dead)
+		home->requester = SDSM_PROTO_NO_NODE;
+
+	if (home->owner == dead) {
+		u16 req = home->requester;
+
+		home->owner = SDSM_PROTO_NO_NODE;
+		home->state = SDSM_PROTO_HOME_LOST;
+		if (home->busy != SDSM_PROTO_TXN_IDLE) {
+			if (req != SDSM_PROTO_NO_NODE)
+				sdsm_proto_send(ctx, req, SDSM_PROTO_MSG_NACK,
+						home->txn, 0, EIO);
+			sdsm_proto_home_idle(home);
+		}
+	} else if (home->acks & bit) {
+		home->acks &= ~bit;
+		if (!home->acks)
+			sdsm_proto_home_finish(ctx, home);
+	}
+	sdsm_proto_home_pump(ctx, home);
+}

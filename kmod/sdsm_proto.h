@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sdsm page-coherence protocol: the state machine, free of kernel services.
+ *
+ * Home-based directory, write-invalidate, single writer / multiple readers
+ * (MSI), four hops: every message of a page goes between a node and the
+ * page's home, never node to node, so the per-peer FIFO order of RC is all
+ * the ordering the protocol needs.  The home serializes transactions per
+ * page and parks requests that arrive while a page is busy in two bitmaps
+ * (one request per node and page can exist, thanks to fault coalescing).
+ * Nodes are numbered 0..SDSM_PROTO_MAX_NODES-1; bitmaps are u64.
+ *
+ * The caller owns all state (struct sdsm_proto_node per page per node,
+ * struct sdsm_proto_home per page at its home), holds the page's lock
+ * around every call, and performs the actions the protocol asks for
+ * through struct sdsm_proto_ops: no allocation, locking, sleeping or I/O
+ * happens in here, and page data never moves in here either.
+ *
+ * The same source is compiled into the module and into the host model
+ * checker in tests/host/.  See Documentation/protocol.rst.
+ */
+#ifndef _SDSM_PROTO_H
+#define _SDSM_PROTO_H
+
+#include <linux/types.h>
+
+#define SDSM_PROTO_MAX_NODES	64
+#define SDSM_PROTO_NO_NODE	0xffff
+
+/**
+ * enum sdsm_proto_msg_type - protocol messages
+ * @SDSM_PROTO_MSG_READ: node to home, the node wants a read copy.
+ * @SDSM_PROTO_MSG_WRITE: node to home, the node wants the page writable.
+ * @SDSM_PROTO_MSG_INV_ACK: node to home, read copy dropped, PTEs gone.
+ * @SDSM_PROTO_MSG_DATA: node to home, the owner's page (payload) after a
+ *	FETCH or FETCH_INV.
+ * @SDSM_PROTO_MSG_GRANT_READ: home to node, a read copy (payload).
+ * @SDSM_PROTO_MSG_GRANT_WRITE: home to node, write permission; carries the
+ *	page unless the node kept a valid read copy (upgrade).
+ * @SDSM_PROTO_MSG_INV: home to sharer, drop the read copy, then INV_ACK.
+ * @SDSM_PROTO_MSG_FETCH: home to owner, write-protect, send DATA, keep a
+ *	read copy.
+ * @SDSM_PROTO_MSG_FETCH_INV: home to owner, unmap, send DATA, drop the copy.
+ * @SDSM_PROTO_MSG_NACK: home to node, the request failed with @err.
+ * @SDSM_PROTO_MSG_NR: number of message types plus one.
+ */
+enum sdsm_proto_msg_type {
+	SDSM_PROTO_MSG_READ = 1,
+	SDSM_PROTO_MSG_WRITE,
+	SDSM_PROTO_MSG_INV_ACK,
+	SDSM_PROTO_MSG_DATA,
+	SDSM_PROTO_MSG_GRANT_READ,
+	SDSM_PROTO_MSG_GRANT_WRITE,
+	SDSM_PROTO_MSG_INV,
+	SDSM_PROTO_MSG_FETCH,
+	SDSM_PROTO_MSG_FETCH_INV,
+	SDSM_PROTO_MSG_NACK,
+	SDSM_PROTO_MSG_NR,
+};
+
+/* The message carries a page payload: see struct sdsm_proto_ops.send. */
+#define SDSM_PROTO_F_DATA	0x01
+
+/**
+ * struct sdsm_proto_msg - one protocol message, in memory (not the wire)
+ * @region: region id of the page.
+ * @page: page index within the region.
+ * @seq: requests: the requester's per-page request counter (for traces);
+ *	home messages: the home's transaction id for the page; INV_ACK and
+ *	DATA: the transaction id of the INV / FETCH they answer.
+ * @src: sending node; the receiver's transport fills it from the
+ *	connection the message came on, never from the wire.
+ * @dst: destination node.
+ * @type: enum sdsm_proto_msg_type.
+ * @flags: SDSM_PROTO_F_*.
+ * @err: NACK only, a positive errno (EIO: page data lost).
+ */
+struct sdsm_proto_msg {
+	u64 region;
+	u64 page;
+	u32 seq;
+	u16 src;
+	u16 dst;
+	u8 type;
+	u8 flags;
+	u16 err;
+};
+
+/**
+ * enum sdsm_proto_node_state - a node's copy of one page
+ * @SDSM_PROTO_NODE_I: invalid, no copy, no PTEs.
+ * @SDSM_PROTO_NODE_S: shared, valid read-only copy.
+ * @SDSM_PROTO_NODE_M: modified, the only copy that is current, writable.
+ */
+enum sdsm_proto_node_state {
+	SDSM_PROTO_NODE_I = 0,
+	SDSM_PROTO_NODE_S,
+	SDSM_PROTO_NODE_M,
+};
+
+/**
+ * enum sdsm_proto_req - the request a node has in flight for a page
+ * @SDSM_PROTO_REQ_NONE: none.
+ * @SDSM_PROTO_REQ_READ: READ sent, waiting for GRANT_READ or NACK.
+ * @SDSM_PROTO_REQ_WRITE: WRITE sent, waiting for GRANT_WRITE or NACK.
+ */
+enum sdsm_proto_req {
+	SDSM_PROTO_REQ_NONE = 0,
+	SDSM_PROTO_REQ_READ,
+	SDSM_PROTO_REQ_WRITE,
+};
+
+/* Node side: the page's home is gone, every fault fails. */
+#define SDSM_PROTO_NODE_DEAD	0x01
+
+/**
+ * struct sdsm_proto_node - node-side state of one page (caller memory)
+ * @seq: request counter, copied into each request sent.
+ * @state: enum sdsm_proto_node_state.
+ * @pending: enum sdsm_proto_req; not NONE means later faults wait.
+ * @flags: SDSM_PROTO_NODE_*.
+ *
+ * Zero-initialized means invalid, nothing pending.
+ */
+struct sdsm_proto_node {
+	u32 seq;
+	u8 state;
+	u8 pending;
+	u8 flags;
+};
+
+/**
+ * enum sdsm_proto_home_state - directory state of one page
+ * @SDSM_PROTO_HOME_UNOWNED: no node has a copy; the home copy is current.
+ * @SDSM_PROTO_HOME_SHARED: @sharers hold read copies equal to the home copy.
+ * @SDSM_PROTO_HOME_MODIFIED: @owner holds the only current copy.
+ * @SDSM_PROTO_HOME_LOST: the owner died holding the only current copy;
+ *	every request is NACKed with EIO.
+ */
+enum sdsm_proto_home_state {
+	SDSM_PROTO_HOME_UNOWNED = 0,
+	SDSM_PROTO_HOME_SHARED,
+	SDSM_PROTO_HOME_MODIFIED,
+	SDSM_PROTO_HOME_LOST,
+};
+
+/**
+ * enum sdsm_proto_txn - the transaction a page's home is running
+ * @SDSM_PROTO_TXN_IDLE: none; a request is served at once.
+ * @SDSM_PROTO_TXN_READ: serving @requester's READ.
+ * @SDSM_PROTO_TXN_WRITE: serving @requester's WRITE.
+ */
+enum sdsm_proto_txn {
+	SDSM_PROTO_TXN_IDLE = 0,
+	SDSM_PROTO_TXN_READ,
+	SDSM_PROTO_TXN_WRITE,
+};
+
+/**
+ * struct sdsm_proto_home - directory entry of one page at its home
+ * @sharers: nodes holding a read copy (state SHARED).
+ * @acks: sharers whose INV_ACK the running transaction still awaits.
+ * @pend_read: nodes whose READ waits for the running transaction to end.
+ * @pend_write: nodes whose WRITE waits likewise.
+ * @txn: id of the running (or last) transaction.
+ * @owner: the writer in state MODIFIED, else SDSM_PROTO_NO_NODE.
+ * @requester: the node the running transaction serves; NO_NODE if it died.
+ * @state: enum sdsm_proto_home_state.
+ * @busy: enum sdsm_proto_txn.
+ * @wait_data: the running transaction awaits DATA from @owner.
+ * @cursor: where the round-robin scan of the pending bitmaps resumes.
+ *
+ * Initialize with sdsm_proto_home_init().
+ */
+struct sdsm_proto_home {
+	u64 sharers;
+	u64 acks;
+	u64 pend_read;
+	u64 pend_write;
+	u32 txn;
+	u16 owner;
+	u16 requester;
+	u8 state;
+	u8 busy;
+	u8 wait_data;
+	u8 cursor;
+};
+
+/**
+ * enum sdsm_proto_map - what a node's PTEs for a page may allow
+ * @SDSM_PROTO_MAP_NONE: no PTE at all (zap them and flush the TLBs).
+ * @SDSM_PROTO_MAP_RO: read-only PTEs (write-protect existing ones).
+ * @SDSM_PROTO_MAP_RW: writable PTEs.
+ */
+enum sdsm_proto_map {
+	SDSM_PROTO_MAP_NONE = 0,
+	SDSM_PROTO_MAP_RO,
+	SDSM_PROTO_MAP_RW,
+};
+
+/**
+ * struct sdsm_proto_ops - actions the protocol asks its caller to perform
+ * @send: queue @msg to node @msg->dst (which may be this node: deliver it
+ *	like any peer's message, FIFO, after the current call returns).  If
+ *	@msg->flags has SDSM_PROTO_F_DATA, attach a snapshot of the page taken
+ *	now: the home copy for messages from the home (GRANT_*), this node's
+ *	copy for DATA.
+ * @install: copy the payload that came with @msg into this node's copy
+ *	(GRANT_*) or into the home copy (DATA).
+ * @map: make this node's PTEs for the page allow at most @how; the change
+ *	must be complete (TLBs flushed) when @map returns, as the protocol
+ *	may acknowledge right after.
+ * @wake: wake the local faults waiting on the page; @err 0 means retry the
+ *	fault, a negative errno means fail them with it (SIGBUS).
+ * @error: a message broke the protocol (@why says how); the protocol left
+ *	its state as it was, the caller logs it and counts it.
+ */
+struct sdsm_proto_ops {
+	void (*send)(void *priv, const struct sdsm_proto_msg *msg);
+	void (*install)(void *priv, const struct sdsm_proto_msg *msg);
+	void (*map)(void *priv, enum sdsm_proto_map how);
+	void (*wake)(void *priv, int err);
+	void (*error)(void *priv, const struct sdsm_proto_msg *msg,
+		      const char *why);
+};
+
+/**
+ * struct sdsm_proto_ctx - who is calling about which page (caller's stack)
+ * @ops: the action table.
+ * @priv: passed to every action.
+ * @region: region id of the page, copied into messages.
+ * @page: page index, copied into messages.
+ * @self: this node.
+ * @home: the page's home node.
+ */
+struct sdsm_proto_ctx {
+	const struct sdsm_proto_ops *ops;
+	void *priv;
+	u64 region;
+	u64 page;
+	u16 self;
+	u16 home;
+};
+
+/* Return values of sdsm_proto_fault() besides negative errnos. */
+#define SDSM_PROTO_HIT	0	/* access allowed now */
+#define SDSM_PROTO_WAIT	1	/* sleep until woken, then fault again */
+
+void sdsm_proto_home_init(struct sdsm_proto_home *home);
+
+int sdsm_proto_fault(const struct sdsm_proto_ctx *ctx,
+		     struct sdsm_proto_node *node, bool write);
+int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
+			 struct sdsm_proto_node *node,
+			 const struct sdsm_proto_msg *msg);
+int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,
+			 struct sdsm_proto_home *home,
+			 const struct sdsm_proto_msg *msg);
+void sdsm_proto_node_peer_down(const struct sdsm_proto_ctx *ctx,
+			       struct sdsm_proto_node *node, u16 dead);
+void sdsm_proto_home_peer_down(const struct sdsm_proto_ctx *ctx,
+			       struct sdsm_proto_home *home, u16 dead);
+
+/* True for the messages a home receives, false for those a node receives. */
+static inline bool sdsm_proto_msg_to_home(u8 type)
+{
+	return type >= SDSM_PROTO_MSG_READ && type <= SDSM_PROTO_MSG_DATA;
+}
+
+const char *sdsm_proto_msg_name(u8 type);
+
+#endif /* _SDSM_PROTO_H */

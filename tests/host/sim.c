@@ -1,0 +1,822 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host model of an sdsm cluster driving kmod/sdsm_proto.c.
+ *
+ * Every node keeps, per page, the protocol's node-side state, its copy of
+ * the page (a 64-bit value) and the mapping the protocol allowed.  Each
+ * page's home also keeps the directory entry and the home copy.  Messages
+ * travel in per-(src,dst) FIFO channels, delivered one at a time in
+ * whatever order the test or the random scheduler picks, which is exactly
+ * the freedom RC gives: FIFO per peer pair, nothing across pairs.  Messages
+ * to self use the (n,n) channel.
+ *
+ * A local access runs sdsm_proto_fault(); on HIT it performs at once
+ * (the per-page lock makes it atomic), on WAIT it sleeps until the
+ * protocol's wake action, then faults again in a later step.
+ *
+ * sim_check() runs after every step and verifies, for every page:
+ *  - at most one node may write it, and never while another may read it;
+ *  - each node's mapping matches its protocol state (M=RW, S=RO, I=none);
+ *  - every mapped copy holds the last value written (so every read does);
+ *  - a node has at most one request in flight, and one exactly while its
+ *    state says a request is pending (no lost or duplicate request);
+ *  - when the page is quiescent, the directory agrees with the nodes and
+ *    the home copy is current unless a node owns the page.
+ * sim_check_final() adds: no message undelivered, no access unfinished.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include "sim.h"
+
+struct sim_priv {
+	struct sim *s;
+	int node;
+	int page;
+	const struct sim_msg *in;	/* message being delivered */
+};
+
+static const char * const sim_state_names[] = { "I", "S", "M" };
+static const char * const sim_map_names[] = { "none", "RO", "RW" };
+
+u64 sim_rand(struct sim *s, u64 bound)
+{
+	/* splitmix64 */
+	u64 z = (s->rng += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return bound ? z % bound : z;
+}
+
+void sim_tracef(struct sim *s, const char *fmt, ...)
+{
+	char *line = s->trace[s->ntrace % SIM_TRACE];
+	int n;
+	va_list ap;
+
+	n = snprintf(line, sizeof(s->trace[0]), "%6lu ", s->steps);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(s->trace[0]) - n, fmt, ap);
+	va_end(ap);
+	s->ntrace++;
+}
+
+void sim_fail(struct sim *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->failed)
+		return;
+	s->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(s->why, sizeof(s->why), fmt, ap);
+	va_end(ap);
+	sim_tracef(s, "VIOLATION: %s", s->why);
+}
+
+void sim_dump(const struct sim *s, const char *prefix)
+{
+	unsigned int i, first;
+	int n, p;
+
+	printf("%sviolation: %s\n", prefix, s->why);
+	printf("%slast steps:\n", prefix);
+	first = s->ntrace > SIM_TRACE ? s->ntrace - SIM_TRACE : 0;
+	for (i = first; i < s->ntrace; i++)
+		printf("%s  %s\n", prefix, s->trace[i % SIM_TRACE]);
+	printf("%sstate:\n", prefix);
+	for (p = 0; p < s->npages; p++) {
+		const struct sdsm_proto_home *d = &s->dir[p];
+
+		printf("%s  page %d home %d: dir state %u owner %d sharers %#llx busy %u req %d acks %#llx wait_data %u pend r%#llx w%#llx; home copy %llu last %llu%s\n",
+		       prefix, p, s->home[p], d->state,
+		       d->owner == SDSM_PROTO_NO_NODE ? -1 : d->owner,
+		       (unsigned long long)d->sharers, d->busy,
+		       d->requester == SDSM_PROTO_NO_NODE ? -1 : d->requester,
+		       (unsigned long long)d->acks, d->wait_data,
+		       (unsigned long long)d->pend_read,
+		       (unsigned long long)d->pend_write,
+		       (unsigned long long)s->backing[p],
+		       (unsigned long long)s->last[p],
+		       s->lost[p] ? " LOST" : "");
+		for (n = 0; n < s->nnodes; n++) {
+			const struct sdsm_proto_node *nd = &s->node[n][p];
+
+			printf("%s    node %d: %s pending %u map %s copy %llu%s\n",
+			       prefix, n, sim_state_names[nd->state % 3],
+			       nd->pending, sim_map_names[s->map[n][p] % 3],
+			       (unsigned long long)s->local[n][p],
+			       s->dead[n] ? " (dead)" : "");
+		}
+	}
+}
+
+static void sim_fmt_msg(char *buf, size_t len, const struct sim_msg *m)
+{
+	snprintf(buf, len, "%s %d->%d page %llu seq %u%s%s",
+		 sdsm_proto_msg_name(m->m.type), m->m.src, m->m.dst,
+		 (unsigned long long)m->m.page, m->m.seq,
+		 m->m.flags & SDSM_PROTO_F_DATA ? " +data " : "",
+		 m->m.flags & SDSM_PROTO_F_DATA ? "" : "");
+	if (m->m.flags & SDSM_PROTO_F_DATA) {
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, len - l, "%llu", (unsigned long long)m->data);
+	}
+}
+
+/* ---- the action table ---- */
+
+static void sim_push(struct sim *s, const struct sim_msg *m)
+{
+	struct sim_chan *c = &s->chan[m->m.src][m->m.dst];
+	char buf[128];
+
+	sim_fmt_msg(buf, sizeof(buf), m);
+	if (s->dead[m->m.src] || s->dead[m->m.dst]) {
+		sim_tracef(s, "  drop %s (dead peer)", buf);
+		return;
+	}
+	if (c->len == SIM_CHAN_CAP) {
+		sim_fail(s, "channel %d->%d overflow", m->m.src, m->m.dst);
+		return;
+	}
+	c->q[(c->head + c->len) % SIM_CHAN_CAP] = *m;
+	c->len++;
+	sim_tracef(s, "  send %s", buf);
+}
+
+static void sim_op_send(void *priv, const struct sdsm_proto_msg *msg)
+{
+	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+	struct sim_msg m = { .m = *msg };
+	int p = (int)msg->page;
+
+	if (msg->src != sp->node || msg->dst >= s->nnodes) {
+		sim_fail(s, "send from %d to %d by node %d", msg->src,
+			 msg->dst, sp->node);
+		return;
+	}
+	if (msg->flags & SDSM_PROTO_F_DATA)
+		m.data = sdsm_proto_msg_to_home(msg->type) ?
+			 s->local[sp->node][p] : s->backing[p];
+
+	switch (s->mutation) {
+	case MUT_EARLY_GRANT:
+		/* The home counts the INV_ACK as if it had come back. */
+		if (msg->type == SDSM_PROTO_MSG_INV && s->nhook < SIM_HOOKS) {
+			s->hook[s->nhook] = *msg;
+			s->hook[s->nhook].type = SDSM_PROTO_MSG_INV_ACK;
+			s->hook[s->nhook].src = msg->dst;
+			s->hook[s->nhook].dst = msg->src;
+			s->nhook++;
+			s->swallow_ack[msg->dst][p]++;
+		}
+		if (msg->type == SDSM_PROTO_MSG_INV_ACK &&
+		    s->swallow_ack[msg->src][p]) {
+			s->swallow_ack[msg->src][p]--;
+			sim_tracef(s, "  (planted) swallow real INV_ACK");
+			return;
+		}
+		break;
+	case MUT_FORGET_SHARER:
+		if (msg->type == SDSM_PROTO_MSG_GRANT_READ &&
+		    s->nhook < SIM_HOOKS)
+			s->hook[s->nhook++] = *msg;
+		break;
+	}
+	sim_push(s, &m);
+}
+
+static void sim_op_install(void *priv, const struct sdsm_proto_msg *msg)
+{
+	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+
+	if (!sp->in || &sp->in->m != msg) {
+		sim_fail(s, "install outside the delivery of its message");
+		return;
+	}
+	if (sdsm_proto_msg_to_home(msg->type))
+		s->backing[sp->page] = sp->in->data;
+	else
+		s->local[sp->node][sp->page] = sp->in->data;
+}
+
+static void sim_op_map(void *priv, enum sdsm_proto_map how)
+{
+	struct sim_priv *sp = priv;
+
+	sp->s->map[sp->node][sp->page] = how;
+	sim_tracef(sp->s, "  node %d page %d map %s", sp->node, sp->page,
+		   sim_map_names[how % 3]);
+}
+
+static bool sim_err_ok(struct sim *s, int p, int err)
+{
+	if (err == -EHOSTDOWN)
+		return s->dead[s->home[p]];
+	if (err == -EIO)
+		return s->lost[p];
+	return false;
+}
+
+static void sim_complete_err(struct sim *s, int n, int slot, int err)
+{
+	struct sim_access *a = &s->acc[n][slot];
+
+	sim_tracef(s, "  access #%u node %d page %d %s fails %d", a->id, n,
+		   a->page, a->write ? "write" : "read", err);
+	if (!sim_err_ok(s, a->page, err))
+		sim_fail(s, "access #%u node %d page %d failed with %d for no reason",
+			 a->id, n, a->page, err);
+	s->errs++;
+	s->last_err = err;
+	a->state = ACC_FREE;
+}
+
+static void sim_op_wake(void *priv, int err)
+{
+	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+	int i;
+
+	if (s->mutation == MUT_LOST_WAKEUP && !err) {
+		sim_tracef(s, "  (planted) wakeup lost");
+		return;
+	}
+	for (i = 0; i < SIM_ACC; i++) {
+		struct sim_access *a = &s->acc[sp->node][i];
+
+		if (a->state != ACC_WAIT || a->page != sp->page)
+			continue;
+		if (err)
+			sim_complete_err(s, sp->node, i, err);
+		else
+			a->state = ACC_RUNNABLE;
+	}
+}
+
+static void sim_op_error(void *priv, const struct sdsm_proto_msg *msg,
+			 const char *why)
+{
+	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+
+	s->errors++;
+	sim_tracef(s, "  protocol error at node %d: %s (%s from %d)",
+		   sp->node, why, sdsm_proto_msg_name(msg->type), msg->src);
+	if (s->errors > s->expect_errors)
+		sim_fail(s, "protocol error at node %d page %d: %s (%s %d->%d)",
+			 sp->node, sp->page, why,
+			 sdsm_proto_msg_name(msg->type), msg->src, msg->dst);
+}
+
+static const struct sdsm_proto_ops sim_ops = {
+	.send = sim_op_send,
+	.install = sim_op_install,
+	.map = sim_op_map,
+	.wake = sim_op_wake,
+	.error = sim_op_error,
+};
+
+static void sim_ctx(struct sim *s, struct sim_priv *sp,
+		    struct sdsm_proto_ctx *ctx, int n, int p)
+{
+	sp->s = s;
+	sp->node = n;
+	sp->page = p;
+	sp->in = NULL;
+	ctx->ops = &sim_ops;
+	ctx->priv = sp;
+	ctx->region = 1;
+	ctx->page = p;
+	ctx->self = n;
+	ctx->home = s->home[p];
+}
+
+/* Mutation work that must run after the protocol call returned. */
+static void sim_run_hooks(struct sim *s)
+{
+	struct sdsm_proto_msg todo[SIM_HOOKS];
+	int i, k, round;
+
+	/* A forged call may queue more hooks; the rounds are bounded. */
+	for (round = 0; round < SIM_HOOKS && s->nhook; round++) {
+		k = s->nhook;
+		memcpy(todo, s->hook, k * sizeof(todo[0]));
+		s->nhook = 0;
+		for (i = 0; i < k; i++) {
+			struct sdsm_proto_msg *m = &todo[i];
+			int p = (int)m->page;
+			struct sdsm_proto_ctx ctx;
+			struct sim_priv sp;
+
+			if (m->type == SDSM_PROTO_MSG_GRANT_READ) {
+				sim_tracef(s, "  (planted) home forgets sharer %d",
+					   m->dst);
+				s->dir[p].sharers &= ~((u64)1 << m->dst);
+				continue;
+			}
+			/* MUT_EARLY_GRANT: forged INV_ACK, taken right now. */
+			sim_tracef(s, "  (planted) home takes INV_ACK of %d early",
+				   m->src);
+			sim_ctx(s, &sp, &ctx, s->home[p], p);
+			sdsm_proto_home_recv(&ctx, &s->dir[p], m);
+		}
+	}
+	s->nhook = 0;
+}
+
+/* ---- invariants ---- */
+
+static bool sim_is_req(u8 type)
+{
+	return type == SDSM_PROTO_MSG_READ || type == SDSM_PROTO_MSG_WRITE;
+}
+
+static bool sim_is_reply(u8 type)
+{
+	return type == SDSM_PROTO_MSG_GRANT_READ ||
+	       type == SDSM_PROTO_MSG_GRANT_WRITE ||
+	       type == SDSM_PROTO_MSG_NACK;
+}
+
+static int sim_count(const struct sim *s, int src, int dst, int p,
+		     bool (*match)(u8 type))
+{
+	const struct sim_chan *c = &s->chan[src][dst];
+	unsigned int i;
+	int k = 0;
+
+	for (i = 0; i < c->len; i++) {
+		const struct sim_msg *m = &c->q[(c->head + i) % SIM_CHAN_CAP];
+
+		if ((int)m->m.page == p && (!match || match(m->m.type)))
+			k++;
+	}
+	return k;
+}
+
+static bool sim_page_in_flight(const struct sim *s, int p)
+{
+	int a, b;
+
+	for (a = 0; a < s->nnodes; a++)
+		for (b = 0; b < s->nnodes; b++)
+			if (sim_count(s, a, b, p, NULL))
+				return true;
+	return false;
+}
+
+static void sim_check_page(struct sim *s, int p)
+{
+	const struct sdsm_proto_home *d = &s->dir[p];
+	int h = s->home[p];
+	int writers = 0, readers = 0, n;
+	bool quiet;
+
+	for (n = 0; n < s->nnodes; n++) {
+		const struct sdsm_proto_node *nd = &s->node[n][p];
+		int want = nd->state == SDSM_PROTO_NODE_M ? SDSM_PROTO_MAP_RW :
+			   nd->state == SDSM_PROTO_NODE_S ? SDSM_PROTO_MAP_RO :
+			   SDSM_PROTO_MAP_NONE;
+
+		if (s->dead[n])
+			continue;
+		if (s->map[n][p] == SDSM_PROTO_MAP_RW)
+			writers++;
+		else if (s->map[n][p] == SDSM_PROTO_MAP_RO)
+			readers++;
+		if (s->map[n][p] != want)
+			return sim_fail(s, "page %d node %d: state %s but mapped %s",
+					p, n, sim_state_names[nd->state % 3],
+					sim_map_names[s->map[n][p] % 3]);
+		if (s->map[n][p] != SDSM_PROTO_MAP_NONE && !s->lost[p] &&
+		    s->local[n][p] != s->last[p])
+			return sim_fail(s, "page %d node %d maps value %llu, last written %llu",
+					p, n,
+					(unsigned long long)s->local[n][p],
+					(unsigned long long)s->last[p]);
+	}
+	if (writers > 1)
+		return sim_fail(s, "page %d has %d writers", p, writers);
+	if (writers && readers)
+		return sim_fail(s, "page %d has a writer and %d readers", p,
+				readers);
+	if (s->dead[h])
+		return;
+
+	/* Requests: at most one per node, and one exactly while pending. */
+	quiet = d->busy == SDSM_PROTO_TXN_IDLE && !d->pend_read &&
+		!d->pend_write && !sim_page_in_flight(s, p);
+	for (n = 0; n < s->nnodes; n++) {
+		const struct sdsm_proto_node *nd = &s->node[n][p];
+		u64 bit = (u64)1 << n;
+		int reqs, replies;
+
+		if (s->dead[n])
+			continue;
+		reqs = sim_count(s, n, h, p, sim_is_req) +
+		       !!((d->pend_read | d->pend_write) & bit) +
+		       (d->busy != SDSM_PROTO_TXN_IDLE && d->requester == n);
+		replies = sim_count(s, h, n, p, sim_is_reply);
+		if (reqs > 1)
+			return sim_fail(s, "page %d node %d has %d requests in flight",
+					p, n, reqs);
+		if (reqs + replies != (nd->pending != SDSM_PROTO_REQ_NONE))
+			return sim_fail(s, "page %d node %d pending %u but %d requests, %d replies in flight",
+					p, n, nd->pending, reqs, replies);
+		if (nd->pending)
+			quiet = false;
+	}
+	if (!quiet)
+		return;
+	for (n = 0; n < s->nnodes; n++) {
+		const struct sdsm_proto_node *nd = &s->node[n][p];
+		bool own = d->state == SDSM_PROTO_HOME_MODIFIED &&
+			   d->owner == n;
+		bool shr = d->sharers & ((u64)1 << n);
+
+		if (s->dead[n])
+			continue;
+		if ((nd->state == SDSM_PROTO_NODE_M) != own ||
+		    (nd->state == SDSM_PROTO_NODE_S) != shr)
+			return sim_fail(s, "page %d quiescent: node %d is %s but directory says owner %d sharers %#llx",
+					p, n, sim_state_names[nd->state % 3],
+					d->owner == SDSM_PROTO_NO_NODE ?
+					-1 : d->owner,
+					(unsigned long long)d->sharers);
+	}
+	if ((d->state == SDSM_PROTO_HOME_SHARED) != !!d->sharers)
+		return sim_fail(s, "page %d: directory state %u, sharers %#llx",
+				p, d->state, (unsigned long long)d->sharers);
+	if (d->state != SDSM_PROTO_HOME_MODIFIED && !s->lost[p] &&
+	    s->backing[p] != s->last[p])
+		return sim_fail(s, "page %d: home copy %llu not current (%llu) and no owner",
+				p, (unsigned long long)s->backing[p],
+				(unsigned long long)s->last[p]);
+}
+
+void sim_check(struct sim *s)
+{
+	int p;
+
+	for (p = 0; p < s->npages && !s->failed; p++)
+		sim_check_page(s, p);
+}
+
+int sim_pending_accesses(const struct sim *s)
+{
+	int n, i, k = 0;
+
+	for (n = 0; n < s->nnodes; n++)
+		for (i = 0; i < SIM_ACC; i++)
+			k += s->acc[n][i].state != ACC_FREE;
+	return k;
+}
+
+void sim_check_final(struct sim *s)
+{
+	int a, b, n, i;
+
+	sim_check(s);
+	for (a = 0; a < s->nnodes && !s->failed; a++)
+		for (b = 0; b < s->nnodes; b++)
+			if (s->chan[a][b].len)
+				sim_fail(s, "%u messages left undelivered %d->%d",
+					 s->chan[a][b].len, a, b);
+	for (n = 0; n < s->nnodes && !s->failed; n++)
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[n][i].state != ACC_FREE)
+				sim_fail(s, "access #%u node %d page %d never completed (deadlock or lost wakeup)",
+					 s->acc[n][i].id, n,
+					 s->acc[n][i].page);
+}
+
+/* ---- steps ---- */
+
+void sim_init(struct sim *s, int nnodes, int npages, const int *homes,
+	      u64 seed)
+{
+	int p;
+
+	memset(s, 0, sizeof(*s));
+	s->nnodes = nnodes;
+	s->npages = npages;
+	s->rng = seed;
+	for (p = 0; p < npages; p++) {
+		s->home[p] = homes ? homes[p] : p % nnodes;
+		sdsm_proto_home_init(&s->dir[p]);
+	}
+}
+
+static void sim_perform(struct sim *s, int n, int slot)
+{
+	struct sim_access *a = &s->acc[n][slot];
+	int p = a->page;
+
+	if (s->lost[p]) {
+		sim_fail(s, "access #%u to lost page %d succeeded", a->id, p);
+		return;
+	}
+	if (a->write) {
+		if (s->map[n][p] != SDSM_PROTO_MAP_RW)
+			return sim_fail(s, "write hit on node %d page %d mapped %s",
+					n, p, sim_map_names[s->map[n][p] % 3]);
+		s->local[n][p] = ++s->next_value;
+		s->last[p] = s->local[n][p];
+		s->writes++;
+		sim_tracef(s, "  access #%u node %d page %d write %llu done",
+			   a->id, n, p, (unsigned long long)s->last[p]);
+	} else {
+		if (s->map[n][p] == SDSM_PROTO_MAP_NONE)
+			return sim_fail(s, "read hit on node %d page %d unmapped",
+					n, p);
+		if (s->local[n][p] != s->last[p])
+			return sim_fail(s, "node %d page %d read %llu, last written %llu",
+					n, p,
+					(unsigned long long)s->local[n][p],
+					(unsigned long long)s->last[p]);
+		s->last_read = s->local[n][p];
+		s->reads++;
+		sim_tracef(s, "  access #%u node %d page %d read %llu done",
+			   a->id, n, p, (unsigned long long)s->local[n][p]);
+	}
+	a->state = ACC_FREE;
+}
+
+static int sim_fault(struct sim *s, int n, int slot)
+{
+	struct sim_access *a = &s->acc[n][slot];
+	struct sdsm_proto_ctx ctx;
+	struct sim_priv sp;
+	int ret, was_pending;
+
+	sim_ctx(s, &sp, &ctx, n, a->page);
+	if (s->mutation == MUT_NO_COALESCE &&
+	    s->node[n][a->page].pending != SDSM_PROTO_REQ_NONE) {
+		sim_tracef(s, "  (planted) node %d forgets its request", n);
+		s->node[n][a->page].pending = SDSM_PROTO_REQ_NONE;
+	}
+	was_pending = s->node[n][a->page].pending;
+	ret = sdsm_proto_fault(&ctx, &s->node[n][a->page], a->write);
+	sim_run_hooks(s);
+	if (ret == SDSM_PROTO_HIT) {
+		sim_perform(s, n, slot);
+	} else if (ret == SDSM_PROTO_WAIT) {
+		if (was_pending != SDSM_PROTO_REQ_NONE)
+			s->coalesced++;
+		a->state = ACC_WAIT;
+	} else {
+		sim_complete_err(s, n, slot, ret);
+	}
+	return ret;
+}
+
+/* Start an access; returns its slot (its state says whether it finished). */
+int sim_access(struct sim *s, int n, int p, bool write)
+{
+	int i;
+
+	for (i = 0; i < SIM_ACC; i++)
+		if (s->acc[n][i].state == ACC_FREE)
+			break;
+	if (i == SIM_ACC || s->dead[n]) {
+		sim_fail(s, "no access slot on node %d", n);
+		return -1;
+	}
+	s->steps++;
+	s->acc[n][i] = (struct sim_access){
+		.state = ACC_RUNNABLE, .page = p, .write = write,
+		.id = ++s->next_id,
+	};
+	sim_tracef(s, "node %d starts access #%u: %s page %d", n,
+		   s->next_id, write ? "write" : "read", p);
+	sim_fault(s, n, i);
+	sim_check(s);
+	return i;
+}
+
+void sim_retry(struct sim *s, int n, int slot)
+{
+	struct sim_access *a = &s->acc[n][slot];
+
+	if (a->state != ACC_RUNNABLE) {
+		sim_fail(s, "retry of access in state %d", a->state);
+		return;
+	}
+	s->steps++;
+	sim_tracef(s, "node %d retries access #%u: %s page %d", n, a->id,
+		   a->write ? "write" : "read", a->page);
+	sim_fault(s, n, slot);
+	sim_check(s);
+}
+
+int sim_retry_all(struct sim *s)
+{
+	int n, i, k = 0;
+
+	for (n = 0; n < s->nnodes; n++)
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[n][i].state == ACC_RUNNABLE) {
+				sim_retry(s, n, i);
+				k++;
+			}
+	return k;
+}
+
+const struct sim_msg *sim_peek(const struct sim *s, int src, int dst)
+{
+	const struct sim_chan *c = &s->chan[src][dst];
+
+	return c->len ? &c->q[c->head] : NULL;
+}
+
+void sim_deliver(struct sim *s, int src, int dst)
+{
+	struct sim_chan *c = &s->chan[src][dst];
+	struct sdsm_proto_ctx ctx;
+	struct sim_priv sp;
+	struct sim_msg m;
+	char buf[128];
+	int p;
+
+	if (!c->len) {
+		sim_fail(s, "deliver from empty channel %d->%d", src, dst);
+		return;
+	}
+	s->steps++;
+	m = c->q[c->head];
+	c->head = (c->head + 1) % SIM_CHAN_CAP;
+	c->len--;
+	s->delivered++;
+	p = (int)m.m.page;
+	sim_fmt_msg(buf, sizeof(buf), &m);
+	sim_tracef(s, "deliver %s", buf);
+	sim_ctx(s, &sp, &ctx, dst, p);
+	sp.in = &m;
+
+	if (m.m.type == SDSM_PROTO_MSG_INV &&
+	    s->node[dst][p].pending == SDSM_PROTO_REQ_WRITE)
+		s->inv_vs_upgrade++;
+	if ((m.m.type == SDSM_PROTO_MSG_READ ||
+	     m.m.type == SDSM_PROTO_MSG_WRITE) &&
+	    s->dir[p].busy != SDSM_PROTO_TXN_IDLE)
+		s->parked++;
+	if (m.m.type == SDSM_PROTO_MSG_FETCH ||
+	    m.m.type == SDSM_PROTO_MSG_FETCH_INV)
+		s->fetches++;
+	if (src == dst)
+		s->self_msgs++;
+
+	if (sdsm_proto_msg_to_home(m.m.type)) {
+		if (dst != s->home[p])
+			sim_fail(s, "%s sent to %d, not page %d's home",
+				 sdsm_proto_msg_name(m.m.type), dst, p);
+		else
+			sdsm_proto_home_recv(&ctx, &s->dir[p], &m.m);
+	} else if (s->mutation == MUT_ACK_KEEPS_COPY &&
+		   m.m.type == SDSM_PROTO_MSG_INV) {
+		struct sim_msg ack = { .m = m.m };
+
+		sim_tracef(s, "  (planted) node %d acks INV, keeps copy", dst);
+		ack.m.type = SDSM_PROTO_MSG_INV_ACK;
+		ack.m.src = dst;
+		ack.m.dst = src;
+		sim_push(s, &ack);
+	} else {
+		sdsm_proto_node_recv(&ctx, &s->node[dst][p], &m.m);
+		if (s->mutation == MUT_FETCH_KEEPS_RW &&
+		    m.m.type == SDSM_PROTO_MSG_FETCH) {
+			sim_tracef(s, "  (planted) node %d stays writable", dst);
+			s->map[dst][p] = SDSM_PROTO_MAP_RW;
+		}
+	}
+	sim_run_hooks(s);
+	sim_check(s);
+}
+
+/*
+ * Node @x dies: its channels and accesses vanish, every other node hears
+ * of it at once.  A page it owned (or was being granted) is lost.
+ */
+void sim_kill(struct sim *s, int x)
+{
+	int n, p, i;
+
+	s->steps++;
+	sim_tracef(s, "node %d dies", x);
+	for (p = 0; p < s->npages; p++)
+		if (s->home[p] != x &&
+		    (s->dir[p].owner == x ||
+		     s->node[x][p].state == SDSM_PROTO_NODE_M))
+			s->lost[p] = true;
+	s->dead[x] = true;
+	for (n = 0; n < s->nnodes; n++) {
+		s->chan[x][n].len = 0;
+		s->chan[n][x].len = 0;
+	}
+	for (i = 0; i < SIM_ACC; i++)
+		s->acc[x][i].state = ACC_FREE;
+	for (n = 0; n < s->nnodes; n++) {
+		if (s->dead[n])
+			continue;
+		for (p = 0; p < s->npages; p++) {
+			struct sdsm_proto_ctx ctx;
+			struct sim_priv sp;
+
+			sim_ctx(s, &sp, &ctx, n, p);
+			sdsm_proto_node_peer_down(&ctx, &s->node[n][p], x);
+			if (s->home[p] == n)
+				sdsm_proto_home_peer_down(&ctx, &s->dir[p], x);
+		}
+	}
+	sim_run_hooks(s);
+	sim_check(s);
+}
+
+/* Random step; @start allows new accesses.  False when nothing can run. */
+static bool sim_step(struct sim *s, bool start)
+{
+	int cand[SIM_NODES * SIM_NODES + SIM_NODES * SIM_ACC + SIM_NODES + 1];
+	int k = 0, n, m, i, c;
+
+	for (n = 0; n < s->nnodes; n++)
+		for (m = 0; m < s->nnodes; m++)
+			if (s->chan[n][m].len)
+				cand[k++] = n * SIM_NODES + m;
+	for (n = 0; n < s->nnodes; n++)
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[n][i].state == ACC_RUNNABLE)
+				cand[k++] = 100 + n * SIM_ACC + i;
+	if (start)
+		for (n = 0; n < s->nnodes; n++)
+			if (!s->dead[n])
+				cand[k++] = 200 + n;
+	if (!k)
+		return false;
+	c = cand[sim_rand(s, k)];
+	if (c < 100) {
+		sim_deliver(s, c / SIM_NODES, c % SIM_NODES);
+	} else if (c < 200) {
+		sim_retry(s, (c - 100) / SIM_ACC, (c - 100) % SIM_ACC);
+	} else {
+		int p, busy = 0;
+
+		n = c - 200;
+		/* Rarely, with failures enabled, the node dies instead. */
+		if (s->failures && sim_rand(s, 150) == 0) {
+			for (m = 0; m < s->nnodes; m++)
+				busy += s->dead[m];
+			if (!busy) {
+				sim_kill(s, n);
+				return true;
+			}
+		}
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[n][i].state != ACC_FREE)
+				busy++;
+		if (busy >= 3) {
+			s->steps++;	/* node idle: a no-op step */
+			return true;
+		}
+		/* Half the time, fault again on a page already waited on. */
+		p = (int)sim_rand(s, s->npages);
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[n][i].state != ACC_FREE &&
+			    sim_rand(s, 2))
+				p = s->acc[n][i].page;
+		sim_access(s, n, p, sim_rand(s, 5) < 2);
+	}
+	return true;
+}
+
+bool sim_drain(struct sim *s, unsigned long bound)
+{
+	unsigned long i;
+
+	for (i = 0; i < bound && !s->failed; i++)
+		if (!sim_step(s, false))
+			return true;
+	if (!s->failed)
+		sim_fail(s, "no quiescence after %lu drain steps (livelock)",
+			 bound);
+	return false;
+}
+
+void sim_random(struct sim *s, unsigned long steps)
+{
+	unsigned long i;
+
+	for (i = 0; i < steps && !s->failed; i++)
+		sim_step(s, true);
+	if (!s->failed)
+		sim_drain(s, 100 * steps + 10000);
+	if (!s->failed)
+		sim_check_final(s);
+}

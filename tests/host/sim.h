@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host model of an sdsm cluster running kmod/sdsm_proto.c: nodes, pages,
+ * per-(src,dst) FIFO channels, local accesses, and the invariants checked
+ * after every step.  Page data are 64-bit values; a write stores a new,
+ * strictly increasing one.
+ */
+#ifndef _SDSM_SIM_H
+#define _SDSM_SIM_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "../../kmod/sdsm_proto.h"
+
+#define SIM_NODES	4
+#define SIM_PAGES	4
+#define SIM_CHAN_CAP	64
+#define SIM_ACC		4	/* concurrent accesses per node */
+#define SIM_TRACE	48	/* trace lines kept for a failure report */
+#define SIM_HOOKS	(2 * SIM_NODES)
+
+/*
+ * Planted bugs.  The protocol source has no test hooks: the simulator
+ * plays each bug by corrupting state, forging or swallowing a message or
+ * an action at the exact point where a buggy implementation would.
+ */
+enum sim_mutation {
+	MUT_NONE = 0,
+	MUT_EARLY_GRANT,	/* home grants WRITE before all INV_ACKs */
+	MUT_ACK_KEEPS_COPY,	/* node acks INV without dropping its copy */
+	MUT_FORGET_SHARER,	/* home forgets to record a new sharer */
+	MUT_NO_COALESCE,	/* second local fault sends a second request */
+	MUT_LOST_WAKEUP,	/* grant does not wake the waiting faults */
+	MUT_FETCH_KEEPS_RW,	/* owner answers FETCH but stays writable */
+	MUT_NR,
+};
+
+struct sim_msg {
+	struct sdsm_proto_msg m;
+	u64 data;		/* payload, if m.flags has SDSM_PROTO_F_DATA */
+};
+
+struct sim_chan {
+	struct sim_msg q[SIM_CHAN_CAP];
+	unsigned int head;
+	unsigned int len;
+};
+
+enum sim_acc_state {
+	ACC_FREE = 0,
+	ACC_WAIT,		/* fault returned WAIT, not woken yet */
+	ACC_RUNNABLE,		/* woken, will fault again */
+};
+
+struct sim_access {
+	int state;
+	int page;
+	bool write;
+	unsigned int id;
+};
+
+struct sim {
+	int nnodes;
+	int npages;
+	int mutation;
+	bool failures;		/* random schedules may kill one node */
+	int expect_errors;	/* protocol errors tolerated (bad-input test) */
+	int errors;		/* protocol errors seen */
+	u64 rng;
+
+	int home[SIM_PAGES];
+	struct sdsm_proto_node node[SIM_NODES][SIM_PAGES];
+	struct sdsm_proto_home dir[SIM_PAGES];
+	u64 local[SIM_NODES][SIM_PAGES];	/* each node's copy */
+	u8 map[SIM_NODES][SIM_PAGES];		/* enum sdsm_proto_map */
+	u64 backing[SIM_PAGES];			/* the home copy */
+	u64 last[SIM_PAGES];			/* last value written */
+	u64 next_value;
+	bool lost[SIM_PAGES];
+	bool dead[SIM_NODES];
+	struct sim_chan chan[SIM_NODES][SIM_NODES];
+	struct sim_access acc[SIM_NODES][SIM_ACC];
+	unsigned int next_id;
+
+	/* Mutation bookkeeping: forged-message work after a protocol call. */
+	struct sdsm_proto_msg hook[SIM_HOOKS];
+	int nhook;
+	int swallow_ack[SIM_NODES][SIM_PAGES];
+
+	/* Results. */
+	unsigned long steps;
+	unsigned long reads, writes, errs, delivered, coalesced;
+	unsigned long inv_vs_upgrade;	/* INV met a pending upgrade */
+	unsigned long parked;		/* request arrived at a busy home */
+	unsigned long fetches;		/* FETCH or FETCH_INV delivered */
+	unsigned long self_msgs;	/* messages a home sent itself */
+	u64 last_read;		/* value of the last successful read */
+	int last_err;		/* errno of the last failed access */
+	bool failed;
+	char why[512];
+	char trace[SIM_TRACE][160];
+	unsigned int ntrace;
+};
+
+void sim_init(struct sim *s, int nnodes, int npages, const int *homes,
+	      u64 seed);
+void sim_fail(struct sim *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sim_tracef(struct sim *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sim_dump(const struct sim *s, const char *prefix);
+u64 sim_rand(struct sim *s, u64 bound);
+
+/* Scripted control; each returns after checking every invariant. */
+int sim_access(struct sim *s, int n, int p, bool write);
+void sim_retry(struct sim *s, int n, int slot);
+int sim_retry_all(struct sim *s);
+void sim_deliver(struct sim *s, int src, int dst);
+const struct sim_msg *sim_peek(const struct sim *s, int src, int dst);
+void sim_kill(struct sim *s, int x);
+bool sim_drain(struct sim *s, unsigned long bound);
+void sim_check(struct sim *s);
+void sim_check_final(struct sim *s);
+int sim_pending_accesses(const struct sim *s);
+
+/* One random schedule of @steps steps, then drain and final checks. */
+void sim_random(struct sim *s, unsigned long steps);
+
+#endif

@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of kmod/sdsm_proto.c, printed as TAP 13.
+ *
+ *   random schedules  thousands of seeded random interleavings, invariants
+ *                     checked after every step (see sim.c)
+ *   planted bugs      the same checker against deliberately broken
+ *                     variants; each passes only if its bug is caught
+ *   races             scripted interleavings of the known hard cases
+ *   failures          node death: waiters fail, lost pages stay lost
+ *
+ * Environment: SDSM_SEED (base seed, default from the clock; schedule i
+ * uses SDSM_SEED + i), SDSM_SCHEDULES (default 5000), SDSM_STEPS (steps per
+ * schedule before draining, default 300), SDSM_ONLY (run only tests whose
+ * name contains it).  Options: --count, --first N (number of the first
+ * test), --prefix STR (prepended to names), --no-plan (no TAP header).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "sim.h"
+
+struct test {
+	const char *name;
+	bool (*fn)(const struct test *t);
+	int arg;
+};
+
+static u64 base_seed;
+static unsigned long schedules = 5000;
+static unsigned long steps = 300;
+static char replay_name[160];
+
+static unsigned long env_ulong(const char *name, unsigned long def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long x;
+
+	if (!v || !*v)
+		return def;
+	x = strtoul(v, &end, 0);
+	if (*end) {
+		fprintf(stderr, "bad %s=%s, using %lu\n", name, v, def);
+		return def;
+	}
+	return x;
+}
+
+static void report_failure(struct sim *s, u64 seed)
+{
+	printf("# seed %llu failed; replay: SDSM_SEED=%llu SDSM_SCHEDULES=1 SDSM_ONLY='%s' make -C tests/host run\n",
+	       (unsigned long long)seed, (unsigned long long)seed,
+	       replay_name);
+	sim_dump(s, "# ");
+}
+
+/* ---- random schedules ---- */
+
+static void random_setup(struct sim *s, int nnodes, u64 seed, int mutation,
+			 bool failures)
+{
+	int homes[SIM_PAGES], p;
+
+	sim_init(s, nnodes, SIM_PAGES, NULL, seed);
+	/* Random homes: some nodes home several pages, some none. */
+	for (p = 0; p < SIM_PAGES; p++)
+		homes[p] = (int)sim_rand(s, nnodes);
+	sim_init(s, nnodes, SIM_PAGES, homes, seed);
+	s->mutation = mutation;
+	s->failures = failures;
+}
+
+static bool test_random(const struct test *t)
+{
+	static struct sim s;
+	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
+	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
+
+	for (i = 0; i < schedules; i++) {
+		u64 seed = base_seed + i;
+
+		random_setup(&s, t->arg & 0xff, seed, MUT_NONE,
+			     t->arg & 0x100);
+		sim_random(&s, steps);
+		if (s.failed) {
+			report_failure(&s, seed);
+			return false;
+		}
+		reads += s.reads;
+		writes += s.writes;
+		msgs += s.delivered;
+		coal += s.coalesced;
+		errs += s.errs;
+		deaths += s.dead[0] + s.dead[1] + s.dead[2] + s.dead[3];
+		invup += s.inv_vs_upgrade;
+		parked += s.parked;
+		fetch += s.fetches;
+		self += s.self_msgs;
+	}
+	printf("# %lu schedules x %lu steps: %lu reads, %lu writes, %lu messages, %lu coalesced faults, %lu failed accesses, %lu node deaths\n",
+	       schedules, steps, reads, writes, msgs, coal, errs, deaths);
+	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self\n",
+	       invup, parked, fetch, self);
+	return true;
+}
+
+/* ---- planted bugs ---- */
+
+static bool test_planted(const struct test *t)
+{
+	static struct sim s;
+	unsigned long i, n = schedules > 2000 ? schedules : 2000;
+
+	for (i = 0; i < n; i++) {
+		u64 seed = base_seed + i;
+
+		random_setup(&s, 3, seed, t->arg, false);
+		sim_random(&s, steps);
+		if (s.failed) {
+			printf("# caught by schedule %lu (seed %llu): %s\n",
+			       i + 1, (unsigned long long)seed, s.why);
+			return true;
+		}
+	}
+	printf("# NOT caught in %lu schedules\n", n);
+	return false;
+}
+
+/* ---- scripted races ---- */
+
+#define EXPECT(s, cond, ...)						\
+	do {								\
+		if (!(s)->failed && !(cond))				\
+			sim_fail((s), __VA_ARGS__);			\
+	} while (0)
+
+static void expect_deliver(struct sim *s, int src, int dst, u8 type,
+			   bool data)
+{
+	const struct sim_msg *m = sim_peek(s, src, dst);
+
+	if (s->failed)
+		return;
+	if (!m || m->m.type != type ||
+	    !!(m->m.flags & SDSM_PROTO_F_DATA) != data) {
+		sim_fail(s, "expected %s%s on %d->%d, found %s%s",
+			 sdsm_proto_msg_name(type), data ? "+data" : "",
+			 src, dst, m ? sdsm_proto_msg_name(m->m.type) : "nothing",
+			 m && (m->m.flags & SDSM_PROTO_F_DATA) ? "+data" : "");
+		return;
+	}
+	sim_deliver(s, src, dst);
+}
+
+/* Deliver everything and run every woken access, in a fixed order. */
+static void settle(struct sim *s)
+{
+	int guard, a, b;
+	bool moved = true;
+
+	for (guard = 0; guard < 10000 && moved && !s->failed; guard++) {
+		moved = false;
+		for (a = 0; a < s->nnodes; a++)
+			for (b = 0; b < s->nnodes; b++)
+				if (s->chan[a][b].len) {
+					sim_deliver(s, a, b);
+					moved = true;
+				}
+		if (sim_retry_all(s))
+			moved = true;
+	}
+	EXPECT(s, !moved, "no quiescence");
+}
+
+/* A complete access; returns the value read (or 0 on error). */
+static u64 do_access(struct sim *s, int n, int p, bool write)
+{
+	int slot = sim_access(s, n, p, write);
+
+	settle(s);
+	EXPECT(s, slot >= 0 && s->acc[n][slot].state == ACC_FREE,
+	       "access on node %d page %d did not complete", n, p);
+	return write ? s->last[p] : s->last_read;
+}
+
+static bool script_done(struct sim *s)
+{
+	settle(s);
+	if (!s->failed)
+		sim_check_final(s);
+	if (s->failed)
+		sim_dump(s, "# ");
+	return !s->failed;
+}
+
+/*
+ * Sharers 1 and 2 both upgrade.  2's WRITE reaches the home first, so the
+ * home invalidates 1 while 1's own WRITE is already on its way: 1 must end
+ * up with a full grant (with data) after 2's write, not a bare upgrade.
+ */
+static bool test_upgrade_vs_inv(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a1, a2;
+	u64 v2;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	do_access(&s, 1, 0, false);
+	do_access(&s, 2, 0, false);
+	a1 = sim_access(&s, 1, 0, true);	/* upgrade request in flight */
+	a2 = sim_access(&s, 2, 0, true);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_WRITE, false);
+	EXPECT(&s, s.dir[0].acks == 2, "home must wait for node 1's ack");
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_WRITE, false); /* parked */
+	EXPECT(&s, s.dir[0].pend_write == 2, "node 1's WRITE not parked");
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_INV, false);
+	EXPECT(&s, s.node[1][0].state == SDSM_PROTO_NODE_I &&
+	       s.node[1][0].pending == SDSM_PROTO_REQ_WRITE,
+	       "node 1 must drop its copy and keep waiting");
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_INV_ACK, false);
+	/* 2 upgrades without data; the home then fetches from 2 for 1. */
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_GRANT_WRITE, false);
+	sim_retry(&s, 2, a2);
+	v2 = s.last[0];
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_FETCH_INV, false);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_DATA, true);
+	EXPECT(&s, s.backing[0] == v2, "home copy not updated by DATA");
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	EXPECT(&s, s.local[1][0] == v2, "node 1 did not get node 2's write");
+	sim_retry(&s, 1, a1);
+	EXPECT(&s, s.dir[0].owner == 1, "node 1 should own the page");
+	EXPECT(&s, do_access(&s, 0, 0, false) == s.last[0] &&
+	       s.last[0] > v2, "home reads a stale value");
+	return script_done(&s);
+}
+
+/*
+ * Nodes 1 and 2 write a page neither holds, at the same moment.  The home
+ * grants 2 first; the FETCH_INV for 1 travels behind that grant on the
+ * same FIFO, so 2 always gets the page before it must give it back.
+ */
+static bool test_two_writers(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a1, a2;
+	u64 v2;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	a1 = sim_access(&s, 1, 0, true);
+	a2 = sim_access(&s, 2, 0, true);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_WRITE, false);
+	EXPECT(&s, s.dir[0].owner == 2 && sim_peek(&s, 0, 2),
+	       "home should grant node 2 at once");
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_WRITE, false);
+	EXPECT(&s, s.dir[0].busy == SDSM_PROTO_TXN_WRITE &&
+	       s.dir[0].requester == 1 && s.chan[0][2].len == 2,
+	       "home should fetch from 2 for 1, behind 2's grant");
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	EXPECT(&s, !sim_peek(&s, 0, 1), "node 1 must still wait");
+	sim_retry(&s, 2, a2);
+	v2 = s.last[0];
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_FETCH_INV, false);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_DATA, true);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	EXPECT(&s, s.local[1][0] == v2, "node 1 did not get node 2's write");
+	sim_retry(&s, 1, a1);
+	EXPECT(&s, s.last[0] > v2 && s.dir[0].owner == 1,
+	       "node 1 should own the page and have written last");
+	EXPECT(&s, do_access(&s, 0, 0, false) == s.last[0],
+	       "home reads a stale value");
+	return script_done(&s);
+}
+
+/* Node 1 reads a page that node 2 owns dirty; home is node 0. */
+static bool test_read_remote_owner(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	u64 v2;
+	int a1;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	v2 = do_access(&s, 2, 0, true);
+	a1 = sim_access(&s, 1, 0, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_READ, false);
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_FETCH, false);
+	EXPECT(&s, s.node[2][0].state == SDSM_PROTO_NODE_S &&
+	       s.map[2][0] == SDSM_PROTO_MAP_RO,
+	       "owner must downgrade to a read copy");
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_DATA, true);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_GRANT_READ, true);
+	sim_retry(&s, 1, a1);
+	EXPECT(&s, s.last_read == v2, "reader got %llu, not the owner's %llu",
+	       (unsigned long long)s.last_read, (unsigned long long)v2);
+	EXPECT(&s, s.dir[0].sharers == 6 &&
+	       s.dir[0].state == SDSM_PROTO_HOME_SHARED,
+	       "directory should list sharers 1 and 2");
+	return script_done(&s);
+}
+
+/* The home (node 0) writes its own page while 1 and 2 hold read copies. */
+static bool test_home_write_vs_sharers(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a0;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	do_access(&s, 0, 0, false);
+	do_access(&s, 1, 0, false);
+	do_access(&s, 2, 0, false);
+	a0 = sim_access(&s, 0, 0, true);
+	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_WRITE, false);
+	EXPECT(&s, s.dir[0].acks == 6, "home must invalidate 1 and 2");
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_INV, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_INV_ACK, false);
+	EXPECT(&s, !sim_peek(&s, 0, 0), "granted before node 2's ack");
+	/* Node 1 wants it back meanwhile: parked behind the home's write. */
+	sim_access(&s, 1, 0, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_READ, false);
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_INV, false);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_INV_ACK, false);
+	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_GRANT_WRITE, false);
+	sim_retry(&s, 0, a0);
+	EXPECT(&s, s.node[0][0].state == SDSM_PROTO_NODE_M,
+	       "home node should be the writer");
+	if (!script_done(&s))
+		return false;
+	EXPECT(&s, s.local[1][0] == s.last[0], "node 1 reads a stale copy");
+	return !s.failed;
+}
+
+/* Three faults on one page of one node make one request. */
+static bool test_coalesce(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a, b, c;
+
+	(void)t;
+	sim_init(&s, 2, 1, homes, 1);
+	a = sim_access(&s, 1, 0, false);
+	b = sim_access(&s, 1, 0, false);
+	c = sim_access(&s, 1, 0, true);
+	EXPECT(&s, s.chan[1][0].len == 1, "%u requests sent, want 1",
+	       s.chan[1][0].len);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_READ, false);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_GRANT_READ, true);
+	EXPECT(&s, s.acc[1][a].state == ACC_RUNNABLE &&
+	       s.acc[1][b].state == ACC_RUNNABLE &&
+	       s.acc[1][c].state == ACC_RUNNABLE, "grant must wake all");
+	sim_retry(&s, 1, a);
+	sim_retry(&s, 1, b);
+	EXPECT(&s, s.acc[1][a].state == ACC_FREE &&
+	       s.acc[1][b].state == ACC_FREE, "reads must hit now");
+	sim_retry(&s, 1, c);	/* the write now upgrades */
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_GRANT_WRITE, false);
+	return script_done(&s);
+}
+
+/* The home of a page dies while a fault waits: it fails, and so do later. */
+static bool test_home_dies(const struct test *t)
+{
+	static struct sim s;
+	int homes[2] = { 2, 0 };
+	int a;
+
+	(void)t;
+	sim_init(&s, 3, 2, homes, 1);
+	do_access(&s, 1, 1, true);
+	a = sim_access(&s, 1, 0, false);
+	sim_kill(&s, 2);
+	EXPECT(&s, s.acc[1][a].state == ACC_FREE && s.last_err == -EHOSTDOWN,
+	       "waiter not failed with EHOSTDOWN");
+	s.last_err = 0;
+	do_access(&s, 0, 0, true);
+	EXPECT(&s, s.last_err == -EHOSTDOWN, "later fault did not fail");
+	EXPECT(&s, do_access(&s, 0, 1, false) == s.last[1] && s.last[1],
+	       "page homed elsewhere must still work");
+	return script_done(&s);
+}
+
+/* The owner dies before returning the page: readers get EIO, not stale. */
+static bool test_owner_dies(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	do_access(&s, 1, 0, false);
+	do_access(&s, 2, 0, true);
+	a = sim_access(&s, 1, 0, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_READ, false);
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_FETCH, false);
+	sim_kill(&s, 2);	/* its DATA dies with it */
+	EXPECT(&s, s.dir[0].state == SDSM_PROTO_HOME_LOST, "page not lost");
+	settle(&s);
+	EXPECT(&s, s.acc[1][a].state == ACC_FREE && s.last_err == -EIO,
+	       "reader not failed with EIO");
+	s.last_err = 0;
+	do_access(&s, 0, 0, true);
+	EXPECT(&s, s.last_err == -EIO, "home's own write must fail too");
+	return script_done(&s);
+}
+
+/* Messages that break the protocol are refused, state untouched. */
+static bool test_bad_messages(const struct test *t)
+{
+	static struct sim s;
+	struct sdsm_proto_node before;
+	struct sdsm_proto_home hbefore;
+	struct sim_msg m = { 0 };
+	int homes[1] = { 0 };
+	int i;
+	static const struct { u8 type; int src, dst; } bad[] = {
+		{ SDSM_PROTO_MSG_GRANT_READ, 0, 1 },	/* unasked */
+		{ SDSM_PROTO_MSG_GRANT_WRITE, 0, 1 },	/* unasked */
+		{ SDSM_PROTO_MSG_INV, 0, 2 },		/* not a sharer */
+		{ SDSM_PROTO_MSG_FETCH, 0, 1 },		/* not the owner */
+		{ SDSM_PROTO_MSG_NACK, 0, 2 },		/* unasked */
+		{ SDSM_PROTO_MSG_INV_ACK, 1, 0 },	/* unasked */
+		{ SDSM_PROTO_MSG_DATA, 2, 0 },		/* unasked */
+		{ SDSM_PROTO_MSG_READ, 1, 0 },		/* from a sharer */
+		{ SDSM_PROTO_MSG_GRANT_READ, 2, 1 },	/* not from home */
+		{ 77, 0, 1 },				/* unknown */
+		{ 77, 1, 0 },				/* unknown, to home */
+	};
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	do_access(&s, 1, 0, false);
+	s.expect_errors = 1000;
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		struct sim_chan *c = &s.chan[bad[i].src][bad[i].dst];
+		int errors = s.errors;
+
+		m.m.type = bad[i].type;
+		m.m.src = bad[i].src;
+		m.m.dst = bad[i].dst;
+		m.m.flags = SDSM_PROTO_F_DATA;
+		m.m.seq = 12345;
+		before = s.node[bad[i].dst][0];
+		hbefore = s.dir[0];
+		c->q[(c->head + c->len) % SIM_CHAN_CAP] = m;
+		c->len++;
+		sim_deliver(&s, bad[i].src, bad[i].dst);
+		EXPECT(&s, s.errors == errors + 1,
+		       "bad %s %d->%d not refused",
+		       sdsm_proto_msg_name(bad[i].type), bad[i].src,
+		       bad[i].dst);
+		EXPECT(&s, !memcmp(&before, &s.node[bad[i].dst][0],
+				   sizeof(before)) &&
+		       !memcmp(&hbefore, &s.dir[0], sizeof(hbefore)),
+		       "bad %s changed state",
+		       sdsm_proto_msg_name(bad[i].type));
+	}
+	s.expect_errors = s.errors;
+	do_access(&s, 2, 0, true);
+	return script_done(&s);
+}
+
+static const struct test tests[] = {
+	{ "random schedules, 3 nodes, 4 pages", test_random, 3 },
+	{ "random schedules, 4 nodes, 4 pages", test_random, 4 },
+	{ "random schedules, 4 nodes, one dies", test_random, 0x100 | 4 },
+	{ "planted bug 'write granted before all INV_ACKs' caught",
+	  test_planted, MUT_EARLY_GRANT },
+	{ "planted bug 'INV acked, copy kept' caught",
+	  test_planted, MUT_ACK_KEEPS_COPY },
+	{ "planted bug 'home forgets a sharer' caught",
+	  test_planted, MUT_FORGET_SHARER },
+	{ "planted bug 'second fault sends a second request' caught",
+	  test_planted, MUT_NO_COALESCE },
+	{ "planted bug 'grant loses the wakeup' caught",
+	  test_planted, MUT_LOST_WAKEUP },
+	{ "planted bug 'owner stays writable after FETCH' caught",
+	  test_planted, MUT_FETCH_KEEPS_RW },
+	{ "race: upgrade crossing an invalidation", test_upgrade_vs_inv, 0 },
+	{ "race: two nodes write the same page at once", test_two_writers, 0 },
+	{ "race: read of a page another node owns", test_read_remote_owner, 0 },
+	{ "race: home writes while remote sharers exist",
+	  test_home_write_vs_sharers, 0 },
+	{ "concurrent faults on one node coalesce", test_coalesce, 0 },
+	{ "failure: home dies, waiters and later faults fail", test_home_dies, 0 },
+	{ "failure: owner dies, page lost, readers get EIO", test_owner_dies, 0 },
+	{ "protocol violations refused without state change",
+	  test_bad_messages, 0 },
+};
+
+int main(int argc, char **argv)
+{
+	int ntests = sizeof(tests) / sizeof(tests[0]);
+	const char *prefix = "", *only;
+	int first = 1, i, failed = 0;
+	bool plan = true;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--count")) {
+			printf("%d\n", ntests);
+			return 0;
+		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
+			first = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
+			prefix = argv[++i];
+		} else if (!strcmp(argv[i], "--no-plan")) {
+			plan = false;
+		} else {
+			fprintf(stderr, "usage: %s [--count] [--first N] [--prefix STR] [--no-plan]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	base_seed = env_ulong("SDSM_SEED", (unsigned long)time(NULL));
+	schedules = env_ulong("SDSM_SCHEDULES", schedules);
+	steps = env_ulong("SDSM_STEPS", steps);
+	only = getenv("SDSM_ONLY");
+
+	if (plan)
+		printf("TAP version 13\n1..%d\n", ntests);
+	printf("# %sseed %llu, %lu schedules x %lu steps (SDSM_SEED, SDSM_SCHEDULES, SDSM_STEPS)\n",
+	       prefix, (unsigned long long)base_seed, schedules, steps);
+	for (i = 0; i < ntests; i++) {
+		bool ok;
+
+		if (only && *only && !strstr(tests[i].name, only)) {
+			printf("ok %d - %s%s # SKIP not in SDSM_ONLY\n",
+			       first + i, prefix, tests[i].name);
+			continue;
+		}
+		snprintf(replay_name, sizeof(replay_name), "%s",
+			 tests[i].name);
+		fflush(stdout);
+		ok = tests[i].fn(&tests[i]);
+		printf("%s %d - %s%s\n", ok ? "ok" : "not ok", first + i,
+		       prefix, tests[i].name);
+		fflush(stdout);
+		failed += !ok;
+	}
+	return failed ? 1 : 0;
+}
