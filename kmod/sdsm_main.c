@@ -1,8 +1,309 @@
 // SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm - software distributed shared memory over RDMA: module init and
+ * exit, module parameters, and the /dev/sdsm misc device.
+ *
+ * Parameters are checked completely before anything is created; a bad one
+ * fails insmod with -EINVAL and exactly one kernel-log line naming it.
+ * They are read-only once loaded.
+ *
+ * Teardown order (exit and init failure): set sdsm_cl.shutdown, remove the
+ * device and sysfs, stop the listener and the ib_client (closes every
+ * connection bound to a device), then sdsm_cluster_stop() closes whatever
+ * is left.  No step holds a lock while it waits.
+ *
+ * The ioctls follow include/uapi/linux/iommufd.h: a table indexed by
+ * command number, size-first structs read with copy_struct_from_user().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/inet.h>
+#include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
 #include <linux/sdsm.h>
-static int __init sdsm_init(void) { return 0; }
-static void __exit sdsm_exit(void) { }
+
+#include "sdsm.h"
+
+struct sdsm_cluster sdsm_cl;
+
+static int node_id = -1;
+module_param(node_id, int, 0444);
+MODULE_PARM_DESC(node_id, "id of this node: index of its address in nodes=");
+
+static char *nodes;
+module_param(nodes, charp, 0444);
+MODULE_PARM_DESC(nodes, "comma-separated IPv4 addresses of every node, index = node id");
+
+static int port = SDSM_DEFAULT_PORT;
+module_param(port, int, 0444);
+MODULE_PARM_DESC(port, "rdma_cm TCP port space port (default 18610)");
+
+static int heartbeat_ms = 500;
+module_param(heartbeat_ms, int, 0444);
+MODULE_PARM_DESC(heartbeat_ms, "PING interval in ms (10..60000, default 500)");
+
+static int peer_timeout_ms = 3000;
+module_param(peer_timeout_ms, int, 0444);
+MODULE_PARM_DESC(peer_timeout_ms,
+		 "silence in ms after which a peer is down (2 * heartbeat_ms..600000, default 3000)");
+
+/* Parse nodes= into sdsm_cl.peers[].addr; one log line on error. */
+static int sdsm_parse_nodes(void)
+{
+	char *copy, *cur, *tok;
+	unsigned int n = 0, i;
+	int ret = -EINVAL;
+
+	if (!nodes || !*nodes) {
+		pr_err("nodes= is required: comma-separated IPv4 addresses of every node\n");
+		return -EINVAL;
+	}
+	copy = kstrdup(nodes, GFP_KERNEL);
+	if (!copy)
+		return -ENOMEM;
+	cur = copy;
+	while ((tok = strsep(&cur, ",")) != NULL) {
+		const char *end;
+		__be32 a;
+
+		if (n == SDSM_MAX_NODES) {
+			pr_err("nodes= lists more than %d addresses\n",
+			       SDSM_MAX_NODES);
+			goto out_free;
+		}
+		if (!*tok) {
+			pr_err("nodes= entry %u is empty\n", n);
+			goto out_free;
+		}
+		if (!in4_pton(tok, -1, (u8 *)&a, -1, &end) || *end) {
+			pr_err("nodes= entry %u '%s' is not an IPv4 address\n",
+			       n, tok);
+			goto out_free;
+		}
+		if (ipv4_is_zeronet(a) || ipv4_is_multicast(a) ||
+		    ipv4_is_lbcast(a)) {
+			pr_err("nodes= entry %u %pI4 is not a unicast address\n",
+			       n, &a);
+			goto out_free;
+		}
+		for (i = 0; i < n; i++) {
+			if (sdsm_cl.peers[i].addr.sin_addr.s_addr == a) {
+				pr_err("nodes= lists %pI4 twice (entries %u and %u)\n",
+				       &a, i, n);
+				goto out_free;
+			}
+		}
+		sdsm_cl.peers[n].id = n;
+		sdsm_cl.peers[n].addr.sin_family = AF_INET;
+		sdsm_cl.peers[n].addr.sin_addr.s_addr = a;
+		n++;
+	}
+	sdsm_cl.nr_nodes = n;
+	ret = 0;
+out_free:
+	kfree(copy);
+	return ret;
+}
+
+static int sdsm_check_params(void)
+{
+	int ret;
+
+	ret = sdsm_parse_nodes();
+	if (ret)
+		return ret;
+	if (node_id < 0 || node_id >= sdsm_cl.nr_nodes) {
+		if (node_id == -1)
+			pr_err("node_id= is required: this node's index in nodes= (0..%u)\n",
+			       sdsm_cl.nr_nodes - 1);
+		else
+			pr_err("node_id=%d out of range: nodes= lists %u addresses\n",
+			       node_id, sdsm_cl.nr_nodes);
+		return -EINVAL;
+	}
+	if (port < 1 || port > 65535) {
+		pr_err("port=%d out of range 1..65535\n", port);
+		return -EINVAL;
+	}
+	if (heartbeat_ms < 10 || heartbeat_ms > 60000) {
+		pr_err("heartbeat_ms=%d out of range 10..60000\n",
+		       heartbeat_ms);
+		return -EINVAL;
+	}
+	if (peer_timeout_ms < 2 * heartbeat_ms || peer_timeout_ms > 600000) {
+		pr_err("peer_timeout_ms=%d out of range %d..600000 (at least 2 * heartbeat_ms)\n",
+		       peer_timeout_ms, 2 * heartbeat_ms);
+		return -EINVAL;
+	}
+	sdsm_cl.node_id = node_id;
+	sdsm_cl.port = port;
+	sdsm_cl.heartbeat_ms = heartbeat_ms;
+	sdsm_cl.peer_timeout_ms = peer_timeout_ms;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* /dev/sdsm                                                           */
+
+static int sdsm_cmd_get_info(void *cmd)
+{
+	struct sdsm_info *info = cmd;
+
+	if (info->flags)
+		return -EOPNOTSUPP;
+	if (info->__reserved)
+		return -EINVAL;
+	info->api_version = SDSM_API_VERSION;
+	info->node_id = sdsm_cl.node_id;
+	info->nr_nodes = sdsm_cl.nr_nodes;
+	info->features = SDSM_FEATURE_PAGE_TRANSPORT;
+	return 0;
+}
+
+union sdsm_ioctl_buffer {
+	struct sdsm_info info;
+};
+
+struct sdsm_ioctl_op {
+	unsigned int size;	/* kernel's struct size */
+	unsigned int min_size;	/* size of the first version */
+	unsigned int ioctl_num;
+	int (*execute)(void *cmd);
+};
+
+static const struct sdsm_ioctl_op sdsm_ioctl_ops[] = {
+	[SDSM_CMD_GET_INFO - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_info),
+		.min_size = offsetofend(struct sdsm_info, features),
+		.ioctl_num = SDSM_IOC_GET_INFO,
+		.execute = sdsm_cmd_get_info,
+	},
+};
+
+static long sdsm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	void __user *ubuf = (void __user *)arg;
+	const struct sdsm_ioctl_op *op;
+	union sdsm_ioctl_buffer buf;
+	unsigned int nr = _IOC_NR(cmd);
+	u32 user_size;
+	int ret;
+
+	if (_IOC_TYPE(cmd) != SDSM_TYPE || nr < SDSM_CMD_BASE ||
+	    nr - SDSM_CMD_BASE >= ARRAY_SIZE(sdsm_ioctl_ops))
+		return -ENOTTY;
+	op = &sdsm_ioctl_ops[nr - SDSM_CMD_BASE];
+	if (op->ioctl_num != cmd)
+		return -ENOTTY;
+
+	if (get_user(user_size, (u32 __user *)ubuf))
+		return -EFAULT;
+	if (user_size < op->min_size)
+		return -EINVAL;
+	ret = copy_struct_from_user(&buf, op->size, ubuf, user_size);
+	if (ret)
+		return ret;
+	ret = op->execute(&buf);
+	if (ret)
+		return ret;
+	if (copy_to_user(ubuf, &buf, min_t(u32, user_size, op->size)))
+		return -EFAULT;
+	return 0;
+}
+
+static int sdsm_open(struct inode *inode, struct file *file)
+{
+	return 0;
+}
+
+static int sdsm_release(struct inode *inode, struct file *file)
+{
+	return 0;
+}
+
+static const struct file_operations sdsm_fops = {
+	.owner = THIS_MODULE,
+	.open = sdsm_open,
+	.release = sdsm_release,
+	.unlocked_ioctl = sdsm_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice sdsm_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "sdsm",
+	.fops = &sdsm_fops,
+};
+
+/* ------------------------------------------------------------------ */
+
+static int __init sdsm_init(void)
+{
+	int ret;
+
+	ret = sdsm_check_params();
+	if (ret)
+		return ret;
+	do {
+		sdsm_cl.incarnation = get_random_u64();
+	} while (!sdsm_cl.incarnation);
+	spin_lock_init(&sdsm_cl.reap_lock);
+	INIT_LIST_HEAD(&sdsm_cl.reap_list);
+
+	sdsm_cl.wq = alloc_workqueue("sdsm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!sdsm_cl.wq)
+		return -ENOMEM;
+	ret = sdsm_cluster_start();
+	if (ret)
+		goto out_destroy_wq;
+	ret = sdsm_transport_start();
+	if (ret)
+		goto out_destroy_wq;
+	ret = sdsm_sysfs_init();
+	if (ret)
+		goto out_stop_transport;
+	ret = misc_register(&sdsm_misc);
+	if (ret) {
+		pr_err("cannot register /dev/sdsm: %d\n", ret);
+		goto out_sysfs_exit;
+	}
+	sdsm_cluster_run();
+	pr_info("node %u of %u (%pI4), port %u, incarnation %llx\n",
+		sdsm_cl.node_id, sdsm_cl.nr_nodes,
+		&sdsm_cl.peers[sdsm_cl.node_id].addr.sin_addr, sdsm_cl.port,
+		sdsm_cl.incarnation);
+	return 0;
+
+out_sysfs_exit:
+	sdsm_sysfs_exit();
+out_stop_transport:
+	WRITE_ONCE(sdsm_cl.shutdown, true);
+	sdsm_transport_stop();
+	sdsm_cluster_stop();
+out_destroy_wq:
+	destroy_workqueue(sdsm_cl.wq);
+	return ret;
+}
+
+static void __exit sdsm_exit(void)
+{
+	WRITE_ONCE(sdsm_cl.shutdown, true);
+	misc_deregister(&sdsm_misc);
+	sdsm_sysfs_exit();
+	sdsm_transport_stop();
+	sdsm_cluster_stop();
+	destroy_workqueue(sdsm_cl.wq);
+	pr_info("unloaded\n");
+}
+
 module_init(sdsm_init);
 module_exit(sdsm_exit);
+
+MODULE_DESCRIPTION("Software distributed shared memory over RDMA");
 MODULE_LICENSE("GPL");

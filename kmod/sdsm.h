@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sdsm private header: cluster, peers, connections, and the messaging API
+ * that the coherence layer builds on.
+ *
+ * Objects:
+ *  - struct sdsm_cluster: one per module load (sdsm_cl); parameters,
+ *    the rdma_cm listener, the heartbeat.
+ *  - struct sdsm_peer: one per node listed in nodes=, self included; lives
+ *    as long as the module.  Its state is derived from its connection.
+ *  - struct sdsm_conn: one RC QP to one peer, with its cm_id, PD, CQ and
+ *    buffers.  A failed connection is never reused: it is detached from its
+ *    peer, destroyed by the reaper, and a new one is made.
+ *
+ * Messaging API for upper layers (process context only):
+ *  - sdsm_send(peer, type, payload, len, page) sends one message with an
+ *    optional page; it sleeps (bounded) for a send credit.
+ *  - sdsm_handler_register(type, fn) installs the receive handler for a
+ *    type.  Handlers run in process context, may sleep and send, and see the
+ *    messages of one peer in the order that peer sent them.  They must not
+ *    wait for a message from the same peer (it queues behind them).
+ *  - sdsm_peer_notifier_register(nb) reports SDSM_PEER_UP / SDSM_PEER_DOWN
+ *    for a struct sdsm_peer *, in process context, in order per peer.
+ */
+#ifndef SDSM_H
+#define SDSM_H
+
+#include <linux/atomic.h>
+#include <linux/in.h>
+#include <linux/kobject.h>
+#include <linux/list.h>
+#include <linux/notifier.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "sdsm_wire.h"
+
+#define SDSM_MAX_NODES		32
+#define SDSM_DEFAULT_PORT	18610
+
+#define SDSM_RX_DEPTH		16	/* receives posted per connection */
+#define SDSM_TX_DEPTH		16	/* sends in flight per connection */
+
+/* Reconnect backoff of the active side. */
+#define SDSM_BACKOFF_MIN_MS	100
+#define SDSM_BACKOFF_MAX_MS	2000
+
+#define SDSM_RESOLVE_TIMEOUT_MS	2000
+
+enum sdsm_peer_state {
+	SDSM_PEER_SELF,
+	SDSM_PEER_DOWN,
+	SDSM_PEER_CONNECTING,
+	SDSM_PEER_UP,
+};
+
+/* Events of the peer notifier chain; data is the struct sdsm_peer *. */
+enum sdsm_peer_event {
+	SDSM_PEER_EVENT_UP = 1,
+	SDSM_PEER_EVENT_DOWN,
+};
+
+/* struct sdsm_conn.flags bits */
+enum {
+	SDSM_CONN_ESTABLISHED,	/* rdma_cm reported ESTABLISHED */
+	SDSM_CONN_VERIFIED,	/* the peer's pattern page arrived intact */
+	SDSM_CONN_FAILED,	/* broken; the peer work detaches it */
+	SDSM_CONN_DYING,	/* reaper owns it; no new sends or receives */
+};
+
+struct sdsm_conn;
+
+/* One posted receive: a header slot and a page. */
+struct sdsm_rx_slot {
+	struct ib_cqe cqe;
+	struct sdsm_conn *conn;
+	struct list_head node;	/* on conn->rx_list once completed */
+	void *hdr;
+	u64 hdr_dma;
+	struct page *page;
+	u64 page_dma;
+	u32 byte_len;
+};
+
+/* One send: a header slot and, for page messages, a mapped page. */
+struct sdsm_tx_slot {
+	struct ib_cqe cqe;
+	struct sdsm_conn *conn;
+	struct list_head node;	/* on conn->tx_free while free */
+	void *hdr;
+	u64 hdr_dma;
+	struct page *page;	/* referenced until the send completes */
+	u64 page_dma;
+};
+
+/**
+ * struct sdsm_conn - one RC connection to a peer
+ *
+ * Locks: @tx_lock protects @tx_free and, with @rx_lock, orders posting
+ * against the DYING bit: whoever posts checks DYING under the lock, and the
+ * reaper sets DYING under both locks before it drains and destroys the QP.
+ * Both are taken from softirq (completions): use the _bh variants elsewhere.
+ * The conn fields written by cm handlers (@remote_incarnation, flags) are
+ * read under the owning peer's lock.
+ */
+struct sdsm_conn {
+	struct kref ref;
+	struct sdsm_peer *peer;
+	bool active;			/* we called rdma_connect */
+	unsigned long flags;		/* SDSM_CONN_* bits */
+	unsigned long created;		/* jiffies */
+	unsigned long last_rx;		/* jiffies of the last completion */
+	u64 remote_incarnation;		/* from connect private data */
+	u64 hello_incarnation;		/* from the pattern PING */
+	const char *fail_reason;	/* first reason of SDSM_CONN_FAILED */
+	struct list_head reap_node;	/* on sdsm_cl.reap_list */
+
+	struct rdma_cm_id *cm_id;
+	struct ib_device *dev;		/* set once resources exist */
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+
+	void *rx_hdrs;			/* SDSM_RX_DEPTH header slots */
+	u64 rx_hdrs_dma;
+	struct sdsm_rx_slot rx[SDSM_RX_DEPTH];
+	spinlock_t rx_lock;		/* see Locks above */
+	struct list_head rx_list;	/* completed receives, FIFO */
+	struct work_struct rx_work;
+
+	void *tx_hdrs;			/* SDSM_TX_DEPTH header slots */
+	u64 tx_hdrs_dma;
+	struct sdsm_tx_slot tx[SDSM_TX_DEPTH];
+	spinlock_t tx_lock;		/* see Locks above */
+	struct list_head tx_free;
+	wait_queue_head_t tx_wait;	/* woken when a slot frees or DYING */
+	u64 tx_seq;
+};
+
+/**
+ * struct sdsm_peer - a node of the cluster as this node sees it
+ *
+ * Locks: @lock (spinlock, process context only, never held while sleeping)
+ * protects @conn, @state, @backoff_ms and @last_err.  Nobody calls into
+ * rdma_cm or waits for a work item with it held, so cm handlers may take it.
+ * @work serializes notifier calls, so @notified_* are touched only there.
+ */
+struct sdsm_peer {
+	unsigned int id;
+	struct sockaddr_in addr;
+	spinlock_t lock;		/* see Locks above */
+	enum sdsm_peer_state state;
+	struct sdsm_conn *conn;
+	unsigned int backoff_ms;
+	int last_err;			/* last logged connect error */
+
+	struct work_struct work;	/* reconcile state, notify */
+	struct delayed_work connect_work;	/* active side only */
+	bool notified_up;
+	u64 notified_incarnation;
+
+	u64 srtt_ns;			/* smoothed PING round trip */
+	atomic64_t tx_msgs;
+	atomic64_t rx_msgs;
+	atomic64_t tx_bytes;
+	atomic64_t rx_bytes;
+	struct kobject *kobj;		/* nodes/<id> */
+};
+
+/**
+ * struct sdsm_cluster - everything one module load owns
+ *
+ * Locks: @reap_lock protects @reap_list.  @shutdown is set once, before
+ * teardown starts; after it nothing new is connected or scheduled.
+ */
+struct sdsm_cluster {
+	unsigned int node_id;
+	unsigned int nr_nodes;
+	u16 port;
+	unsigned int heartbeat_ms;
+	unsigned int peer_timeout_ms;
+	u64 incarnation;
+	bool shutdown;
+
+	struct sdsm_peer peers[SDSM_MAX_NODES];
+	struct workqueue_struct *wq;
+	struct rdma_cm_id *listen_id;
+	struct delayed_work heartbeat_work;
+
+	spinlock_t reap_lock;		/* see Locks above */
+	struct list_head reap_list;
+	struct work_struct reap_work;
+
+	struct kobject *kobj;		/* /sys/kernel/sdsm */
+	struct kobject *nodes_kobj;	/* /sys/kernel/sdsm/nodes */
+};
+
+extern struct sdsm_cluster sdsm_cl;
+
+/* A received message as handlers see it; valid only during the call. */
+struct sdsm_msg {
+	struct sdsm_peer *peer;
+	u16 type;
+	u32 len;
+	const void *payload;
+	struct page *page;	/* NULL unless the sender attached one */
+};
+
+typedef void (*sdsm_handler_fn)(const struct sdsm_msg *msg);
+
+/* sdsm_cluster.c */
+int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
+	      u32 len, struct page *page);
+int sdsm_handler_register(u16 type, sdsm_handler_fn fn);
+void sdsm_handler_unregister(u16 type);
+int sdsm_peer_notifier_register(struct notifier_block *nb);
+int sdsm_peer_notifier_unregister(struct notifier_block *nb);
+const char *sdsm_peer_state_name(enum sdsm_peer_state state);
+void sdsm_peer_kick(struct sdsm_peer *peer);
+void sdsm_peer_set_state(struct sdsm_peer *peer, enum sdsm_peer_state state);
+void sdsm_conn_established(struct sdsm_conn *conn);
+void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg);
+u64 sdsm_pattern_word(unsigned int node_id, u64 incarnation, unsigned int i);
+int sdsm_cluster_start(void);
+void sdsm_cluster_run(void);
+void sdsm_cluster_stop(void);
+
+/* sdsm_transport.c */
+struct sdsm_conn *sdsm_conn_get(struct sdsm_peer *peer);
+void sdsm_conn_put(struct sdsm_conn *conn);
+int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
+		   u32 len, struct page *page, bool wait);
+void sdsm_conn_fail(struct sdsm_conn *conn, const char *why);
+void sdsm_conn_reap(struct sdsm_conn *conn);
+void sdsm_rx_work(struct work_struct *work);
+void sdsm_reap_sync(void);
+int sdsm_connect_active(struct sdsm_peer *peer);
+int sdsm_transport_start(void);
+void sdsm_transport_stop(void);
+
+/* sdsm_sysfs.c */
+int sdsm_sysfs_init(void);
+void sdsm_sysfs_exit(void);
+
+#endif /* SDSM_H */

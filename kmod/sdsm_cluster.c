@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm cluster membership: peer state machine, handshake check, heartbeat,
+ * reconnect, and the message handler table and peer notifier that upper
+ * layers use.
+ *
+ * A peer's state follows its connection:
+ *   DOWN        no connection
+ *   CONNECTING  a connection exists but is not both ESTABLISHED (rdma_cm)
+ *               and VERIFIED (the peer's pattern page arrived intact)
+ *   UP          both, and the pattern's incarnation is the one the connect
+ *               private data announced
+ * Any failure (cm event, completion error, heartbeat silence, bad message)
+ * sets SDSM_CONN_FAILED; the peer work then detaches the connection, hands
+ * it to the reaper and, on the active side (lower id), schedules a new
+ * attempt after a backoff of 100 ms doubling to 2 s, reset once UP.  The
+ * passive side waits for the peer to come back.
+ *
+ * The peer work is the only place that calls the notifier, so UP and DOWN
+ * of one peer are reported in order; a peer that came back with a new
+ * incarnation before the work ran is reported DOWN then UP.
+ *
+ * The heartbeat work sends a PING on every established connection each
+ * heartbeat_ms and fails a connection that received nothing for
+ * peer_timeout_ms, or that has not come up within 2 * peer_timeout_ms.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/jiffies.h>
+#include <linux/ktime.h>
+
+#include "sdsm.h"
+#include "sdsm_trace.h"
+
+static sdsm_handler_fn sdsm_handlers[SDSM_MSG_MAX];
+static BLOCKING_NOTIFIER_HEAD(sdsm_peer_notifier);
+
+const char *sdsm_peer_state_name(enum sdsm_peer_state state)
+{
+	switch (state) {
+	case SDSM_PEER_SELF:		return "self";
+	case SDSM_PEER_DOWN:		return "down";
+	case SDSM_PEER_CONNECTING:	return "connecting";
+	case SDSM_PEER_UP:		return "up";
+	}
+	return "invalid";
+}
+
+/* Locks: peer->lock held. */
+void sdsm_peer_set_state(struct sdsm_peer *peer, enum sdsm_peer_state state)
+{
+	lockdep_assert_held(&peer->lock);
+	if (peer->state == state)
+		return;
+	trace_sdsm_peer_state(peer->id, peer->state, state);
+	WRITE_ONCE(peer->state, state);
+}
+
+void sdsm_peer_kick(struct sdsm_peer *peer)
+{
+	queue_work(sdsm_cl.wq, &peer->work);
+}
+
+u64 sdsm_pattern_word(unsigned int node_id, u64 incarnation, unsigned int i)
+{
+	return incarnation ^ ((u64)node_id << 48) ^
+	       ((u64)(i + 1) * 0x9e3779b97f4a7c15ULL);
+}
+
+static void sdsm_pattern_fill(struct page *page)
+{
+	u64 *p = kmap_local_page(page);
+	unsigned int i;
+
+	for (i = 0; i < PAGE_SIZE / sizeof(u64); i++)
+		p[i] = sdsm_pattern_word(sdsm_cl.node_id, sdsm_cl.incarnation, i);
+	kunmap_local(p);
+}
+
+/* Index of the first wrong word, or -1 if the page is intact. */
+static int sdsm_pattern_check(struct page *page, unsigned int node_id,
+			      u64 incarnation)
+{
+	u64 *p = kmap_local_page(page);
+	int i, bad = -1;
+
+	for (i = 0; i < PAGE_SIZE / sizeof(u64); i++) {
+		if (p[i] != sdsm_pattern_word(node_id, incarnation, i)) {
+			bad = i;
+			break;
+		}
+	}
+	kunmap_local(p);
+	return bad;
+}
+
+static void sdsm_ping_fill(struct sdsm_wire_ping *ping)
+{
+	ping->time_ns = cpu_to_be64(ktime_get_ns());
+	ping->incarnation = cpu_to_be64(sdsm_cl.incarnation);
+}
+
+/*
+ * rdma_cm reported ESTABLISHED (cm handler context): send our pattern page
+ * so the peer can check the page path before it reports us up.
+ */
+void sdsm_conn_established(struct sdsm_conn *conn)
+{
+	struct sdsm_peer *peer = conn->peer;
+	struct sdsm_wire_ping ping;
+	struct page *page;
+	int ret;
+
+	spin_lock(&peer->lock);
+	WRITE_ONCE(conn->last_rx, jiffies);
+	set_bit(SDSM_CONN_ESTABLISHED, &conn->flags);
+	spin_unlock(&peer->lock);
+
+	page = alloc_page(GFP_KERNEL);
+	if (!page) {
+		sdsm_conn_fail(conn, "no memory for the pattern page");
+		return;
+	}
+	sdsm_pattern_fill(page);
+	sdsm_ping_fill(&ping);
+	ret = sdsm_conn_send(conn, SDSM_MSG_PING, &ping, sizeof(ping), page,
+			     true);
+	put_page(page);
+	if (ret && ret != -ENOTCONN) {
+		pr_err("node %u: cannot send the pattern page: %d\n",
+		       peer->id, ret);
+		sdsm_conn_fail(conn, "pattern page send failed");
+	}
+	sdsm_peer_kick(peer);
+}
+
+static void sdsm_ping_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg)
+{
+	struct sdsm_peer *peer = conn->peer;
+	const struct sdsm_wire_ping *ping = msg->payload;
+	u64 inc;
+	int bad;
+
+	if (msg->len < sizeof(*ping)) {
+		pr_err("node %u: short PING\n", peer->id);
+		sdsm_conn_fail(conn, "malformed message");
+		return;
+	}
+	inc = be64_to_cpu(ping->incarnation);
+	if (msg->page) {
+		bad = sdsm_pattern_check(msg->page, peer->id, inc);
+		if (bad >= 0) {
+			pr_err("node %u: pattern page corrupt at word %d: connection torn down\n",
+			       peer->id, bad);
+			sdsm_conn_fail(conn, "pattern page corrupt");
+			return;
+		}
+		spin_lock(&peer->lock);
+		conn->hello_incarnation = inc;
+		set_bit(SDSM_CONN_VERIFIED, &conn->flags);
+		spin_unlock(&peer->lock);
+		sdsm_peer_kick(peer);
+	}
+	/* Echo the sender's timestamp; our own clock plays no part. */
+	sdsm_conn_send(conn, SDSM_MSG_PONG, ping, sizeof(*ping), NULL, false);
+}
+
+static void sdsm_pong_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg)
+{
+	struct sdsm_peer *peer = conn->peer;
+	const struct sdsm_wire_ping *pong = msg->payload;
+	u64 now = ktime_get_ns(), sent, rtt, srtt;
+
+	if (msg->len < sizeof(*pong) ||
+	    be64_to_cpu(pong->incarnation) != sdsm_cl.incarnation)
+		return;
+	sent = be64_to_cpu(pong->time_ns);
+	if (sent > now)
+		return;
+	rtt = now - sent;
+	/* Smoothed like TCP's srtt: 7/8 old + 1/8 new; first sample as is. */
+	srtt = READ_ONCE(peer->srtt_ns);
+	srtt = srtt ? srtt - (srtt >> 3) + (rtt >> 3) : rtt;
+	WRITE_ONCE(peer->srtt_ns, max_t(u64, srtt, 1));
+}
+
+/* Deliver one received message; rx_work of @conn (process context). */
+void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg)
+{
+	sdsm_handler_fn fn;
+
+	switch (msg->type) {
+	case SDSM_MSG_PING:
+		sdsm_ping_rx(conn, msg);
+		return;
+	case SDSM_MSG_PONG:
+		sdsm_pong_rx(conn, msg);
+		return;
+	}
+	fn = msg->type < SDSM_MSG_MAX ? READ_ONCE(sdsm_handlers[msg->type]) :
+					NULL;
+	if (!fn) {
+		pr_warn_ratelimited("node %u: no handler for message type %u, dropped\n",
+				    msg->peer->id, msg->type);
+		return;
+	}
+	fn(msg);
+}
+
+/**
+ * sdsm_handler_register - install the receive handler of a message type
+ * @type: a type of enum sdsm_msg_type other than PING and PONG
+ * @fn: called in process context for every message of @type, in order per
+ *	peer; may sleep and send; @msg and its page are valid only during the
+ *	call
+ *
+ * Return: 0, -EINVAL for a bad type, -EBUSY if a handler is installed.
+ */
+int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
+{
+	if (!fn || type <= SDSM_MSG_PONG || type >= SDSM_MSG_MAX)
+		return -EINVAL;
+	if (cmpxchg(&sdsm_handlers[type], NULL, fn))
+		return -EBUSY;
+	return 0;
+}
+
+/* Remove a handler and wait until no call of it is running. */
+void sdsm_handler_unregister(u16 type)
+{
+	if (type <= SDSM_MSG_PONG || type >= SDSM_MSG_MAX)
+		return;
+	WRITE_ONCE(sdsm_handlers[type], NULL);
+	flush_workqueue(sdsm_cl.wq);
+}
+
+/* SDSM_PEER_EVENT_UP / _DOWN with the struct sdsm_peer * as data. */
+int sdsm_peer_notifier_register(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_register(&sdsm_peer_notifier, nb);
+}
+
+int sdsm_peer_notifier_unregister(struct notifier_block *nb)
+{
+	return blocking_notifier_chain_unregister(&sdsm_peer_notifier, nb);
+}
+
+/**
+ * sdsm_send - send a message to an UP peer
+ * @peer: destination, not this node
+ * @type: enum sdsm_msg_type
+ * @payload: @len bytes, copied
+ * @len: at most SDSM_MSG_MAX_PAYLOAD
+ * @page: optional page; referenced until sent, must not change until then
+ *
+ * Context: process context; sleeps up to peer_timeout_ms for a send slot.
+ * Return: 0 when posted; -ENOTCONN if the peer is not UP; see
+ * sdsm_conn_send() for the rest.  Delivery is FIFO per peer while the
+ * connection lives; a message in flight when it breaks is lost, and the
+ * peer is then reported DOWN.
+ */
+int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
+	      u32 len, struct page *page)
+{
+	struct sdsm_conn *conn = NULL;
+	int ret;
+
+	if (!peer || peer->id == sdsm_cl.node_id)
+		return -EINVAL;
+	spin_lock(&peer->lock);
+	if (peer->state == SDSM_PEER_UP) {
+		conn = peer->conn;
+		kref_get(&conn->ref);
+	}
+	spin_unlock(&peer->lock);
+	if (!conn)
+		return -ENOTCONN;
+	ret = sdsm_conn_send(conn, type, payload, len, page, true);
+	sdsm_conn_put(conn);
+	return ret;
+}
+
+static void sdsm_peer_work(struct work_struct *work)
+{
+	struct sdsm_peer *peer = container_of(work, struct sdsm_peer, work);
+	struct sdsm_conn *conn, *dead = NULL;
+	enum sdsm_peer_state was, state;
+	bool connect = false;
+	const char *why = NULL;
+	unsigned int delay = 0;
+	u64 inc = 0;
+
+	spin_lock(&peer->lock);
+	was = peer->state;
+	conn = peer->conn;
+	if (conn && test_bit(SDSM_CONN_FAILED, &conn->flags)) {
+		why = conn->fail_reason;
+		dead = conn;
+	} else if (conn && was == SDSM_PEER_CONNECTING &&
+		   test_bit(SDSM_CONN_ESTABLISHED, &conn->flags) &&
+		   test_bit(SDSM_CONN_VERIFIED, &conn->flags)) {
+		if (conn->hello_incarnation != conn->remote_incarnation) {
+			why = "pattern incarnation differs from handshake";
+			dead = conn;
+		} else {
+			sdsm_peer_set_state(peer, SDSM_PEER_UP);
+			peer->backoff_ms = SDSM_BACKOFF_MIN_MS;
+			peer->last_err = 0;
+		}
+	}
+	if (dead) {
+		peer->conn = NULL;
+		sdsm_peer_set_state(peer, SDSM_PEER_DOWN);
+	}
+	state = peer->state;
+	if (state == SDSM_PEER_UP)
+		inc = peer->conn->remote_incarnation;
+	if (!peer->conn && peer->id > sdsm_cl.node_id &&
+	    !READ_ONCE(sdsm_cl.shutdown)) {
+		connect = true;
+		delay = peer->backoff_ms;
+		peer->backoff_ms = min(peer->backoff_ms * 2,
+				       (unsigned int)SDSM_BACKOFF_MAX_MS);
+	}
+	spin_unlock(&peer->lock);
+
+	if (dead) {
+		if (was == SDSM_PEER_UP)
+			pr_info("node %u (%pI4) down: %s\n", peer->id,
+				&peer->addr.sin_addr, why);
+		else
+			pr_debug("node %u: connection attempt failed: %s\n",
+				 peer->id, why);
+		sdsm_conn_reap(dead);
+	}
+
+	if (peer->notified_up &&
+	    (state != SDSM_PEER_UP || inc != peer->notified_incarnation)) {
+		peer->notified_up = false;
+		if (!dead)
+			pr_info("node %u (%pI4) down\n", peer->id,
+				&peer->addr.sin_addr);
+		blocking_notifier_call_chain(&sdsm_peer_notifier,
+					     SDSM_PEER_EVENT_DOWN, peer);
+	}
+	if (!peer->notified_up && state == SDSM_PEER_UP) {
+		peer->notified_up = true;
+		peer->notified_incarnation = inc;
+		pr_info("node %u (%pI4) up, incarnation %llx\n", peer->id,
+			&peer->addr.sin_addr, inc);
+		blocking_notifier_call_chain(&sdsm_peer_notifier,
+					     SDSM_PEER_EVENT_UP, peer);
+	}
+	if (connect)
+		queue_delayed_work(sdsm_cl.wq, &peer->connect_work,
+				   msecs_to_jiffies(delay));
+}
+
+static void sdsm_connect_work(struct work_struct *work)
+{
+	struct sdsm_peer *peer = container_of(to_delayed_work(work),
+					      struct sdsm_peer, connect_work);
+	int ret;
+
+	if (READ_ONCE(sdsm_cl.shutdown))
+		return;
+	ret = sdsm_connect_active(peer);
+	if (ret && ret != -ESHUTDOWN) {
+		pr_debug("node %u: cannot start a connect: %d\n",
+			 peer->id, ret);
+		sdsm_peer_kick(peer);	/* schedules the next attempt */
+	}
+}
+
+static void sdsm_heartbeat_work(struct work_struct *work)
+{
+	unsigned long timeout = msecs_to_jiffies(sdsm_cl.peer_timeout_ms);
+	struct sdsm_wire_ping ping;
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+		struct sdsm_conn *conn;
+
+		if (i == sdsm_cl.node_id)
+			continue;
+		conn = sdsm_conn_get(peer);
+		if (!conn)
+			continue;
+		if (!test_bit(SDSM_CONN_ESTABLISHED, &conn->flags)) {
+			if (time_after(jiffies, conn->created + 2 * timeout))
+				sdsm_conn_fail(conn, "connect timed out");
+		} else if (time_after(jiffies,
+				      READ_ONCE(conn->last_rx) + timeout)) {
+			sdsm_conn_fail(conn, "heartbeat timed out");
+		} else {
+			sdsm_ping_fill(&ping);
+			/* A full send queue is itself a sign of trouble. */
+			sdsm_conn_send(conn, SDSM_MSG_PING, &ping, sizeof(ping),
+				       NULL, false);
+			if (test_bit(SDSM_CONN_VERIFIED, &conn->flags) &&
+			    READ_ONCE(peer->state) == SDSM_PEER_CONNECTING)
+				sdsm_peer_kick(peer);
+		}
+		sdsm_conn_put(conn);
+	}
+	if (!READ_ONCE(sdsm_cl.shutdown))
+		queue_delayed_work(sdsm_cl.wq, &sdsm_cl.heartbeat_work,
+				   msecs_to_jiffies(sdsm_cl.heartbeat_ms));
+}
+
+/* Peers are set up (ids, addresses) by sdsm_main.c before this. */
+int sdsm_cluster_start(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+
+		spin_lock_init(&peer->lock);
+		peer->state = i == sdsm_cl.node_id ? SDSM_PEER_SELF :
+						     SDSM_PEER_DOWN;
+		peer->backoff_ms = SDSM_BACKOFF_MIN_MS;
+		INIT_WORK(&peer->work, sdsm_peer_work);
+		INIT_DELAYED_WORK(&peer->connect_work, sdsm_connect_work);
+		atomic64_set(&peer->tx_msgs, 0);
+		atomic64_set(&peer->rx_msgs, 0);
+		atomic64_set(&peer->tx_bytes, 0);
+		atomic64_set(&peer->rx_bytes, 0);
+	}
+	INIT_DELAYED_WORK(&sdsm_cl.heartbeat_work, sdsm_heartbeat_work);
+	return 0;
+}
+
+/* Connect to every higher node and start the heartbeat. */
+void sdsm_cluster_run(void)
+{
+	unsigned int i;
+
+	for (i = sdsm_cl.node_id + 1; i < sdsm_cl.nr_nodes; i++)
+		queue_delayed_work(sdsm_cl.wq, &sdsm_cl.peers[i].connect_work,
+				   0);
+	queue_delayed_work(sdsm_cl.wq, &sdsm_cl.heartbeat_work,
+			   msecs_to_jiffies(sdsm_cl.heartbeat_ms));
+}
+
+/*
+ * Tear every connection down.  Context: module init failure or exit, after
+ * sdsm_cl.shutdown is set and sdsm_transport_stop() ran, so nothing new
+ * appears meanwhile.
+ */
+void sdsm_cluster_stop(void)
+{
+	unsigned int i;
+
+	cancel_delayed_work_sync(&sdsm_cl.heartbeat_work);
+	for (i = 0; i < sdsm_cl.nr_nodes; i++)
+		cancel_delayed_work_sync(&sdsm_cl.peers[i].connect_work);
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+		struct sdsm_conn *conn;
+
+		spin_lock(&peer->lock);
+		conn = peer->conn;
+		peer->conn = NULL;
+		if (i != sdsm_cl.node_id)
+			sdsm_peer_set_state(peer, SDSM_PEER_DOWN);
+		spin_unlock(&peer->lock);
+		if (conn)
+			sdsm_conn_reap(conn);
+	}
+	sdsm_reap_sync();
+	/* Peer works queued by dying connections: report DOWN, then stop. */
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		flush_work(&sdsm_cl.peers[i].work);
+		cancel_delayed_work_sync(&sdsm_cl.peers[i].connect_work);
+	}
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm sysfs view, /sys/kernel/sdsm/ (documented in
+ * Documentation/ABI/testing/sysfs-kernel-sdsm):
+ *
+ *   node_id, nr_nodes
+ *   nodes/<n>/{addr,state,rtt_us,tx_msgs,rx_msgs,tx_bytes,rx_bytes}
+ *
+ * Every file is read-only.  A node directory is named by its id, which is
+ * how its show functions find the struct sdsm_peer.  The directories are
+ * removed before the peers go away, and kernfs waits for running reads.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kstrtox.h>
+#include <linux/sysfs.h>
+
+#include "sdsm.h"
+
+static ssize_t node_id_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%u\n", sdsm_cl.node_id);
+}
+
+static struct kobj_attribute sdsm_attr_node_id = __ATTR_RO(node_id);
+
+static ssize_t nr_nodes_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%u\n", sdsm_cl.nr_nodes);
+}
+
+static struct kobj_attribute sdsm_attr_nr_nodes = __ATTR_RO(nr_nodes);
+
+static struct attribute *sdsm_top_attrs[] = {
+	&sdsm_attr_node_id.attr,
+	&sdsm_attr_nr_nodes.attr,
+	NULL,
+};
+
+static const struct attribute_group sdsm_top_group = {
+	.attrs = sdsm_top_attrs,
+};
+
+static struct sdsm_peer *sdsm_kobj_peer(struct kobject *kobj)
+{
+	unsigned int id;
+
+	if (kstrtouint(kobject_name(kobj), 10, &id) || id >= sdsm_cl.nr_nodes)
+		return NULL;
+	return &sdsm_cl.peers[id];
+}
+
+static ssize_t addr_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct sdsm_peer *peer = sdsm_kobj_peer(kobj);
+
+	return peer ? sysfs_emit(buf, "%pI4\n", &peer->addr.sin_addr) : -ENODEV;
+}
+
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	struct sdsm_peer *peer = sdsm_kobj_peer(kobj);
+
+	if (!peer)
+		return -ENODEV;
+	return sysfs_emit(buf, "%s\n",
+			  sdsm_peer_state_name(READ_ONCE(peer->state)));
+}
+
+static ssize_t rtt_us_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	struct sdsm_peer *peer = sdsm_kobj_peer(kobj);
+
+	if (!peer)
+		return -ENODEV;
+	return sysfs_emit(buf, "%llu\n",
+			  div_u64(READ_ONCE(peer->srtt_ns), NSEC_PER_USEC));
+}
+
+/* Counters are atomic64_t members of struct sdsm_peer, found by offset. */
+struct sdsm_counter_attr {
+	struct kobj_attribute attr;
+	size_t offset;
+};
+
+static ssize_t sdsm_counter_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	struct sdsm_counter_attr *ca =
+		container_of(attr, struct sdsm_counter_attr, attr);
+	struct sdsm_peer *peer = sdsm_kobj_peer(kobj);
+	atomic64_t *counter;
+
+	if (!peer)
+		return -ENODEV;
+	counter = (void *)peer + ca->offset;
+	return sysfs_emit(buf, "%lld\n", atomic64_read(counter));
+}
+
+static struct sdsm_counter_attr sdsm_attr_tx_msgs = {
+	.attr = __ATTR(tx_msgs, 0444, sdsm_counter_show, NULL),
+	.offset = offsetof(struct sdsm_peer, tx_msgs),
+};
+
+static struct sdsm_counter_attr sdsm_attr_rx_msgs = {
+	.attr = __ATTR(rx_msgs, 0444, sdsm_counter_show, NULL),
+	.offset = offsetof(struct sdsm_peer, rx_msgs),
+};
+
+static struct sdsm_counter_attr sdsm_attr_tx_bytes = {
+	.attr = __ATTR(tx_bytes, 0444, sdsm_counter_show, NULL),
+	.offset = offsetof(struct sdsm_peer, tx_bytes),
+};
+
+static struct sdsm_counter_attr sdsm_attr_rx_bytes = {
+	.attr = __ATTR(rx_bytes, 0444, sdsm_counter_show, NULL),
+	.offset = offsetof(struct sdsm_peer, rx_bytes),
+};
+
+static struct kobj_attribute sdsm_attr_addr = __ATTR_RO(addr);
+static struct kobj_attribute sdsm_attr_state = __ATTR_RO(state);
+static struct kobj_attribute sdsm_attr_rtt_us = __ATTR_RO(rtt_us);
+
+static struct attribute *sdsm_node_attrs[] = {
+	&sdsm_attr_addr.attr,
+	&sdsm_attr_state.attr,
+	&sdsm_attr_rtt_us.attr,
+	&sdsm_attr_tx_msgs.attr.attr,
+	&sdsm_attr_rx_msgs.attr.attr,
+	&sdsm_attr_tx_bytes.attr.attr,
+	&sdsm_attr_rx_bytes.attr.attr,
+	NULL,
+};
+
+static const struct attribute_group sdsm_node_group = {
+	.attrs = sdsm_node_attrs,
+};
+
+int sdsm_sysfs_init(void)
+{
+	unsigned int i;
+	char name[16];
+	int ret;
+
+	sdsm_cl.kobj = kobject_create_and_add("sdsm", kernel_kobj);
+	if (!sdsm_cl.kobj)
+		return -ENOMEM;
+	ret = sysfs_create_group(sdsm_cl.kobj, &sdsm_top_group);
+	if (ret)
+		goto out_remove;
+	sdsm_cl.nodes_kobj = kobject_create_and_add("nodes", sdsm_cl.kobj);
+	if (!sdsm_cl.nodes_kobj) {
+		ret = -ENOMEM;
+		goto out_remove;
+	}
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct kobject *kobj;
+
+		snprintf(name, sizeof(name), "%u", i);
+		kobj = kobject_create_and_add(name, sdsm_cl.nodes_kobj);
+		if (!kobj) {
+			ret = -ENOMEM;
+			goto out_remove;
+		}
+		sdsm_cl.peers[i].kobj = kobj;
+		ret = sysfs_create_group(kobj, &sdsm_node_group);
+		if (ret)
+			goto out_remove;
+	}
+	return 0;
+
+out_remove:
+	sdsm_sysfs_exit();
+	return ret;
+}
+
+/* Idempotent; also undoes a partial sdsm_sysfs_init(). */
+void sdsm_sysfs_exit(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		kobject_put(sdsm_cl.peers[i].kobj);
+		sdsm_cl.peers[i].kobj = NULL;
+	}
+	kobject_put(sdsm_cl.nodes_kobj);
+	sdsm_cl.nodes_kobj = NULL;
+	kobject_put(sdsm_cl.kobj);
+	sdsm_cl.kobj = NULL;
+}

@@ -1,0 +1,1094 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm transport: rdma_cm connections, RC QPs, message send and receive,
+ * and the ib_client that follows RDMA devices coming and going.
+ *
+ * Connection rule: the lower node id connects, the higher one listens on
+ * INADDR_ANY:port and accepts.  The connect private data carries a version
+ * handshake (struct sdsm_wire_connect) that the passive side checks before
+ * it accepts; a reject carries a reason the active side logs.
+ *
+ * Every posted receive has two scatter elements: a SDSM_HDR_SLOT_SIZE header
+ * slot and a page.  A send uses one element (header and small payload) or
+ * two (a full header slot and a page), so a page crosses the wire as a plain
+ * SEND and no memory is ever exposed to remote access; local elements use
+ * the PD's local_dma_lkey.  Sends in flight are bounded by SDSM_TX_DEPTH
+ * slots; a sender sleeps (bounded) for a free one.  Completions arrive in
+ * softirq through ib_cqe.done; receives are queued to the connection's
+ * rx_work, which hands them to sdsm_msg_dispatch() in process context in
+ * arrival order and then reposts the receive.
+ *
+ * Lifetime: a struct sdsm_conn is attached to its peer (peer->conn) or owned
+ * by the reaper, never both.  Only the reaper (sdsm_conn_destroy) releases
+ * the cm_id and verbs objects, always in this order: mark DYING, disconnect,
+ * destroy the cm_id (this waits for running cm handlers, so the reaper
+ * holds no lock), drain the QP, cancel rx_work, destroy QP, CQ, buffers, PD.
+ * A cm handler never destroys its own cm_id and always returns 0, except for
+ * a rejected CONNECT_REQUEST that has no conn yet (rdma_cm then destroys the
+ * new id).  Device removal (sdsm_ib_remove) detaches every connection on the
+ * device and runs the reaper synchronously, before rdma_cm's own removal,
+ * so a later RDMA_CM_EVENT_DEVICE_REMOVAL finds nothing of ours.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/highmem.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+#include <rdma/ib_cm.h>
+
+#include "sdsm.h"
+#include "sdsm_trace.h"
+
+static void sdsm_conn_release(struct kref *ref)
+{
+	kfree(container_of(ref, struct sdsm_conn, ref));
+}
+
+void sdsm_conn_put(struct sdsm_conn *conn)
+{
+	kref_put(&conn->ref, sdsm_conn_release);
+}
+
+/* Reference the peer's current connection, if any. */
+struct sdsm_conn *sdsm_conn_get(struct sdsm_peer *peer)
+{
+	struct sdsm_conn *conn;
+
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	if (conn)
+		kref_get(&conn->ref);
+	spin_unlock(&peer->lock);
+	return conn;
+}
+
+/*
+ * Mark a connection broken; the peer work detaches and reaps it.  Any
+ * context; the first reason is kept for the log.
+ */
+void sdsm_conn_fail(struct sdsm_conn *conn, const char *why)
+{
+	if (test_and_set_bit(SDSM_CONN_FAILED, &conn->flags))
+		return;
+	conn->fail_reason = why;
+	sdsm_peer_kick(conn->peer);
+}
+
+static struct sdsm_conn *sdsm_conn_alloc(struct sdsm_peer *peer, bool active)
+{
+	struct sdsm_conn *conn;
+
+	conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+	if (!conn)
+		return NULL;
+	kref_init(&conn->ref);
+	conn->peer = peer;
+	conn->active = active;
+	conn->created = jiffies;
+	conn->last_rx = jiffies;
+	spin_lock_init(&conn->rx_lock);
+	INIT_LIST_HEAD(&conn->rx_list);
+	spin_lock_init(&conn->tx_lock);
+	INIT_LIST_HEAD(&conn->tx_free);
+	init_waitqueue_head(&conn->tx_wait);
+	INIT_LIST_HEAD(&conn->reap_node);
+	INIT_WORK(&conn->rx_work, sdsm_rx_work);
+	return conn;
+}
+
+/* ------------------------------------------------------------------ */
+/* Receive path                                                        */
+
+static int sdsm_rx_post(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
+{
+	struct ib_sge sge[2];
+	struct ib_recv_wr wr = {};
+	int ret;
+
+	ib_dma_sync_single_for_device(conn->dev, slot->hdr_dma,
+				      SDSM_HDR_SLOT_SIZE, DMA_FROM_DEVICE);
+	ib_dma_sync_single_for_device(conn->dev, slot->page_dma, PAGE_SIZE,
+				      DMA_FROM_DEVICE);
+	sge[0].addr = slot->hdr_dma;
+	sge[0].length = SDSM_HDR_SLOT_SIZE;
+	sge[0].lkey = conn->pd->local_dma_lkey;
+	sge[1].addr = slot->page_dma;
+	sge[1].length = PAGE_SIZE;
+	sge[1].lkey = conn->pd->local_dma_lkey;
+	wr.wr_cqe = &slot->cqe;
+	wr.sg_list = sge;
+	wr.num_sge = 2;
+
+	spin_lock_bh(&conn->rx_lock);
+	if (test_bit(SDSM_CONN_DYING, &conn->flags))
+		ret = -ENOTCONN;
+	else
+		ret = ib_post_recv(conn->qp, &wr, NULL);
+	spin_unlock_bh(&conn->rx_lock);
+	return ret;
+}
+
+static void sdsm_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdsm_rx_slot *slot =
+		container_of(wc->wr_cqe, struct sdsm_rx_slot, cqe);
+	struct sdsm_conn *conn = slot->conn;
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_err_ratelimited("node %u: receive failed: %s\n",
+					   conn->peer->id,
+					   ib_wc_status_msg(wc->status));
+		sdsm_conn_fail(conn, "receive completion error");
+		return;
+	}
+	WRITE_ONCE(conn->last_rx, jiffies);
+	slot->byte_len = wc->byte_len;
+	spin_lock(&conn->rx_lock);
+	list_add_tail(&slot->node, &conn->rx_list);
+	spin_unlock(&conn->rx_lock);
+	queue_work(sdsm_cl.wq, &conn->rx_work);
+}
+
+/* Check one received message and hand it to its handler. */
+static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
+{
+	struct sdsm_peer *peer = conn->peer;
+	const struct sdsm_wire_hdr *hdr = slot->hdr;
+	struct sdsm_msg msg = { .peer = peer };
+	u32 n = slot->byte_len;
+	u16 flags;
+
+	ib_dma_sync_single_for_cpu(conn->dev, slot->hdr_dma,
+				   SDSM_HDR_SLOT_SIZE, DMA_FROM_DEVICE);
+	if (n < sizeof(*hdr)) {
+		pr_err("node %u: runt message of %u bytes\n", peer->id, n);
+		sdsm_conn_fail(conn, "malformed message");
+		return;
+	}
+	msg.type = be16_to_cpu(hdr->type);
+	msg.len = be32_to_cpu(hdr->len);
+	flags = be16_to_cpu(hdr->flags);
+	if (msg.len > SDSM_MSG_MAX_PAYLOAD ||
+	    sizeof(*hdr) + msg.len > min_t(u32, n, SDSM_HDR_SLOT_SIZE) ||
+	    (flags & SDSM_WIRE_F_PAGE) !=
+	    (n > SDSM_HDR_SLOT_SIZE ? SDSM_WIRE_F_PAGE : 0) ||
+	    (n > SDSM_HDR_SLOT_SIZE && n != SDSM_HDR_SLOT_SIZE + PAGE_SIZE)) {
+		pr_err("node %u: malformed message: type %u len %u flags %#x in %u bytes\n",
+		       peer->id, msg.type, msg.len, flags, n);
+		sdsm_conn_fail(conn, "malformed message");
+		return;
+	}
+	msg.payload = hdr + 1;
+	if (flags & SDSM_WIRE_F_PAGE) {
+		ib_dma_sync_single_for_cpu(conn->dev, slot->page_dma,
+					   PAGE_SIZE, DMA_FROM_DEVICE);
+		msg.page = slot->page;
+	}
+	atomic64_inc(&peer->rx_msgs);
+	atomic64_add(n, &peer->rx_bytes);
+	trace_sdsm_msg_recv(peer->id, msg.type, msg.len, !!msg.page,
+			    be64_to_cpu(hdr->seq));
+	sdsm_msg_dispatch(conn, &msg);
+}
+
+void sdsm_rx_work(struct work_struct *work)
+{
+	struct sdsm_conn *conn = container_of(work, struct sdsm_conn, rx_work);
+	struct sdsm_rx_slot *slot;
+	int budget = SDSM_RX_DEPTH;
+	int ret;
+
+	while (budget--) {
+		spin_lock_bh(&conn->rx_lock);
+		slot = list_first_entry_or_null(&conn->rx_list,
+						struct sdsm_rx_slot, node);
+		if (slot)
+			list_del_init(&slot->node);
+		spin_unlock_bh(&conn->rx_lock);
+		if (!slot)
+			return;
+		if (test_bit(SDSM_CONN_DYING, &conn->flags))
+			continue;
+		sdsm_rx_process(conn, slot);
+		ret = sdsm_rx_post(conn, slot);
+		if (ret && ret != -ENOTCONN) {
+			pr_err("node %u: cannot repost a receive: %d\n",
+			       conn->peer->id, ret);
+			sdsm_conn_fail(conn, "receive repost failed");
+		}
+	}
+	/* More queued: yield so other peers' receives get their turn. */
+	queue_work(sdsm_cl.wq, &conn->rx_work);
+}
+
+/* ------------------------------------------------------------------ */
+/* Send path                                                           */
+
+static void sdsm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct sdsm_tx_slot *slot =
+		container_of(wc->wr_cqe, struct sdsm_tx_slot, cqe);
+	struct sdsm_conn *conn = slot->conn;
+
+	if (slot->page) {
+		ib_dma_unmap_page(conn->dev, slot->page_dma, PAGE_SIZE,
+				  DMA_TO_DEVICE);
+		put_page(slot->page);
+		slot->page = NULL;
+	}
+	spin_lock(&conn->tx_lock);
+	list_add(&slot->node, &conn->tx_free);
+	spin_unlock(&conn->tx_lock);
+	wake_up(&conn->tx_wait);
+
+	if (unlikely(wc->status != IB_WC_SUCCESS)) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_err_ratelimited("node %u: send failed: %s\n",
+					   conn->peer->id,
+					   ib_wc_status_msg(wc->status));
+		sdsm_conn_fail(conn, "send completion error");
+	}
+}
+
+/* Take a free send slot; true when done (slot, or NULL if dying). */
+static bool sdsm_tx_get(struct sdsm_conn *conn, struct sdsm_tx_slot **slot)
+{
+	bool done = true;
+
+	spin_lock_bh(&conn->tx_lock);
+	*slot = NULL;
+	if (test_bit(SDSM_CONN_DYING, &conn->flags))
+		goto out;
+	*slot = list_first_entry_or_null(&conn->tx_free,
+					 struct sdsm_tx_slot, node);
+	if (*slot)
+		list_del_init(&(*slot)->node);
+	else
+		done = false;
+out:
+	spin_unlock_bh(&conn->tx_lock);
+	return done;
+}
+
+static void sdsm_tx_put(struct sdsm_conn *conn, struct sdsm_tx_slot *slot)
+{
+	spin_lock_bh(&conn->tx_lock);
+	list_add(&slot->node, &conn->tx_free);
+	spin_unlock_bh(&conn->tx_lock);
+	wake_up(&conn->tx_wait);
+}
+
+/**
+ * sdsm_conn_send - send one message on a connection
+ * @conn: the connection, referenced by the caller
+ * @type: enum sdsm_msg_type
+ * @payload: @len bytes copied into the message, may be NULL if @len is 0
+ * @len: at most SDSM_MSG_MAX_PAYLOAD
+ * @page: optional page sent after the header slot; referenced until the
+ *	send completes, and its contents must not change until then
+ * @wait: sleep up to peer_timeout_ms for a send slot instead of -EAGAIN
+ *
+ * Context: process context; may sleep if @wait.
+ * Return: 0 once posted, -EINVAL, -EMSGSIZE, -EAGAIN, -ETIMEDOUT, -ENOTCONN
+ * (connection going away), -ENOMEM or an error of ib_post_send().
+ */
+int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
+		   u32 len, struct page *page, bool wait)
+{
+	struct sdsm_peer *peer = conn->peer;
+	const struct ib_send_wr *bad_wr;
+	struct ib_send_wr wr = {};
+	struct sdsm_tx_slot *slot;
+	struct sdsm_wire_hdr *hdr;
+	struct ib_sge sge[2];
+	u32 bytes;
+	u64 seq;
+	int ret;
+
+	if (!type || type >= SDSM_MSG_MAX || (len && !payload))
+		return -EINVAL;
+	if (len > SDSM_MSG_MAX_PAYLOAD)
+		return -EMSGSIZE;
+
+	if (wait) {
+		ret = wait_event_timeout(conn->tx_wait,
+					 sdsm_tx_get(conn, &slot),
+					 msecs_to_jiffies(sdsm_cl.peer_timeout_ms));
+		if (!ret)
+			return -ETIMEDOUT;
+	} else if (!sdsm_tx_get(conn, &slot)) {
+		return -EAGAIN;
+	}
+	if (!slot)
+		return -ENOTCONN;
+
+	hdr = slot->hdr;
+	hdr->type = cpu_to_be16(type);
+	hdr->flags = cpu_to_be16(page ? SDSM_WIRE_F_PAGE : 0);
+	hdr->len = cpu_to_be32(len);
+	if (len)
+		memcpy(hdr + 1, payload, len);
+	bytes = page ? SDSM_HDR_SLOT_SIZE : sizeof(*hdr) + len;
+
+	sge[0].addr = slot->hdr_dma;
+	sge[0].length = bytes;
+	sge[0].lkey = conn->pd->local_dma_lkey;
+	wr.num_sge = 1;
+	if (page) {
+		slot->page_dma = ib_dma_map_page(conn->dev, page, 0, PAGE_SIZE,
+						 DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(conn->dev, slot->page_dma)) {
+			sdsm_tx_put(conn, slot);
+			return -ENOMEM;
+		}
+		get_page(page);
+		slot->page = page;
+		sge[1].addr = slot->page_dma;
+		sge[1].length = PAGE_SIZE;
+		sge[1].lkey = conn->pd->local_dma_lkey;
+		wr.num_sge = 2;
+		bytes += PAGE_SIZE;
+	}
+	wr.wr_cqe = &slot->cqe;
+	wr.sg_list = sge;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_SIGNALED;
+
+	spin_lock_bh(&conn->tx_lock);
+	if (test_bit(SDSM_CONN_DYING, &conn->flags)) {
+		ret = -ENOTCONN;
+	} else {
+		seq = ++conn->tx_seq;
+		hdr->seq = cpu_to_be64(seq);
+		ib_dma_sync_single_for_device(conn->dev, slot->hdr_dma,
+					      SDSM_HDR_SLOT_SIZE,
+					      DMA_TO_DEVICE);
+		ret = ib_post_send(conn->qp, &wr, &bad_wr);
+	}
+	spin_unlock_bh(&conn->tx_lock);
+	if (ret) {
+		if (slot->page) {
+			ib_dma_unmap_page(conn->dev, slot->page_dma, PAGE_SIZE,
+					  DMA_TO_DEVICE);
+			put_page(slot->page);
+			slot->page = NULL;
+		}
+		sdsm_tx_put(conn, slot);
+		if (ret != -ENOTCONN) {
+			pr_err("node %u: ib_post_send failed: %d\n",
+			       peer->id, ret);
+			sdsm_conn_fail(conn, "send post failed");
+		}
+		return ret;
+	}
+	atomic64_inc(&peer->tx_msgs);
+	atomic64_add(bytes, &peer->tx_bytes);
+	trace_sdsm_msg_send(peer->id, type, len, !!page, seq);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Verbs resources of one connection                                   */
+
+static void sdsm_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct sdsm_conn *conn = ctx;
+
+	switch (ev->event) {
+	case IB_EVENT_COMM_EST:
+	case IB_EVENT_SQ_DRAINED:
+	case IB_EVENT_QP_LAST_WQE_REACHED:
+		break;
+	default:
+		pr_err("node %u: QP event %s\n", conn->peer->id,
+		       ib_event_msg(ev->event));
+		sdsm_conn_fail(conn, "QP error event");
+	}
+}
+
+static void sdsm_conn_free_bufs(struct sdsm_conn *conn)
+{
+	struct ib_device *dev = conn->dev;
+	int i;
+
+	for (i = 0; i < SDSM_RX_DEPTH; i++) {
+		struct sdsm_rx_slot *rx = &conn->rx[i];
+
+		if (rx->page_dma)
+			ib_dma_unmap_page(dev, rx->page_dma, PAGE_SIZE,
+					  DMA_FROM_DEVICE);
+		if (rx->page)
+			__free_page(rx->page);
+		if (rx->hdr_dma)
+			ib_dma_unmap_single(dev, rx->hdr_dma,
+					    SDSM_HDR_SLOT_SIZE,
+					    DMA_FROM_DEVICE);
+	}
+	for (i = 0; i < SDSM_TX_DEPTH; i++) {
+		struct sdsm_tx_slot *tx = &conn->tx[i];
+
+		if (tx->hdr_dma)
+			ib_dma_unmap_single(dev, tx->hdr_dma,
+					    SDSM_HDR_SLOT_SIZE, DMA_TO_DEVICE);
+	}
+	kfree(conn->rx_hdrs);
+	conn->rx_hdrs = NULL;
+	kfree(conn->tx_hdrs);
+	conn->tx_hdrs = NULL;
+}
+
+static int sdsm_conn_alloc_bufs(struct sdsm_conn *conn)
+{
+	struct ib_device *dev = conn->dev;
+	int i;
+
+	conn->rx_hdrs = kcalloc(SDSM_RX_DEPTH, SDSM_HDR_SLOT_SIZE, GFP_KERNEL);
+	conn->tx_hdrs = kcalloc(SDSM_TX_DEPTH, SDSM_HDR_SLOT_SIZE, GFP_KERNEL);
+	if (!conn->rx_hdrs || !conn->tx_hdrs)
+		goto out_free_bufs;
+
+	for (i = 0; i < SDSM_RX_DEPTH; i++) {
+		struct sdsm_rx_slot *rx = &conn->rx[i];
+		u64 dma;
+
+		rx->conn = conn;
+		rx->cqe.done = sdsm_rx_done;
+		INIT_LIST_HEAD(&rx->node);
+		rx->hdr = conn->rx_hdrs + i * SDSM_HDR_SLOT_SIZE;
+		dma = ib_dma_map_single(dev, rx->hdr, SDSM_HDR_SLOT_SIZE,
+					DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(dev, dma))
+			goto out_free_bufs;
+		rx->hdr_dma = dma;
+		rx->page = alloc_page(GFP_KERNEL);
+		if (!rx->page)
+			goto out_free_bufs;
+		dma = ib_dma_map_page(dev, rx->page, 0, PAGE_SIZE,
+				      DMA_FROM_DEVICE);
+		if (ib_dma_mapping_error(dev, dma))
+			goto out_free_bufs;
+		rx->page_dma = dma;
+	}
+	for (i = 0; i < SDSM_TX_DEPTH; i++) {
+		struct sdsm_tx_slot *tx = &conn->tx[i];
+		u64 dma;
+
+		tx->conn = conn;
+		tx->cqe.done = sdsm_tx_done;
+		tx->hdr = conn->tx_hdrs + i * SDSM_HDR_SLOT_SIZE;
+		dma = ib_dma_map_single(dev, tx->hdr, SDSM_HDR_SLOT_SIZE,
+					DMA_TO_DEVICE);
+		if (ib_dma_mapping_error(dev, dma))
+			goto out_free_bufs;
+		tx->hdr_dma = dma;
+		list_add_tail(&tx->node, &conn->tx_free);
+	}
+	return 0;
+
+out_free_bufs:
+	sdsm_conn_free_bufs(conn);
+	return -ENOMEM;
+}
+
+/*
+ * Create PD, CQ, QP and buffers on the cm_id's device and post every
+ * receive.  Called from the cm handler (ROUTE_RESOLVED or CONNECT_REQUEST)
+ * of conn->cm_id; on failure everything created here is released again.
+ */
+static int sdsm_conn_create_ib(struct sdsm_conn *conn)
+{
+	struct rdma_cm_id *id = conn->cm_id;
+	struct ib_qp_init_attr attr = {};
+	int i, ret;
+
+	conn->dev = id->device;
+	conn->pd = ib_alloc_pd(conn->dev, 0);
+	if (IS_ERR(conn->pd)) {
+		ret = PTR_ERR(conn->pd);
+		goto out_clear;
+	}
+	/* +2 for the drain WRs of ib_drain_qp(). */
+	conn->cq = ib_alloc_cq(conn->dev, conn,
+			       SDSM_TX_DEPTH + SDSM_RX_DEPTH + 2,
+			       0, IB_POLL_SOFTIRQ);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		goto out_dealloc_pd;
+	}
+	ret = sdsm_conn_alloc_bufs(conn);
+	if (ret)
+		goto out_free_cq;
+
+	attr.event_handler = sdsm_qp_event;
+	attr.qp_context = conn;
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.qp_type = IB_QPT_RC;
+	attr.cap.max_send_wr = SDSM_TX_DEPTH + 1;
+	attr.cap.max_recv_wr = SDSM_RX_DEPTH + 1;
+	attr.cap.max_send_sge = 2;
+	attr.cap.max_recv_sge = 2;
+	ret = rdma_create_qp(id, conn->pd, &attr);
+	if (ret)
+		goto out_free_bufs;
+	conn->qp = id->qp;
+
+	for (i = 0; i < SDSM_RX_DEPTH; i++) {
+		ret = sdsm_rx_post(conn, &conn->rx[i]);
+		if (ret)
+			goto out_destroy_qp;
+	}
+	return 0;
+
+out_destroy_qp:
+	/* Nothing completed yet: destroying the QP discards the receives. */
+	rdma_destroy_qp(id);
+	conn->qp = NULL;
+out_free_bufs:
+	sdsm_conn_free_bufs(conn);
+out_free_cq:
+	ib_free_cq(conn->cq);
+	conn->cq = NULL;
+out_dealloc_pd:
+	ib_dealloc_pd(conn->pd);
+	conn->pd = NULL;
+out_clear:
+	conn->dev = NULL;
+	return ret;
+}
+
+static void sdsm_conn_set_dying(struct sdsm_conn *conn)
+{
+	spin_lock_bh(&conn->tx_lock);
+	spin_lock(&conn->rx_lock);
+	set_bit(SDSM_CONN_DYING, &conn->flags);
+	spin_unlock(&conn->rx_lock);
+	spin_unlock_bh(&conn->tx_lock);
+	wake_up_all(&conn->tx_wait);
+}
+
+/* Release everything of a detached connection; sleeps.  Reaper only. */
+static void sdsm_conn_destroy(struct sdsm_conn *conn)
+{
+	sdsm_conn_set_dying(conn);
+	if (conn->cm_id) {
+		/*
+		 * Sends a DREQ if established, and waits for a running
+		 * handler; no handler runs for this conn afterwards.
+		 */
+		rdma_destroy_id(conn->cm_id);
+		conn->cm_id = NULL;
+	}
+	if (conn->qp) {
+		/* Every posted WR completes (flushed) before we free. */
+		ib_drain_qp(conn->qp);
+		cancel_work_sync(&conn->rx_work);
+		ib_destroy_qp(conn->qp);
+		conn->qp = NULL;
+	}
+	cancel_work_sync(&conn->rx_work);
+	if (conn->cq) {
+		ib_free_cq(conn->cq);
+		conn->cq = NULL;
+	}
+	if (conn->dev)
+		sdsm_conn_free_bufs(conn);
+	if (conn->pd) {
+		ib_dealloc_pd(conn->pd);
+		conn->pd = NULL;
+	}
+	sdsm_conn_put(conn);
+}
+
+static void sdsm_reap_work(struct work_struct *work)
+{
+	struct sdsm_conn *conn;
+
+	for (;;) {
+		spin_lock(&sdsm_cl.reap_lock);
+		conn = list_first_entry_or_null(&sdsm_cl.reap_list,
+						struct sdsm_conn, reap_node);
+		if (conn)
+			list_del_init(&conn->reap_node);
+		spin_unlock(&sdsm_cl.reap_lock);
+		if (!conn)
+			break;
+		sdsm_conn_destroy(conn);
+	}
+}
+
+/* Hand a detached connection to the reaper.  Any process context. */
+void sdsm_conn_reap(struct sdsm_conn *conn)
+{
+	sdsm_conn_set_dying(conn);
+	spin_lock(&sdsm_cl.reap_lock);
+	list_add_tail(&conn->reap_node, &sdsm_cl.reap_list);
+	spin_unlock(&sdsm_cl.reap_lock);
+	queue_work(sdsm_cl.wq, &sdsm_cl.reap_work);
+}
+
+/* Wait until every connection handed to the reaper is gone. */
+void sdsm_reap_sync(void)
+{
+	flush_work(&sdsm_cl.reap_work);
+}
+
+/* ------------------------------------------------------------------ */
+/* rdma_cm                                                             */
+
+static void sdsm_fill_connect(struct sdsm_wire_connect *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->magic = cpu_to_be32(SDSM_WIRE_MAGIC);
+	c->version = cpu_to_be16(SDSM_WIRE_VERSION);
+	c->node_id = cpu_to_be16(sdsm_cl.node_id);
+	c->nr_nodes = cpu_to_be16(sdsm_cl.nr_nodes);
+	c->rx_depth = cpu_to_be16(SDSM_RX_DEPTH);
+	c->incarnation = cpu_to_be64(sdsm_cl.incarnation);
+}
+
+static void sdsm_fill_conn_param(struct rdma_conn_param *param,
+				 struct sdsm_wire_connect *priv)
+{
+	memset(param, 0, sizeof(*param));
+	sdsm_fill_connect(priv);
+	param->private_data = priv;
+	param->private_data_len = sizeof(*priv);
+	param->retry_count = 7;
+	param->rnr_retry_count = 7;
+}
+
+static const char *sdsm_reject_name(unsigned int reason)
+{
+	switch (reason) {
+	case SDSM_REJ_BAD_MAGIC:	return "not an sdsm node (bad magic)";
+	case SDSM_REJ_BAD_VERSION:	return "wire version mismatch";
+	case SDSM_REJ_BAD_NR_NODES:	return "nodes= lists differ in length";
+	case SDSM_REJ_BAD_NODE_ID:	return "node id out of range or ours";
+	case SDSM_REJ_BAD_ADDRESS:	return "source address is not nodes[node_id]";
+	case SDSM_REJ_WRONG_DIRECTION:	return "higher node id connected to lower";
+	case SDSM_REJ_SHUTDOWN:		return "module unloading";
+	case SDSM_REJ_NO_RESOURCES:	return "out of resources";
+	}
+	return "unknown reason";
+}
+
+/* Validate connect private data; 0 if fine, else an sdsm_reject_reason. */
+static int sdsm_check_connect(const void *data, u8 len, unsigned int *from)
+{
+	const struct sdsm_wire_connect *c = data;
+	unsigned int id;
+
+	if (!data || len < sizeof(*c) ||
+	    be32_to_cpu(c->magic) != SDSM_WIRE_MAGIC)
+		return SDSM_REJ_BAD_MAGIC;
+	if (be16_to_cpu(c->version) != SDSM_WIRE_VERSION)
+		return SDSM_REJ_BAD_VERSION;
+	if (be16_to_cpu(c->nr_nodes) != sdsm_cl.nr_nodes)
+		return SDSM_REJ_BAD_NR_NODES;
+	id = be16_to_cpu(c->node_id);
+	if (id >= sdsm_cl.nr_nodes || id == sdsm_cl.node_id)
+		return SDSM_REJ_BAD_NODE_ID;
+	*from = id;
+	return 0;
+}
+
+static int sdsm_cm_reject(struct rdma_cm_id *id, unsigned int reason)
+{
+	struct sdsm_wire_reject rej = {
+		.magic = cpu_to_be32(SDSM_WIRE_MAGIC),
+		.version = cpu_to_be16(SDSM_WIRE_VERSION),
+		.reason = cpu_to_be16(reason),
+	};
+
+	pr_warn_ratelimited("rejected a connection from %pI4: %s\n",
+			    &((struct sockaddr_in *)&id->route.addr.dst_addr)->sin_addr,
+			    sdsm_reject_name(reason));
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+	return 1;	/* rdma_cm destroys the new id */
+}
+
+/* Passive side: a lower node connects to us. */
+static int sdsm_cm_connect_request(struct rdma_cm_id *id,
+				   struct rdma_cm_event *ev)
+{
+	const struct sockaddr_in *src =
+		(struct sockaddr_in *)&id->route.addr.dst_addr;
+	const struct sdsm_wire_connect *req = ev->param.conn.private_data;
+	struct sdsm_wire_connect priv;
+	struct rdma_conn_param param;
+	struct sdsm_conn *conn, *old;
+	struct sdsm_peer *peer;
+	unsigned int from = 0;
+	int reason, ret;
+
+	if (READ_ONCE(sdsm_cl.shutdown))
+		return sdsm_cm_reject(id, SDSM_REJ_SHUTDOWN);
+	reason = sdsm_check_connect(req, ev->param.conn.private_data_len,
+				    &from);
+	if (reason)
+		return sdsm_cm_reject(id, reason);
+	peer = &sdsm_cl.peers[from];
+	if (src->sin_family != AF_INET ||
+	    src->sin_addr.s_addr != peer->addr.sin_addr.s_addr)
+		return sdsm_cm_reject(id, SDSM_REJ_BAD_ADDRESS);
+	if (from > sdsm_cl.node_id)
+		return sdsm_cm_reject(id, SDSM_REJ_WRONG_DIRECTION);
+
+	conn = sdsm_conn_alloc(peer, false);
+	if (!conn)
+		return sdsm_cm_reject(id, SDSM_REJ_NO_RESOURCES);
+	conn->cm_id = id;
+	conn->remote_incarnation = be64_to_cpu(req->incarnation);
+	ret = sdsm_conn_create_ib(conn);
+	if (ret) {
+		pr_err("node %u: cannot create a queue pair: %d\n", from, ret);
+		kfree(conn);
+		return sdsm_cm_reject(id, SDSM_REJ_NO_RESOURCES);
+	}
+	id->context = conn;
+
+	spin_lock(&peer->lock);
+	if (READ_ONCE(sdsm_cl.shutdown)) {
+		spin_unlock(&peer->lock);
+		/* Never published: undo here, rdma_cm destroys the id. */
+		id->context = NULL;
+		conn->cm_id = NULL;
+		rdma_destroy_qp(id);
+		conn->qp = NULL;
+		sdsm_conn_destroy(conn);
+		return sdsm_cm_reject(id, SDSM_REJ_SHUTDOWN);
+	}
+	old = peer->conn;
+	peer->conn = conn;
+	sdsm_peer_set_state(peer, SDSM_PEER_CONNECTING);
+	spin_unlock(&peer->lock);
+
+	if (old) {
+		pr_info("node %u connects again (incarnation %llx, was %llx): dropping the old connection\n",
+			from, conn->remote_incarnation,
+			old->remote_incarnation);
+		sdsm_conn_reap(old);
+	}
+	sdsm_peer_kick(peer);
+
+	sdsm_fill_conn_param(&param, &priv);
+	ret = rdma_accept(id, &param);
+	if (ret) {
+		pr_err("node %u: rdma_accept failed: %d\n", from, ret);
+		sdsm_conn_fail(conn, "accept failed");
+	}
+	return 0;
+}
+
+/* Active side: address resolved, route resolved, connect. */
+static void sdsm_cm_route_resolved(struct sdsm_conn *conn)
+{
+	struct sdsm_wire_connect priv;
+	struct rdma_conn_param param;
+	int ret;
+
+	if (test_bit(SDSM_CONN_DYING, &conn->flags))
+		return;
+	ret = sdsm_conn_create_ib(conn);
+	if (ret) {
+		pr_err("node %u: cannot create a queue pair: %d\n",
+		       conn->peer->id, ret);
+		sdsm_conn_fail(conn, "no resources");
+		return;
+	}
+	sdsm_fill_conn_param(&param, &priv);
+	ret = rdma_connect_locked(conn->cm_id, &param);
+	if (ret) {
+		pr_err("node %u: rdma_connect failed: %d\n",
+		       conn->peer->id, ret);
+		sdsm_conn_fail(conn, "connect failed");
+	}
+}
+
+static void sdsm_cm_established(struct sdsm_conn *conn,
+				struct rdma_cm_event *ev)
+{
+	struct sdsm_peer *peer = conn->peer;
+	const struct sdsm_wire_connect *rep = ev->param.conn.private_data;
+	unsigned int from = 0;
+	int reason;
+
+	if (conn->active) {
+		reason = sdsm_check_connect(rep, ev->param.conn.private_data_len,
+					    &from);
+		if (!reason && from != peer->id)
+			reason = SDSM_REJ_BAD_NODE_ID;
+		if (reason) {
+			pr_err("node %u: bad accept data: %s\n", peer->id,
+			       sdsm_reject_name(reason));
+			sdsm_conn_fail(conn, "bad accept data");
+			return;
+		}
+		spin_lock(&peer->lock);
+		conn->remote_incarnation = be64_to_cpu(rep->incarnation);
+		spin_unlock(&peer->lock);
+	}
+	sdsm_conn_established(conn);
+}
+
+/* Log a failed connect attempt once per distinct error. */
+static void sdsm_cm_connect_error(struct sdsm_conn *conn,
+				  struct rdma_cm_event *ev)
+{
+	struct sdsm_peer *peer = conn->peer;
+	int err = ev->event << 16 | (ev->status & 0xffff);
+	const struct sdsm_wire_reject *rej = NULL;
+	u8 len = 0;
+	bool log;
+
+	spin_lock(&peer->lock);
+	log = peer->last_err != err;
+	peer->last_err = err;
+	spin_unlock(&peer->lock);
+
+	if (ev->event == RDMA_CM_EVENT_REJECTED)
+		rej = rdma_consumer_reject_data(conn->cm_id, ev, &len);
+	if (!log)
+		goto out_fail;
+	if (rej && len >= sizeof(*rej) &&
+	    be32_to_cpu(rej->magic) == SDSM_WIRE_MAGIC)
+		pr_warn("node %u (%pI4) rejected us: %s\n", peer->id,
+			&peer->addr.sin_addr,
+			sdsm_reject_name(be16_to_cpu(rej->reason)));
+	else if (ev->event == RDMA_CM_EVENT_REJECTED)
+		pr_info("node %u (%pI4): connect rejected: %s (will retry)\n",
+			peer->id, &peer->addr.sin_addr,
+			rdma_reject_msg(conn->cm_id, ev->status));
+	else
+		pr_info("node %u (%pI4): %s, status %d (will retry)\n",
+			peer->id, &peer->addr.sin_addr,
+			rdma_event_msg(ev->event), ev->status);
+out_fail:
+	sdsm_conn_fail(conn, rdma_event_msg(ev->event));
+}
+
+static int sdsm_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct sdsm_conn *conn = id->context;
+	int ret;
+
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return sdsm_cm_connect_request(id, ev);
+	if (!conn)	/* the listener */
+		return 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		ret = rdma_resolve_route(id, SDSM_RESOLVE_TIMEOUT_MS);
+		if (ret) {
+			pr_err("node %u: rdma_resolve_route failed: %d\n",
+			       conn->peer->id, ret);
+			sdsm_conn_fail(conn, "route resolution failed");
+		}
+		break;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		sdsm_cm_route_resolved(conn);
+		break;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		sdsm_cm_established(conn, ev);
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+		sdsm_cm_connect_error(conn, ev);
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		sdsm_conn_fail(conn, "disconnected by peer");
+		break;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/*
+		 * sdsm_ib_remove() normally got here first.  Never return
+		 * non-zero: the reaper owns the id and destroys it.
+		 */
+		sdsm_conn_fail(conn, "device removed");
+		break;
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		sdsm_conn_fail(conn, "address changed");
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/**
+ * sdsm_connect_active - start one connect attempt to a higher peer
+ * @peer: the peer; must have no connection
+ *
+ * Context: process context, from the peer's connect_work.
+ * Return: 0 if an attempt is under way (attached to @peer), else -errno.
+ */
+int sdsm_connect_active(struct sdsm_peer *peer)
+{
+	struct sockaddr_in src = sdsm_cl.peers[sdsm_cl.node_id].addr;
+	struct sockaddr_in dst = peer->addr;
+	struct sdsm_conn *conn;
+	struct rdma_cm_id *id;
+	int ret;
+
+	conn = sdsm_conn_alloc(peer, true);
+	if (!conn)
+		return -ENOMEM;
+	id = rdma_create_id(&init_net, sdsm_cm_handler, conn, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_free;
+	}
+	conn->cm_id = id;
+	src.sin_port = 0;
+	dst.sin_port = htons(sdsm_cl.port);
+	ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
+				(struct sockaddr *)&dst,
+				SDSM_RESOLVE_TIMEOUT_MS);
+	if (ret)
+		goto out_destroy_id;
+
+	/*
+	 * Attach only now, so nobody reaps the id while rdma_resolve_addr()
+	 * runs.  Handlers may already have failed it: the kick sees that.
+	 */
+	spin_lock(&peer->lock);
+	if (READ_ONCE(sdsm_cl.shutdown) || peer->conn) {
+		spin_unlock(&peer->lock);
+		sdsm_conn_reap(conn);
+		return -ESHUTDOWN;
+	}
+	peer->conn = conn;
+	sdsm_peer_set_state(peer, SDSM_PEER_CONNECTING);
+	spin_unlock(&peer->lock);
+	sdsm_peer_kick(peer);
+	return 0;
+
+out_destroy_id:
+	rdma_destroy_id(id);
+out_free:
+	kfree(conn);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                             */
+
+static int sdsm_ib_add(struct ib_device *dev)
+{
+	int i;
+
+	pr_debug("RDMA device %s added\n", dev_name(&dev->dev));
+	/* Retry now rather than at the end of the backoff. */
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+
+		if (i <= sdsm_cl.node_id || READ_ONCE(sdsm_cl.shutdown))
+			continue;
+		spin_lock(&peer->lock);
+		peer->backoff_ms = SDSM_BACKOFF_MIN_MS;
+		spin_unlock(&peer->lock);
+		mod_delayed_work(sdsm_cl.wq, &peer->connect_work, 0);
+	}
+	return 0;
+}
+
+static void sdsm_ib_remove(struct ib_device *dev, void *client_data)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+		struct sdsm_conn *conn;
+
+		spin_lock(&peer->lock);
+		conn = peer->conn;
+		if (conn && (conn->dev == dev ||
+			     READ_ONCE(conn->cm_id->device) == dev)) {
+			peer->conn = NULL;
+			sdsm_peer_set_state(peer, SDSM_PEER_DOWN);
+		} else {
+			conn = NULL;
+		}
+		spin_unlock(&peer->lock);
+		if (conn) {
+			sdsm_conn_reap(conn);
+			sdsm_peer_kick(peer);
+			n++;
+		}
+	}
+	sdsm_reap_sync();
+	pr_info("RDMA device %s removed: %u connections closed\n",
+		dev_name(&dev->dev), n);
+}
+
+static struct ib_client sdsm_ib_client = {
+	.name = "sdsm",
+	.add = sdsm_ib_add,
+	.remove = sdsm_ib_remove,
+};
+
+int sdsm_transport_start(void)
+{
+	struct sockaddr_in any = {
+		.sin_family = AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+		.sin_port = htons(sdsm_cl.port),
+	};
+	struct rdma_cm_id *id;
+	int ret;
+
+	INIT_WORK(&sdsm_cl.reap_work, sdsm_reap_work);
+	ret = ib_register_client(&sdsm_ib_client);
+	if (ret) {
+		pr_err("cannot register the RDMA client: %d\n", ret);
+		return ret;
+	}
+	id = rdma_create_id(&init_net, sdsm_cm_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id)) {
+		ret = PTR_ERR(id);
+		goto out_unregister_client;
+	}
+	ret = rdma_bind_addr(id, (struct sockaddr *)&any);
+	if (ret) {
+		pr_err("cannot bind rdma_cm port %u: %d\n", sdsm_cl.port, ret);
+		goto out_destroy_id;
+	}
+	ret = rdma_listen(id, SDSM_MAX_NODES);
+	if (ret) {
+		pr_err("cannot listen on rdma_cm port %u: %d\n",
+		       sdsm_cl.port, ret);
+		goto out_destroy_id;
+	}
+	sdsm_cl.listen_id = id;
+	return 0;
+
+out_destroy_id:
+	rdma_destroy_id(id);
+out_unregister_client:
+	ib_unregister_client(&sdsm_ib_client);
+	return ret;
+}
+
+/*
+ * Stop accepting (waits for running connect-request handlers), then
+ * unregister the client: sdsm_ib_remove() closes every connection bound to
+ * a device.  Connections still resolving are left to sdsm_cluster_stop().
+ */
+void sdsm_transport_stop(void)
+{
+	if (sdsm_cl.listen_id) {
+		rdma_destroy_id(sdsm_cl.listen_id);
+		sdsm_cl.listen_id = NULL;
+	}
+	ib_unregister_client(&sdsm_ib_client);
+	sdsm_reap_sync();
+}
