@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make check`: every test of the project, in order, each step bounded in
+# time.  Steps that produce TAP (host unit tests, cluster selftests) count
+# each top-level `ok` / `not ok` line; the other steps (build, checkpatch,
+# sparse, the cluster's kernel-log check) count as one test each.  Logs go to
+# out/check/<stamp>/.  Ends with one line: `N passed, N failed, N skipped`.
+#
+# Environment: CHECK_NODES (cluster size, default 3), CHECK_ONLY (space
+# separated step names to run: build checkpatch sparse unit vcluster cluster).
+
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+
+stamp=$(date +%Y%m%d-%H%M%S)-$$
+logdir=$top/out/check/$stamp
+mkdir -p "$logdir"
+nodes=${CHECK_NODES:-3}
+passed=0 failed=0 skipped=0
+failures=()
+t_start=$(date +%s)
+
+note() { printf '# %s\n' "$*"; }
+
+want() {
+	[ -z "${CHECK_ONLY:-}" ] && return 0
+	case " $CHECK_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# result NAME STATUS: record one non-TAP test.
+result() {
+	if [ "$2" -eq 0 ]; then
+		passed=$((passed + 1))
+		echo "ok - $1"
+	else
+		failed=$((failed + 1))
+		failures+=("$1")
+		echo "not ok - $1"
+	fi
+}
+
+# count_tap LOG PREFIX: add the top-level TAP results found in LOG.
+# Nested kselftest lines start with '#' and are not counted twice.
+count_tap() {
+	local line name n=0
+	while IFS= read -r line; do
+		case $line in
+		"not ok "*)
+			n=$((n + 1))
+			name=${line#not ok }
+			if [[ $line =~ \#[[:space:]]*(SKIP|skip) ]]; then
+				skipped=$((skipped + 1))
+			else
+				failed=$((failed + 1))
+				failures+=("$2: $name")
+			fi
+			;;
+		"ok "*)
+			n=$((n + 1))
+			if [[ $line =~ \#[[:space:]]*(SKIP|skip) ]]; then
+				skipped=$((skipped + 1))
+			else
+				passed=$((passed + 1))
+			fi
+			;;
+		esac
+	done < "$1"
+	echo "$n"
+}
+
+# step NAME SECONDS CMD...: run CMD bounded, log to $logdir/NAME.log.
+step() {
+	local name=$1 secs=$2 rc t0
+	shift 2
+	t0=$(date +%s)
+	note "== $name: $* (limit ${secs}s, log $logdir/$name.log)"
+	timeout --kill-after=30 "$secs" "$@" > "$logdir/$name.log" 2>&1
+	rc=$?
+	[ $rc -eq 124 ] && echo "step $name timed out after ${secs}s" >> "$logdir/$name.log"
+	note "   $name finished in $(( $(date +%s) - t0 ))s, status $rc"
+	return $rc
+}
+
+show_tail() {
+	note "---- last lines of $1 ----"
+	tail -n "${2:-40}" "$1" | sed 's/^/#   /'
+}
+
+# 1. Dependencies and build.  Nothing else can run without a build.
+if ! step deps 1800 tools/deps.sh; then
+	show_tail "$logdir/deps.log"
+	result "install dependencies" 1
+	echo "$passed passed, $failed failed, $skipped skipped"
+	exit 1
+fi
+if want build || want cluster || want unit; then
+	step build 900 make -s all
+	rc=$?
+	result "build (module W=1, user space)" $rc
+	if [ $rc -ne 0 ]; then
+		show_tail "$logdir/build.log"
+		echo "$passed passed, $failed failed, $skipped skipped"
+		exit 1
+	fi
+	if grep -qE 'warning:' "$logdir/build.log"; then
+		result "build has no compiler warnings" 1
+		grep -E 'warning:' "$logdir/build.log" | head -20 | sed 's/^/#   /'
+	else
+		result "build has no compiler warnings" 0
+	fi
+fi
+
+# 2. Static checks.
+if want checkpatch; then
+	step checkpatch 600 make -s checkpatch
+	rc=$?
+	[ $rc -ne 0 ] && show_tail "$logdir/checkpatch.log"
+	result "checkpatch --strict" $rc
+fi
+if want sparse; then
+	step sparse 900 make -s sparse
+	rc=$?
+	[ $rc -ne 0 ] && show_tail "$logdir/sparse.log"
+	result "sparse (C=2)" $rc
+fi
+
+# 3. Host unit tests (TAP).
+if want unit; then
+	step unit 1200 make -s unit
+	rc=$?
+	n=$(count_tap "$logdir/unit.log" unit)
+	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/unit.log"; }; then
+		show_tail "$logdir/unit.log"
+		result "host unit tests ran (status $rc, $n results)" 1
+	fi
+fi
+
+# 4. The harness's own tests (TAP), then the selftests inside a cluster.
+if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
+	step vcluster 1200 tools/vcluster/selftest.sh
+	rc=$?
+	n=$(count_tap "$logdir/vcluster.log" vcluster)
+	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/vcluster.log"; }; then
+		show_tail "$logdir/vcluster.log"
+		result "vcluster self-test ran (status $rc, $n results)" 1
+	fi
+fi
+
+if want cluster; then
+	step cluster 3000 tools/vcluster/vcluster run -n "$nodes" --on 0 \
+		--timeout 2700 --out "$logdir/cluster" -- \
+		selftests/sdsm/run_cluster_tests.sh
+	rc=$?
+	n=$(count_tap "$logdir/cluster.log" cluster)
+	# vcluster exit 4: some node's kernel log showed an oops, WARNING,
+	# BUG, lockdep or hung-task report.  That is a failure of its own.
+	if [ $rc -eq 4 ]; then
+		result "kernel logs of all $nodes nodes clean" 1
+	elif [ "$n" -gt 0 ]; then
+		result "kernel logs of all $nodes nodes clean" 0
+	fi
+	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && [ $rc -ne 4 ] &&
+			! grep -q '^not ok' "$logdir/cluster.log"; }; then
+		result "cluster selftests ran (vcluster status $rc, $n results)" 1
+	fi
+	[ $rc -ne 0 ] && show_tail "$logdir/cluster.log" 80
+fi
+
+note "make check took $(( $(date +%s) - t_start ))s; logs in $logdir"
+for f in "${failures[@]}"; do
+	note "FAILED: $f"
+done
+total=$((passed + failed + skipped))
+if [ $total -eq 0 ]; then
+	echo "no test ran" >&2
+	echo "0 passed, 1 failed, 0 skipped"
+	exit 1
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]
