@@ -508,6 +508,7 @@ void sim_init(struct sim *s, int nnodes, int npages, const int *homes,
 	memset(s, 0, sizeof(*s));
 	s->nnodes = nnodes;
 	s->npages = npages;
+	s->victim = -1;
 	s->rng = seed;
 	for (p = 0; p < npages; p++) {
 		s->home[p] = homes ? homes[p] : p % nnodes;
@@ -702,48 +703,67 @@ void sim_deliver(struct sim *s, int src, int dst)
 }
 
 /*
- * Node @x dies: its channels and accesses vanish, every other node hears
- * of it at once.  A page it owned (or was being granted) is lost.
+ * Node @x dies: messages to it are lost from now on, its accesses vanish.
+ * Messages it sent before dying may still arrive, until a survivor is
+ * told (sim_tell()), which is when that survivor's transport gives up on
+ * the connection and calls the protocol's peer_down functions.
  */
-void sim_kill(struct sim *s, int x)
+void sim_die(struct sim *s, int x)
 {
-	int n, p, i;
+	int n, i;
 
 	s->steps++;
 	sim_tracef(s, "node %d dies", x);
-	for (p = 0; p < s->npages; p++)
-		if (s->home[p] != x &&
-		    (s->dir[p].owner == x ||
-		     s->node[x][p].state == SDSM_PROTO_NODE_M))
-			s->lost[p] = true;
 	s->dead[x] = true;
+	s->victim = x;
 	for (n = 0; n < s->nnodes; n++) {
-		s->chan[x][n].len = 0;
 		s->chan[n][x].len = 0;
+		s->told[n] = n == x;
 	}
+	s->chan[x][x].len = 0;
 	for (i = 0; i < SIM_ACC; i++)
 		s->acc[x][i].state = ACC_FREE;
-	for (n = 0; n < s->nnodes; n++) {
-		if (s->dead[n])
-			continue;
-		for (p = 0; p < s->npages; p++) {
-			struct sdsm_proto_ctx ctx;
-			struct sim_priv sp;
-
-			sim_ctx(s, &sp, &ctx, n, p);
-			sdsm_proto_node_peer_down(&ctx, &s->node[n][p], x);
-			if (s->home[p] == n)
-				sdsm_proto_home_peer_down(&ctx, &s->dir[p], x);
-		}
-	}
-	sim_run_hooks(s);
 	sim_check(s);
+}
+
+void sim_tell(struct sim *s, int n)
+{
+	int x = s->victim, p;
+
+	s->steps++;
+	sim_tracef(s, "node %d learns that node %d died", n, x);
+	s->told[n] = true;
+	s->chan[x][n].len = 0;
+	for (p = 0; p < s->npages; p++) {
+		struct sdsm_proto_ctx ctx;
+		struct sim_priv sp;
+
+		/* Its owner's copy is the only current one: now gone. */
+		if (s->home[p] == n && s->dir[p].owner == x)
+			s->lost[p] = true;
+		sim_ctx(s, &sp, &ctx, n, p);
+		sdsm_proto_node_peer_down(&ctx, &s->node[n][p], x);
+		if (s->home[p] == n)
+			sdsm_proto_home_peer_down(&ctx, &s->dir[p], x);
+		sim_run_hooks(s);
+	}
+	sim_check(s);
+}
+
+void sim_kill(struct sim *s, int x)
+{
+	int n;
+
+	sim_die(s, x);
+	for (n = 0; n < s->nnodes; n++)
+		if (!s->dead[n])
+			sim_tell(s, n);
 }
 
 /* Random step; @start allows new accesses.  False when nothing can run. */
 static bool sim_step(struct sim *s, bool start)
 {
-	int cand[SIM_NODES * SIM_NODES + SIM_NODES * SIM_ACC + SIM_NODES + 1];
+	int cand[SIM_NODES * SIM_NODES + SIM_NODES * SIM_ACC + 2 * SIM_NODES];
 	int k = 0, n, m, i, c;
 
 	for (n = 0; n < s->nnodes; n++)
@@ -758,6 +778,9 @@ static bool sim_step(struct sim *s, bool start)
 		for (n = 0; n < s->nnodes; n++)
 			if (!s->dead[n])
 				cand[k++] = 200 + n;
+	for (n = 0; s->victim >= 0 && n < s->nnodes; n++)
+		if (!s->told[n])
+			cand[k++] = 300 + n;
 	if (!k)
 		return false;
 	c = cand[sim_rand(s, k)];
@@ -765,6 +788,8 @@ static bool sim_step(struct sim *s, bool start)
 		sim_deliver(s, c / SIM_NODES, c % SIM_NODES);
 	} else if (c < 200) {
 		sim_retry(s, (c - 100) / SIM_ACC, (c - 100) % SIM_ACC);
+	} else if (c >= 300) {
+		sim_tell(s, c - 300);
 	} else {
 		int p, busy = 0;
 
@@ -774,7 +799,7 @@ static bool sim_step(struct sim *s, bool start)
 			for (m = 0; m < s->nnodes; m++)
 				busy += s->dead[m];
 			if (!busy) {
-				sim_kill(s, n);
+				sim_die(s, n);
 				return true;
 			}
 		}

@@ -79,6 +79,8 @@ struct sim {
 	u64 next_value;
 	bool lost[SIM_PAGES];
 	bool dead[SIM_NODES];
+	bool told[SIM_NODES];		/* has heard of the death */
+	int victim;			/* the node that died, or -1 */
 	struct sim_chan chan[SIM_NODES][SIM_NODES];
 	struct sim_access acc[SIM_NODES][SIM_ACC];
 	unsigned int next_id;
@@ -118,7 +120,9 @@ void sim_retry(struct sim *s, int n, int slot);
 int sim_retry_all(struct sim *s);
 void sim_deliver(struct sim *s, int src, int dst);
 const struct sim_msg *sim_peek(const struct sim *s, int src, int dst);
-void sim_kill(struct sim *s, int x);
+void sim_die(struct sim *s, int x);
+void sim_tell(struct sim *s, int n);
+void sim_kill(struct sim *s, int x);	/* sim_die(), then tell everyone */
 bool sim_drain(struct sim *s, unsigned long bound);
 void sim_check(struct sim *s);
 void sim_check_final(struct sim *s);

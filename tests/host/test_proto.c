@@ -51,7 +51,7 @@ static unsigned long env_ulong(const char *name, unsigned long def)
 
 static void report_failure(struct sim *s, u64 seed)
 {
-	printf("# seed %llu failed; replay: SDSM_SEED=%llu SDSM_SCHEDULES=1 SDSM_ONLY='%s' make -C tests/host run\n",
+	printf("# seed %llu failed; replay: SDSM_SEED=%llu SDSM_SCHEDULES=1 SDSM_ONLY='%s' make -s -C tests/host run\n",
 	       (unsigned long long)seed, (unsigned long long)seed,
 	       replay_name);
 	sim_dump(s, "# ");
