@@ -45,13 +45,13 @@ $(SRCDIR)/.stamp: | deps
 userspace: selftests unit-build
 
 selftests: linux-source
-	$(MAKE) -C selftests/sdsm
+	$(MAKE) --no-print-directory -C selftests/sdsm
 
 unit-build:
-	$(MAKE) -C tests/host
+	$(MAKE) --no-print-directory -C tests/host
 
 unit: unit-build
-	$(MAKE) -C tests/host run
+	$(MAKE) --no-print-directory -C tests/host run
 
 checkpatch: linux-source
 	$(SRCDIR)/scripts/checkpatch.pl --strict --no-tree --terse \
