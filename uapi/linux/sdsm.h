@@ -37,10 +37,18 @@
  * - EOPNOTSUPP: an unknown bit is set in flags.
  */
 
-/* Command numbers.  Append only: issue 3 adds region, lock, barrier. */
+/* Command numbers.  Append only. */
 enum {
 	SDSM_CMD_BASE = 0x80,
 	SDSM_CMD_GET_INFO = SDSM_CMD_BASE,
+	SDSM_CMD_REGION_CREATE,
+	SDSM_CMD_REGION_OPEN,
+	SDSM_CMD_REGION_INFO,
+	SDSM_CMD_REGION_DESTROY,
+	SDSM_CMD_SET_POLICY,
+	SDSM_CMD_QUERY_HOME,
+	SDSM_CMD_LOCK,
+	SDSM_CMD_BARRIER,
 };
 
 /**
@@ -71,10 +79,269 @@ struct sdsm_info {
 /**
  * enum sdsm_features - bits of sdsm_info.features
  * @SDSM_FEATURE_PAGE_TRANSPORT: peers exchange messages that carry a page
- *	(the transport issue 3 builds coherent memory on)
+ * @SDSM_FEATURE_COHERENT_MEMORY: mmap() of /dev/sdsm gives coherent memory
+ * @SDSM_FEATURE_REGIONS: SDSM_IOC_REGION_* work
+ * @SDSM_FEATURE_PLACEMENT: SDSM_IOC_SET_POLICY and SDSM_IOC_QUERY_HOME work
+ * @SDSM_FEATURE_LOCKS: SDSM_IOC_LOCK works
+ * @SDSM_FEATURE_BARRIERS: SDSM_IOC_BARRIER works
+ *
+ * A bit is set only when the loaded module implements the feature.
  */
 enum sdsm_features {
 	SDSM_FEATURE_PAGE_TRANSPORT = 1 << 0,
+	SDSM_FEATURE_COHERENT_MEMORY = 1 << 1,
+	SDSM_FEATURE_REGIONS = 1 << 2,
+	SDSM_FEATURE_PLACEMENT = 1 << 3,
+	SDSM_FEATURE_LOCKS = 1 << 4,
+	SDSM_FEATURE_BARRIERS = 1 << 5,
 };
+
+/* Region names: NUL-terminated, [A-Za-z0-9_.-], 1..SDSM_NAME_MAX-1 chars. */
+#define SDSM_NAME_MAX		32
+
+/* The default region: id 0, mmap offset 0, interleaved over all nodes. */
+#define SDSM_DEFAULT_REGION	0
+
+/**
+ * enum sdsm_policy_mode - where the pages of a range have their home
+ * @SDSM_POLICY_INTERLEAVE: homes rotate over @nodemask in blocks of
+ *	@block_size bytes, by page offset in the region (like numactl
+ *	--interleave, but deterministic: the home does not depend on who
+ *	touches first)
+ * @SDSM_POLICY_BIND: the home is the first node to touch the page if it is
+ *	in @nodemask, else the node of @nodemask the interleave rule picks
+ *	(numactl --membind)
+ * @SDSM_POLICY_PREFERRED: the home is @preferred_node while it is up when
+ *	the page is first touched, else the first node to touch it
+ *	(numactl --preferred)
+ * @SDSM_POLICY_FIRST_TOUCH: the home is the first node to touch the page
+ *	(numactl --localalloc)
+ *
+ * A page's home is fixed the first time any node touches it and never
+ * moves afterwards; until then the policy of its range may be changed with
+ * SDSM_IOC_SET_POLICY.
+ */
+enum sdsm_policy_mode {
+	SDSM_POLICY_INTERLEAVE = 0,
+	SDSM_POLICY_BIND = 1,
+	SDSM_POLICY_PREFERRED = 2,
+	SDSM_POLICY_FIRST_TOUCH = 3,
+};
+
+/**
+ * struct sdsm_policy - a placement policy
+ * @mode: enum sdsm_policy_mode
+ * @preferred_node: node id for SDSM_POLICY_PREFERRED, else must be 0
+ * @nodemask: bit n set = node n; for INTERLEAVE and BIND; 0 means every
+ *	node of the cluster; must be 0 for PREFERRED and FIRST_TOUCH
+ * @block_size: INTERLEAVE only: bytes per node before the rotation moves
+ *	on, a multiple of 4096; 0 means 4096; must be 0 for other modes
+ */
+struct sdsm_policy {
+	__u32 mode;
+	__u32 preferred_node;
+	__aligned_u64 nodemask;
+	__aligned_u64 block_size;
+};
+
+/**
+ * enum sdsm_region_flags - flags of struct sdsm_region_create
+ * @SDSM_REGION_F_EXCL: fail with EEXIST if the name exists (otherwise an
+ *	existing region of that name, size and policy is opened instead)
+ */
+enum sdsm_region_flags {
+	SDSM_REGION_F_EXCL = 1 << 0,
+};
+
+/**
+ * struct sdsm_region_create - ioctl(SDSM_IOC_REGION_CREATE)
+ * @size: sizeof(struct sdsm_region_create)
+ * @flags: enum sdsm_region_flags
+ * @length: in: bytes, a non-zero multiple of 4096, at most the module's
+ *	region size limit
+ * @policy: in: placement of the region's pages
+ * @name: in: cluster-wide unique name
+ * @region_id: out: the cluster-wide id of the region
+ * @__reserved: must be 0
+ * @offset: out: the mmap() offset of the region on /dev/sdsm
+ *
+ * Creates a region every node of the cluster can open by name.  Errors:
+ * EEXIST (name taken, with SDSM_REGION_F_EXCL, or taken with another length
+ * or policy), EINVAL (bad name, length or policy), ENOSPC (no region ids or
+ * offsets left), EHOSTDOWN (a node the creation must reach is down),
+ * ETIMEDOUT (no answer in time).
+ */
+struct sdsm_region_create {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 length;
+	struct sdsm_policy policy;
+	char name[SDSM_NAME_MAX];
+	__u32 region_id;
+	__u32 __reserved;
+	__aligned_u64 offset;
+};
+
+/**
+ * struct sdsm_region_info - ioctl(SDSM_IOC_REGION_OPEN) and
+ *	ioctl(SDSM_IOC_REGION_INFO)
+ * @size: sizeof(struct sdsm_region_info)
+ * @flags: must be 0
+ * @region_id: in for INFO, out for OPEN
+ * @__reserved: must be 0
+ * @name: in for OPEN (by name), out for INFO
+ * @length: out: bytes
+ * @offset: out: the mmap() offset of the region on /dev/sdsm
+ * @policy: out: the region's policy at creation
+ *
+ * OPEN looks a region up by @name from any node; INFO by @region_id.  Errors:
+ * ENOENT (no such region), EINVAL (bad name).
+ */
+struct sdsm_region_info {
+	__u32 size;
+	__u32 flags;
+	__u32 region_id;
+	__u32 __reserved;
+	char name[SDSM_NAME_MAX];
+	__aligned_u64 length;
+	__aligned_u64 offset;
+	struct sdsm_policy policy;
+};
+
+/**
+ * struct sdsm_region_destroy - ioctl(SDSM_IOC_REGION_DESTROY)
+ * @size: sizeof(struct sdsm_region_destroy)
+ * @flags: must be 0
+ * @region_id: the region
+ * @__reserved: must be 0
+ *
+ * Destroys a region on every node.  Errors: ENOENT (no such region), EBUSY
+ * (mapped by some process on some node; nothing is destroyed), EPERM (the
+ * default region), EHOSTDOWN / ETIMEDOUT as for create.
+ */
+struct sdsm_region_destroy {
+	__u32 size;
+	__u32 flags;
+	__u32 region_id;
+	__u32 __reserved;
+};
+
+/**
+ * struct sdsm_set_policy - ioctl(SDSM_IOC_SET_POLICY), like mbind(2)
+ * @size: sizeof(struct sdsm_set_policy)
+ * @flags: must be 0
+ * @addr: start of a range in this process mapped from /dev/sdsm, page
+ *	aligned
+ * @length: bytes, a non-zero multiple of 4096; the range lies in one
+ *	mapping of one region
+ * @policy: the policy for the range's pages
+ *
+ * Sets where the pages of the range get their home when first touched.
+ * Errors: EFAULT (range not mapped from /dev/sdsm), EINVAL (unaligned, bad
+ * policy, spans regions), EBUSY (a page of the range already has its home;
+ * nothing is changed).
+ */
+struct sdsm_set_policy {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	struct sdsm_policy policy;
+};
+
+/**
+ * struct sdsm_query_home - ioctl(SDSM_IOC_QUERY_HOME), like move_pages(2)
+ *	with a NULL target
+ * @size: sizeof(struct sdsm_query_home)
+ * @flags: must be 0
+ * @count: number of addresses, 1..4096
+ * @__reserved: must be 0
+ * @addrs: user pointer to @count __u64 addresses in this process
+ * @homes: user pointer to @count __s32: out, per address, the node id of
+ *	the home, or a negative errno: -ENOENT (no home yet: not touched),
+ *	-EFAULT (not an address mapped from /dev/sdsm)
+ *
+ * Returns 0 when every entry is filled in, even if some are negative.
+ */
+struct sdsm_query_home {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 __reserved;
+	__aligned_u64 addrs;
+	__aligned_u64 homes;
+};
+
+/**
+ * enum sdsm_lock_op - what SDSM_IOC_LOCK does
+ * @SDSM_LOCK_ACQUIRE: wait until this process holds the lock
+ * @SDSM_LOCK_TRY: take the lock if it is free, else fail with EBUSY
+ * @SDSM_LOCK_RELEASE: release a lock this process holds, else EPERM
+ */
+enum sdsm_lock_op {
+	SDSM_LOCK_ACQUIRE = 0,
+	SDSM_LOCK_TRY = 1,
+	SDSM_LOCK_RELEASE = 2,
+};
+
+/**
+ * struct sdsm_lock - ioctl(SDSM_IOC_LOCK): a cluster-wide mutex
+ * @size: sizeof(struct sdsm_lock)
+ * @flags: must be 0
+ * @op: enum sdsm_lock_op
+ * @timeout_ms: ACQUIRE: give up with ETIMEDOUT after this long; 0 means
+ *	wait until released, the process is killed, or the lock's node dies
+ * @lock_id: any 64-bit key agreed by the users; the same key is the same
+ *	lock on every node
+ *
+ * Locks are held by the open file of /dev/sdsm that took them and are
+ * released when it is closed (process exit included).  Acquiring orders
+ * memory: writes made by the previous holder before its release are
+ * visible to the new holder.  Errors: EBUSY (TRY on a held lock), EPERM
+ * (RELEASE of a lock not held through this file), EDEADLK (ACQUIRE of a lock
+ * this file holds), ETIMEDOUT, EINTR (a signal arrived while waiting),
+ * EHOSTDOWN (the node that manages the lock is down).
+ */
+struct sdsm_lock {
+	__u32 size;
+	__u32 flags;
+	__u32 op;
+	__u32 timeout_ms;
+	__aligned_u64 lock_id;
+};
+
+/**
+ * struct sdsm_barrier - ioctl(SDSM_IOC_BARRIER): a cluster-wide barrier
+ * @size: sizeof(struct sdsm_barrier)
+ * @flags: must be 0
+ * @count: participants that must arrive; 0 means one per node of
+ *	@nodemask
+ * @timeout_ms: give up with ETIMEDOUT after this long; 0 means no limit
+ *	(still interruptible, and EHOSTDOWN if a node of @nodemask dies)
+ * @barrier_id: any 64-bit key agreed by the participants
+ * @nodemask: the nodes taking part; 0 means every node of the cluster
+ *
+ * Returns when @count calls with the same @barrier_id and @nodemask have
+ * arrived; the barrier may then be reused.  Errors: ETIMEDOUT, EINTR,
+ * EHOSTDOWN (a node of @nodemask is down), EINVAL (this node not in
+ * @nodemask, or a different @count or @nodemask than other arrivals).
+ */
+struct sdsm_barrier {
+	__u32 size;
+	__u32 flags;
+	__u32 count;
+	__u32 timeout_ms;
+	__aligned_u64 barrier_id;
+	__aligned_u64 nodemask;
+};
+
+#define SDSM_IOC_REGION_CREATE	_IO(SDSM_TYPE, SDSM_CMD_REGION_CREATE)
+#define SDSM_IOC_REGION_OPEN	_IO(SDSM_TYPE, SDSM_CMD_REGION_OPEN)
+#define SDSM_IOC_REGION_INFO	_IO(SDSM_TYPE, SDSM_CMD_REGION_INFO)
+#define SDSM_IOC_REGION_DESTROY	_IO(SDSM_TYPE, SDSM_CMD_REGION_DESTROY)
+#define SDSM_IOC_SET_POLICY	_IO(SDSM_TYPE, SDSM_CMD_SET_POLICY)
+#define SDSM_IOC_QUERY_HOME	_IO(SDSM_TYPE, SDSM_CMD_QUERY_HOME)
+#define SDSM_IOC_LOCK		_IO(SDSM_TYPE, SDSM_CMD_LOCK)
+#define SDSM_IOC_BARRIER	_IO(SDSM_TYPE, SDSM_CMD_BARRIER)
 
 #endif /* _UAPI_LINUX_SDSM_H */
