@@ -42,7 +42,14 @@ $(SRCDIR)/.stamp: | deps
 		linux-source-6.1/tools/testing/selftests/kselftest.h
 	@touch $@
 
-userspace: selftests unit-build
+userspace: selftests unit-build userlib sdsmctl
+
+# libsdsm and sdsmctl (userlib/, tools/sdsmctl/).
+userlib:
+	$(if $(wildcard userlib/Makefile),$(MAKE) --no-print-directory -C userlib)
+
+sdsmctl: userlib
+	$(if $(wildcard tools/sdsmctl/Makefile),$(MAKE) --no-print-directory -C tools/sdsmctl)
 
 selftests: linux-source
 	$(MAKE) --no-print-directory -C selftests/sdsm
@@ -76,5 +83,7 @@ clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true
 	-$(MAKE) -C selftests/sdsm clean
 	-$(MAKE) -C tests/host clean
+	-$(if $(wildcard userlib/Makefile),$(MAKE) -C userlib clean)
+	-$(if $(wildcard tools/sdsmctl/Makefile),$(MAKE) -C tools/sdsmctl clean)
 	rm -rf build out
-.PHONY: unit-build
+.PHONY: unit-build userlib sdsmctl
