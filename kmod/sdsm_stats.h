@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sdsm node-wide statistics: per-CPU counters of the coherence, lock and
+ * barrier layers, and a log2 histogram of page-fault latency.  Updating is a
+ * this_cpu_add() from any context; sysfs sums every possible CPU on read
+ * (/sys/kernel/sdsm/stats/, Documentation/ABI/testing/sysfs-kernel-sdsm).
+ * Counters only grow; readers take differences.
+ */
+#ifndef SDSM_STATS_H
+#define SDSM_STATS_H
+
+#include <linux/kobject.h>
+#include <linux/percpu.h>
+#include <linux/types.h>
+
+/* Keep in step with sdsm_stat_names[] in sdsm_stats.c. */
+enum sdsm_stat {
+	SDSM_STAT_READ_FAULTS_LOCAL,	/* read fault served on this node */
+	SDSM_STAT_READ_FAULTS_REMOTE,	/* read fault that sent a request */
+	SDSM_STAT_WRITE_FAULTS_LOCAL,
+	SDSM_STAT_WRITE_FAULTS_REMOTE,
+	SDSM_STAT_PAGES_FETCHED,	/* page payloads installed here */
+	SDSM_STAT_UPGRADES,		/* read copy made writable in place */
+	SDSM_STAT_INVALIDATIONS_SENT,
+	SDSM_STAT_INVALIDATIONS_RECEIVED,
+	SDSM_STAT_BYTES_SENT,		/* page payload bytes sent */
+	SDSM_STAT_BYTES_RECEIVED,	/* page payload bytes received */
+	SDSM_STAT_FAULT_ERRORS,		/* faults answered with SIGBUS */
+	SDSM_STAT_LOCK_ACQUIRES,
+	SDSM_STAT_LOCK_WAITS,		/* acquires that had to wait */
+	SDSM_STAT_BARRIER_WAITS,
+	SDSM_NR_STATS
+};
+
+/* Bucket 0: under 1 us; bucket b: [2^(b-1), 2^b) us; the last is open. */
+#define SDSM_LAT_BUCKETS	24
+
+struct sdsm_stats_cpu {
+	u64 count[SDSM_NR_STATS];
+	u64 lat[SDSM_LAT_BUCKETS];
+};
+
+extern struct sdsm_stats_cpu __percpu *sdsm_stats;
+
+static inline void sdsm_stat_add(enum sdsm_stat s, u64 v)
+{
+	this_cpu_add(sdsm_stats->count[s], v);
+}
+
+static inline void sdsm_stat_inc(enum sdsm_stat s)
+{
+	sdsm_stat_add(s, 1);
+}
+
+void sdsm_stat_fault_latency(u64 ns);
+u64 sdsm_stat_read(enum sdsm_stat s);
+
+int sdsm_stats_init(struct kobject *parent);
+void sdsm_stats_exit(void);
+
+#endif /* SDSM_STATS_H */
