@@ -119,7 +119,7 @@ enum sdsm_features {
  *
  * A page's home is fixed the first time any node touches it and never
  * moves afterwards; until then the policy of its range may be changed with
- * SDSM_IOC_SET_POLICY.
+ * SDSM_IOC_SET_POLICY.  INTERLEAVE homes are known before the first touch.
  */
 enum sdsm_policy_mode {
 	SDSM_POLICY_INTERLEAVE = 0,
@@ -236,10 +236,11 @@ struct sdsm_region_destroy {
  *	mapping of one region
  * @policy: the policy for the range's pages
  *
- * Sets where the pages of the range get their home when first touched.
- * Errors: EFAULT (range not mapped from /dev/sdsm), EINVAL (unaligned, bad
- * policy, spans regions), EBUSY (a page of the range already has its home;
- * nothing is changed).
+ * Sets, on every node, where the pages of the range get their home when
+ * first touched.  Pages that already have their home keep it, as with
+ * mbind(2) without MPOL_MF_MOVE.  Errors: EFAULT (range not mapped from
+ * /dev/sdsm), EINVAL (unaligned, bad policy, spans mappings), EHOSTDOWN /
+ * ETIMEDOUT (a node could not be told).
  */
 struct sdsm_set_policy {
 	__u32 size;
@@ -258,8 +259,10 @@ struct sdsm_set_policy {
  * @__reserved: must be 0
  * @addrs: user pointer to @count __u64 addresses in this process
  * @homes: user pointer to @count __s32: out, per address, the node id of
- *	the home, or a negative errno: -ENOENT (no home yet: not touched),
- *	-EFAULT (not an address mapped from /dev/sdsm)
+ *	the home, or a negative errno: -ENOENT (no home yet: a page whose
+ *	policy is not INTERLEAVE and that no node has touched), -EFAULT (not
+ *	an address mapped from /dev/sdsm), -EHOSTDOWN (the node that knows is
+ *	down)
  *
  * Returns 0 when every entry is filled in, even if some are negative.
  */
