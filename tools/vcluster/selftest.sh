@@ -1,0 +1,232 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# selftest.sh - smoke test of the vcluster harness itself (TAP on stdout).
+#
+#	tools/vcluster/selftest.sh
+#
+# Boots a few small clusters without sdsm.ko and checks: rxe0 is ACTIVE, the
+# guests ping each other, on_node/wait_until/cluster_barrier behave, --on
+# runs on one node only, a failing command gives exit 1, --timeout gives 5, a
+# kernel WARNING gives 4, a guest panic ends the run with 4, bad usage gives
+# 2, and no QEMU or vde_switch of any of these clusters is left behind.
+# A file that is not a module (VCLUSTER_KO) checks that a failing insmod
+# gives 6.
+#
+# "selftest.sh --guest" is the part that runs inside each guest.
+
+VC_DIR=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")" && pwd -P)
+VC=$VC_DIR/vcluster
+
+# --- guest part ---
+if [ "${1:-}" = --guest ]; then
+	# shellcheck source=tools/vcluster/guest-lib.sh
+	. "$VCLUSTER_LIB"
+	n=0
+	fails=0
+	t() {
+		local desc=$1
+		shift
+		n=$((n + 1))
+		if "$@"; then
+			echo "ok $n - node$SDSM_NODE_ID: $desc"
+		else
+			echo "not ok $n - node$SDSM_NODE_ID: $desc"
+			fails=$((fails + 1))
+		fi
+	}
+	me=$SDSM_NODE_ID
+	peer=$(( (me + 1) % SDSM_NR_NODES ))
+	peer_ip=$(echo "$SDSM_NODES" | cut -d, -f$((peer + 1)))
+	rxe_active() {
+		rdma link show rxe0/1 | grep -q 'state ACTIVE'
+	}
+	ping_peer() {
+		busybox ping -c 1 -W 5 "$peer_ip" > /dev/null
+	}
+	onnode_hostname() {
+		[ "$(on_node "$peer" hostname)" = "vc-node$peer" ]
+	}
+	onnode_self() {
+		[ "$(on_node "$me" sh -c 'echo $SDSM_NODE_ID')" = "$me" ]
+	}
+	onnode_env() {
+		[ "$(on_node "$peer" sh -c 'echo $SDSM_NODE_ID')" = "$peer" ]
+	}
+	onnode_status() {
+		on_node "$peer" sh -c 'exit 7'
+		[ $? = 7 ]
+	}
+	onnode_args() {
+		local got
+		got=$(on_node "$peer" printf '<%s>' 'a b' '' 'c
+d')
+		[ "$got" = "<a b><><c
+d>" ]
+	}
+	onnode_cwd() {
+		[ "$(on_node "$peer" pwd)" = "$(pwd)" ]
+	}
+	onnode_stderr() {
+		[ "$(on_node "$peer" sh -c 'echo err >&2' 2>/dev/null)" = err ]
+	}
+	onnode_timeout() {
+		ON_NODE_TIMEOUT=2 on_node "$peer" sleep 60 2>/dev/null
+		[ $? = 124 ]
+	}
+	onnode_libfn() {
+		on_node "$peer" wait_until 5 true
+	}
+	onnode_badnode() {
+		! on_node "$SDSM_NR_NODES" true 2>/dev/null
+	}
+	wait_until_false() {
+		! wait_until 1 false
+	}
+	wait_until_later() {
+		local f=/tmp/vc-selftest-flag
+		rm -f "$f"
+		( sleep 1; : > "$f" ) &
+		wait_until 20 test -e "$f"
+	}
+	barrier_twice() {
+		cluster_barrier selftest 60 && cluster_barrier selftest 60
+	}
+	unload_absent() {
+		! sdsm_unload 2>/dev/null
+	}
+	shared_visible() {
+		echo "$me" > "$SDSM_SHARED/seen.$me"
+		cluster_barrier shared 60 &&
+			wait_until 10 test -e "$SDSM_SHARED/seen.$peer"
+	}
+	t "rxe0 is ACTIVE" rxe_active
+	t "ping $peer_ip" ping_peer
+	t "on_node peer hostname" onnode_hostname
+	t "on_node self" onnode_self
+	t "on_node env of the target node" onnode_env
+	t "on_node exit status" onnode_status
+	t "on_node arguments intact" onnode_args
+	t "on_node cwd" onnode_cwd
+	t "on_node stderr" onnode_stderr
+	t "on_node timeout gives 124" onnode_timeout
+	t "on_node runs library functions" onnode_libfn
+	t "on_node rejects a missing node" onnode_badnode
+	t "wait_until gives up" wait_until_false
+	t "wait_until waits" wait_until_later
+	t "cluster_barrier twice" barrier_twice
+	t "SDSM_SHARED seen by all" shared_visible
+	t "sdsm_unload without sdsm fails" unload_absent
+	echo "x" > "$SDSM_OUT/guest-was-here"
+	exit $((fails > 0))
+fi
+
+# --- host part ---
+n=0
+fails=0
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fails=$((fails + 1))
+	fi
+}
+
+WORK=$(mktemp -d /tmp/vcluster-selftest.XXXXXX) || exit 1
+trap 'rm -rf "$WORK"' EXIT
+
+# vc NAME ARGS...: run vcluster with its own out dir, keep stdout in
+# WORK/NAME.out and stderr in WORK/NAME.err, return its status.
+vc() {
+	local name=$1
+	shift
+	"$VC" run --out "$WORK/$name" "$@" > "$WORK/$name.out" \
+		2> "$WORK/$name.err"
+}
+
+# left_behind NAME: any process still naming this cluster's dirs?
+left_behind() {
+	local tmp
+	tmp=$(sed -n 's/^vcluster: cluster dir //p' "$WORK/$1.err")
+	ps -eo pid=,args= | grep -v grep |
+		grep -F -e "$WORK/$1/" ${tmp:+-e "$tmp/"}
+}
+
+check_clean() {
+	local procs
+	procs=$(left_behind "$1")
+	[ -z "$procs" ] || echo "# left behind: $procs"
+	ok "$([ -z "$procs" ]; echo $?)" "$1: no qemu or vde_switch left"
+}
+
+show_on_fail() {
+	[ "$1" = 0 ] && return
+	sed 's/^/# /' "$WORK/$2.err" | tail -n 40
+}
+
+cd "$VC_DIR/../.." || exit 1
+
+vc guest -n 2 --no-module -- "$VC_DIR/selftest.sh" --guest
+rc=$?
+show_on_fail $rc guest
+ok $rc "2-node guest checks exit 0"
+sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p' "$WORK/guest.out" | sed 's/^/# /'
+g_ok=$(grep -c '^ok ' "$WORK/guest.out")
+g_bad=$(grep -c '^not ok ' "$WORK/guest.out")
+ok "$([ "$g_ok" = 34 ] && [ "$g_bad" = 0 ]; echo $?)" \
+	"guest checks: $g_ok ok, $g_bad not ok (want 34, 0)"
+ok "$(grep -qx '# ---- node 1 output ----' "$WORK/guest.out"; echo $?)" \
+	"output block per node"
+ok "$([ -f "$WORK/guest/node1/out/guest-was-here" ]; echo $?)" \
+	"SDSM_OUT collected on the host"
+ok "$([ -s "$WORK/guest/node0/dmesg.log" ] &&
+	[ -s "$WORK/guest/node0/console.log" ] &&
+	[ "$(cat "$WORK/guest/node0/rc")" = 0 ]; echo $?)" \
+	"console.log, dmesg.log, rc kept"
+check_clean guest
+
+vc on -n 2 --on 1 --no-module -- sh -c 'echo "id=$SDSM_NODE_ID"; exit 3'
+rc=$?
+ok "$([ $rc = 1 ]; echo $?)" "--on 1 with a failing command exits 1 (got $rc)"
+ok "$([ "$(grep -c '^# ---- node' "$WORK/on.out")" = 1 ] &&
+	grep -qx 'id=1' "$WORK/on.out"; echo $?)" "--on 1 runs on node 1 only"
+check_clean on
+
+vc timeout -n 1 --no-module --timeout 5 -- sleep 600
+rc=$?
+ok "$([ $rc = 5 ]; echo $?)" "--timeout fires with exit 5 (got $rc)"
+check_clean timeout
+
+vc warn -n 1 --no-module -- sh -c 'echo "<4>WARNING: vcluster selftest" > /dev/kmsg'
+rc=$?
+ok "$([ $rc = 4 ]; echo $?)" "kernel WARNING gives exit 4 (got $rc)"
+ok "$(grep -q 'node 0 kernel log is DIRTY' "$WORK/warn.err"; echo $?)" \
+	"dirty log banner printed"
+check_clean warn
+
+vc panic -n 2 --on 1 --no-module -- sh -c 'echo c > /proc/sysrq-trigger; sleep 600'
+rc=$?
+ok "$([ $rc = 4 ]; echo $?)" "guest panic gives exit 4 (got $rc)"
+ok "$(grep -q 'Kernel panic' "$WORK/panic.err"; echo $?)" \
+	"panicking node's log shown"
+check_clean panic
+
+"$VC" run -n 9 -- true > /dev/null 2>&1
+ok "$([ $? = 2 ]; echo $?)" "-n 9 is bad usage"
+"$VC" run -n 2 --on 2 -- true > /dev/null 2>&1
+ok "$([ $? = 2 ]; echo $?)" "--on 2 of 2 nodes is bad usage"
+"$VC" run -n 2 > /dev/null 2>&1
+ok "$([ $? = 2 ]; echo $?)" "run without a command is bad usage"
+
+# A text file is a module that insmod must refuse.
+VCLUSTER_KO=$VC_DIR/bad-log-patterns vc insmod -n 1 -- true
+rc=$?
+ok "$([ $rc = 6 ]; echo $?)" "failing insmod gives exit 6 (got $rc)"
+ok "$(grep -q 'node 0: insmod' "$WORK/insmod.err"; echo $?)" \
+	"failing insmod is reported"
+check_clean insmod
+
+echo "1..$n"
+exit $((fails > 0))
