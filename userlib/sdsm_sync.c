@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libsdsm cluster locks and barriers over SDSM_IOC_LOCK / SDSM_IOC_BARRIER.
+ *
+ * Locks are held by the library's file of /dev/sdsm, that is by the
+ * process (every thread shares it; a forked child shares its parent's).
+ * sdsm_lock() and sdsm_lock_timeout() restart after a signal (with the time
+ * left), as pthread_mutex_lock() never returns EINTR; a barrier arrival is
+ * not restarted because it cannot be taken back.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "sdsm_internal.h"
+
+static int sdsm_lock_op(uint64_t lock_id, unsigned int op,
+			unsigned int timeout_ms)
+{
+	struct sdsm_lock l;
+
+	memset(&l, 0, sizeof(l));
+	l.size = sizeof(l);
+	l.op = op;
+	l.timeout_ms = timeout_ms;
+	l.lock_id = lock_id;
+	return sdsm_dev_ioctl(SDSM_IOC_LOCK, &l, SDSM_FEATURE_LOCKS,
+			      op == SDSM_LOCK_ACQUIRE ? "lock" :
+			      op == SDSM_LOCK_TRY ? "trylock" : "unlock");
+}
+
+static uint64_t sdsm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int sdsm_lock_timeout(uint64_t lock_id, unsigned int timeout_ms)
+{
+	uint64_t end = sdsm_now_ms() + timeout_ms;
+	unsigned int left = timeout_ms;
+
+	for (;;) {
+		uint64_t now;
+
+		if (sdsm_lock_op(lock_id, SDSM_LOCK_ACQUIRE, left) == 0)
+			return 0;
+		if (errno != EINTR)
+			return -1;
+		if (!timeout_ms)
+			continue;
+		now = sdsm_now_ms();
+		if (now >= end)
+			return sdsm_fail(ETIMEDOUT, "lock: timed out after %u ms",
+					 timeout_ms);
+		left = end - now;
+	}
+}
+
+int sdsm_lock(uint64_t lock_id)
+{
+	return sdsm_lock_timeout(lock_id, 0);
+}
+
+int sdsm_trylock(uint64_t lock_id)
+{
+	return sdsm_lock_op(lock_id, SDSM_LOCK_TRY, 0);
+}
+
+int sdsm_unlock(uint64_t lock_id)
+{
+	return sdsm_lock_op(lock_id, SDSM_LOCK_RELEASE, 0);
+}
+
+int sdsm_barrier(uint64_t barrier_id, unsigned int count, uint64_t nodemask,
+		 unsigned int timeout_ms)
+{
+	struct sdsm_barrier b;
+
+	memset(&b, 0, sizeof(b));
+	b.size = sizeof(b);
+	b.count = count;
+	b.timeout_ms = timeout_ms;
+	b.barrier_id = barrier_id;
+	b.nodemask = nodemask;
+	return sdsm_dev_ioctl(SDSM_IOC_BARRIER, &b, SDSM_FEATURE_BARRIERS,
+			      "barrier");
+}
