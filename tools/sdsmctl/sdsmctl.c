@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsmctl: options, --show, --hardware, and running a command under a
+ * placement policy (numactl(8) for an sdsm cluster).
+ *
+ * Like numactl, getopt_long() runs with a leading '+' so parsing stops at
+ * the command; the policy travels to the command in SDSM_POLICY, which
+ * libsdsm reads for sdsm_alloc(), then sdsmctl execvp()s it.  Node lists
+ * are checked against the live cluster (nr_nodes in sysfs) when the module
+ * is loaded, else against SDSM_MAX_NODES.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sdsmctl.h"
+
+const char *sdsmctl_prog = "sdsmctl";
+
+void sdsmctl_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", sdsmctl_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int sdsmctl_usage_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", sdsmctl_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (try '%s --help')\n", sdsmctl_prog);
+	return EXIT_USAGE;
+}
+
+unsigned int sdsmctl_nr_nodes(void)
+{
+	int n = sdsm_sysfs_nr_nodes();
+
+	return n > 0 ? (unsigned int)n : SDSM_MAX_NODES;
+}
+
+/* Bytes with an optional k/m/g suffix (powers of 1024). */
+int sdsmctl_parse_size(const char *s, unsigned long long *out)
+{
+	unsigned long long v = 0, mul = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (1ULL << 50))
+			return -1;
+		v = v * 10 + (unsigned int)(*p - '0');
+	}
+	switch (*p) {
+	case 'k': case 'K': mul = 1ULL << 10; p++; break;
+	case 'm': case 'M': mul = 1ULL << 20; p++; break;
+	case 'g': case 'G': mul = 1ULL << 30; p++; break;
+	}
+	if (*p || v > (1ULL << 50) / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+/* ---- policy options ---- */
+
+struct sdsmctl_pending {
+	const char *mode;
+	const char *arg;
+};
+
+static struct sdsmctl_pending sdsmctl_pend;
+
+int sdsmctl_policy_option(struct sdsmctl_policy_opt *po, const char *opt,
+			  const char *arg)
+{
+	if (!strcmp(opt, "block-size")) {
+		unsigned long long v;
+
+		if (sdsmctl_parse_size(arg, &v) < 0 || !v || v % SDSM_PAGE_SIZE)
+			return sdsmctl_usage_err("--block-size: '%s' is not a non-zero multiple of 4096 bytes",
+						 arg);
+		snprintf(po->block, sizeof(po->block), "%llu", v);
+		return 0;
+	}
+	if (po->set)
+		return sdsmctl_usage_err("--%s: only one of --interleave, --membind, --preferred, --localalloc",
+					 opt);
+	po->set = 1;
+	po->opt = opt;
+	sdsmctl_pend.mode = !strcmp(opt, "interleave") ? "interleave" :
+			    !strcmp(opt, "membind") ? "bind" :
+			    !strcmp(opt, "preferred") ? "preferred" : "local";
+	sdsmctl_pend.arg = arg;
+	if (arg && !*arg)
+		return sdsmctl_usage_err("--%s: empty node list", opt);
+	return 0;
+}
+
+int sdsmctl_policy_finish(struct sdsmctl_policy_opt *po)
+{
+	char str[320];
+
+	if (!po->set) {
+		if (po->block[0])
+			return sdsmctl_usage_err("--block-size needs --interleave");
+		return 0;
+	}
+	if (po->block[0] && strcmp(sdsmctl_pend.mode, "interleave"))
+		return sdsmctl_usage_err("--block-size needs --interleave");
+	if (!sdsmctl_pend.arg)
+		snprintf(str, sizeof(str), "%s", sdsmctl_pend.mode);
+	else if (po->block[0])
+		snprintf(str, sizeof(str), "%s:%s/%s", sdsmctl_pend.mode,
+			 sdsmctl_pend.arg, po->block);
+	else
+		snprintf(str, sizeof(str), "%s:%s", sdsmctl_pend.mode,
+			 sdsmctl_pend.arg);
+	if (sdsm_parse_policy(str, sdsmctl_nr_nodes(), &po->policy) < 0) {
+		const char *msg = sdsm_last_error();
+
+		/* The option and its value lead; drop the library's prefix. */
+		if ((!strncmp(msg, "bad policy '", 12) ||
+		     !strncmp(msg, "bad node list '", 15)) && strstr(msg, "': "))
+			msg = strstr(msg, "': ") + 3;
+		return sdsmctl_usage_err("--%s=%s: %s", po->opt,
+					 sdsmctl_pend.arg ? sdsmctl_pend.arg : "",
+					 msg);
+	}
+	return 0;
+}
+
+/* ---- --show ---- */
+
+static void sdsmctl_print_features(uint64_t f)
+{
+	uint64_t bit;
+	int any = 0;
+
+	printf("features:");
+	for (bit = 1; bit; bit <<= 1) {
+		const char *name;
+
+		if (!(f & bit))
+			continue;
+		name = sdsm_feature_name(bit);
+		if (name)
+			printf(" %s", name);
+		else
+			printf(" 0x%llx", (unsigned long long)bit);
+		any = 1;
+	}
+	printf("%s\n", any ? "" : " none");
+}
+
+static int sdsmctl_show(const struct sdsmctl_policy_opt *po)
+{
+	struct sdsm_node_info nodes[SDSM_MAX_NODES];
+	const char *env = getenv("SDSM_POLICY");
+	struct sdsm_policy pol;
+	char buf[320];
+	uint64_t up = 0, features;
+	int n, i, id, ret = 0;
+
+	if (po->set) {
+		sdsm_format_policy(&po->policy, buf, sizeof(buf));
+		printf("policy: %s (from --%s)\n", buf, po->opt);
+	} else if (!env || !*env) {
+		printf("policy: local (default: SDSM_POLICY not set)\n");
+	} else if (sdsm_get_policy(&pol) < 0) {
+		printf("policy: invalid\n");
+		sdsmctl_err("%s", sdsm_last_error());
+		ret = 1;
+	} else {
+		sdsm_format_policy(&pol, buf, sizeof(buf));
+		printf("policy: %s (from SDSM_POLICY=%s)\n", buf, env);
+	}
+	id = sdsm_sysfs_node_id();
+	n = sdsm_node_table(nodes, SDSM_MAX_NODES);
+	if (id < 0 || n < 0) {
+		printf("this node: - (%s)\n", sdsm_last_error());
+		return 1;
+	}
+	printf("this node: %d\n", id);
+	printf("nodes: %d\n", n);
+	for (i = 0; i < n && i < SDSM_MAX_NODES; i++)
+		if (!strcmp(nodes[i].state, "up") ||
+		    !strcmp(nodes[i].state, "self"))
+			up |= 1ULL << nodes[i].id;
+	if (sdsm_format_nodemask(up, buf, sizeof(buf)) < 0)
+		buf[0] = '\0';
+	printf("nodes up: %s\n", up ? buf : "none");
+	if (sdsm_features(&features) == 0)
+		sdsmctl_print_features(features);
+	else
+		printf("features: - (%s)\n", sdsm_last_error());
+	return ret;
+}
+
+/* ---- --hardware ---- */
+
+static void sdsmctl_num(int64_t v, int width)
+{
+	if (v == SDSM_STAT_UNKNOWN)
+		printf(" %*s", width, "-");
+	else
+		printf(" %*lld", width, (long long)v);
+}
+
+/*
+ * Distance, numactl style: 10 for a node to itself; for a peer that is up,
+ * 10 + rtt_us / 10 rounded up, at least 11 and at most 254 (the ACPI SLIT
+ * range), i.e. one unit per 10 us of measured round trip.  Only this
+ * node's round trips are measured here; other pairs print "-".
+ */
+static int sdsmctl_distance(const struct sdsm_node_info *n)
+{
+	long long d;
+
+	if (!strcmp(n->state, "self"))
+		return 10;
+	if (strcmp(n->state, "up") || n->rtt_us == SDSM_STAT_UNKNOWN)
+		return -1;
+	d = 10 + (n->rtt_us + 9) / 10;
+	if (d < 11)
+		d = 11;
+	return d > 254 ? 254 : (int)d;
+}
+
+static int sdsmctl_hardware(void)
+{
+	struct sdsm_node_info nodes[SDSM_MAX_NODES];
+	int n, i, j, id, nr;
+	uint64_t all = 0;
+	char buf[200];
+
+	nr = sdsm_sysfs_nr_nodes();
+	id = sdsm_sysfs_node_id();
+	n = sdsm_node_table(nodes, SDSM_MAX_NODES);
+	if (nr < 0 || id < 0 || n < 0) {
+		sdsmctl_err("%s", sdsm_last_error());
+		return 1;
+	}
+	if (n > SDSM_MAX_NODES)
+		n = SDSM_MAX_NODES;
+	for (i = 0; i < n; i++)
+		all |= 1ULL << nodes[i].id;
+	sdsm_format_nodemask(all, buf, sizeof(buf));
+	printf("available: %d nodes (%s)\n", n, n ? buf : "none");
+	printf("this node: %d\n", id);
+	if (n != nr)
+		printf("warning: nr_nodes is %d but sysfs lists %d nodes\n", nr,
+		       n);
+	printf("%-4s %-15s %-10s %8s %12s %12s %10s %10s %12s %12s\n", "node",
+	       "address", "state", "rtt_us", "homed_pages", "free_kb",
+	       "tx_msgs", "rx_msgs", "tx_bytes", "rx_bytes");
+	for (i = 0; i < n; i++) {
+		const struct sdsm_node_info *p = &nodes[i];
+
+		printf("%-4d %-15s %-10s", p->id, p->addr, p->state);
+		sdsmctl_num(p->rtt_us, 8);
+		sdsmctl_num(p->homed_pages, 12);
+		sdsmctl_num(p->free_kb, 12);
+		sdsmctl_num(p->tx_msgs, 10);
+		sdsmctl_num(p->rx_msgs, 10);
+		sdsmctl_num(p->tx_bytes, 12);
+		sdsmctl_num(p->rx_bytes, 12);
+		printf("\n");
+	}
+	printf("node distances:\nnode");
+	for (j = 0; j < n; j++)
+		printf(" %4d", nodes[j].id);
+	printf("\n");
+	for (i = 0; i < n; i++) {
+		printf("%3d:", nodes[i].id);
+		for (j = 0; j < n; j++) {
+			int d = -1;
+
+			if (i == j)
+				d = 10;
+			else if (nodes[i].id == id)
+				d = sdsmctl_distance(&nodes[j]);
+			else if (nodes[j].id == id)
+				d = sdsmctl_distance(&nodes[i]);
+			if (d < 0)
+				printf(" %4s", "-");
+			else
+				printf(" %4d", d);
+		}
+		printf("\n");
+	}
+	return 0;
+}
+
+/* ---- main ---- */
+
+static void sdsmctl_help(void)
+{
+	printf("Usage: %s [POLICY] [--] COMMAND [ARGS...]\n"
+	       "       %s --hardware | -H\n"
+	       "       %s [POLICY] --show | -s\n"
+	       "       %s region list | create NAME SIZE [POLICY] [--excl] | destroy NAME | show NAME\n"
+	       "       %s stat [-i SECONDS] [-c COUNT]\n"
+	       "       %s join [--node K] [--module PATH] [--dry-run] CONFIG\n"
+	       "\n"
+	       "POLICY (one of; NODES = all | N | N-M | N,M,... | !NODES):\n"
+	       "  -i, --interleave=NODES   homes rotate over NODES\n"
+	       "      --block-size=SIZE    bytes per node in the rotation (4096 multiple)\n"
+	       "  -m, --membind=NODES      homes only on NODES\n"
+	       "  -p, --preferred=NODE     home on NODE while it is up\n"
+	       "  -l, --localalloc         home on the node that touches first\n"
+	       "\n"
+	       "The policy reaches COMMAND in SDSM_POLICY; libsdsm's sdsm_alloc() uses it.\n"
+	       "  -h, --help               this text\n"
+	       "  -V, --version            version\n"
+	       "See sdsmctl(8).\n",
+	       sdsmctl_prog, sdsmctl_prog, sdsmctl_prog, sdsmctl_prog,
+	       sdsmctl_prog, sdsmctl_prog);
+}
+
+static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po)
+{
+	char buf[320];
+	int err;
+
+	if (po->set) {
+		if (sdsm_format_policy(&po->policy, buf, sizeof(buf)) < 0) {
+			sdsmctl_err("%s", sdsm_last_error());
+			return 1;
+		}
+		if (setenv("SDSM_POLICY", buf, 1) < 0) {
+			sdsmctl_err("setenv: %s", strerror(errno));
+			return 1;
+		}
+	}
+	fflush(stdout);
+	execvp(argv[0], argv);
+	err = errno;
+	sdsmctl_err("%s: %s", argv[0], strerror(err));
+	return err == ENOENT ? 127 : 126;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "hardware",	no_argument,		NULL, 'H' },
+		{ "show",	no_argument,		NULL, 's' },
+		{ "interleave",	required_argument,	NULL, 'i' },
+		{ "membind",	required_argument,	NULL, 'm' },
+		{ "preferred",	required_argument,	NULL, 'p' },
+		{ "localalloc",	no_argument,		NULL, 'l' },
+		{ "block-size",	required_argument,	NULL, 'b' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ "version",	no_argument,		NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct sdsmctl_policy_opt po;
+	int hardware = 0, show = 0, c, ret, dashdash;
+	char **rest;
+	int nrest;
+
+	memset(&po, 0, sizeof(po));
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:Hsi:m:p:lhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			hardware = 1;
+			break;
+		case 's':
+			show = 1;
+			break;
+		case 'i':
+			ret = sdsmctl_policy_option(&po, "interleave", optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'm':
+			ret = sdsmctl_policy_option(&po, "membind", optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'p':
+			ret = sdsmctl_policy_option(&po, "preferred", optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'l':
+			ret = sdsmctl_policy_option(&po, "localalloc", NULL);
+			if (ret)
+				return ret;
+			break;
+		case 'b':
+			ret = sdsmctl_policy_option(&po, "block-size", optarg);
+			if (ret)
+				return ret;
+			break;
+		case 'h':
+			sdsmctl_help();
+			return 0;
+		case 'V':
+			printf("sdsmctl (sdsm) %s\n", SDSMCTL_VERSION);
+			return 0;
+		case ':':
+			return sdsmctl_usage_err("option '%s' needs a value",
+						 argv[optind - 1]);
+		default:
+			if (optopt)
+				return sdsmctl_usage_err("unknown option '-%c'",
+							 optopt);
+			return sdsmctl_usage_err("unknown option '%s'",
+						 argv[optind - 1]);
+		}
+	}
+	ret = sdsmctl_policy_finish(&po);
+	if (ret)
+		return ret;
+	rest = argv + optind;
+	nrest = argc - optind;
+	dashdash = optind > 1 && !strcmp(argv[optind - 1], "--");
+
+	if (hardware || show) {
+		if (nrest)
+			return sdsmctl_usage_err("--%s takes no command",
+						 hardware ? "hardware" : "show");
+		if (hardware && (show || po.set))
+			return sdsmctl_usage_err("--hardware takes no other option");
+		return hardware ? sdsmctl_hardware() : sdsmctl_show(&po);
+	}
+	if (!nrest)
+		return sdsmctl_usage_err(po.set ? "no command to run under --%s" :
+					 "no command given%s",
+					 po.set ? po.opt : "");
+	if (!dashdash && (!strcmp(rest[0], "region") ||
+			  !strcmp(rest[0], "stat") || !strcmp(rest[0], "join"))) {
+		if (po.set)
+			return sdsmctl_usage_err("policy options cannot precede '%s'",
+						 rest[0]);
+		optind = 0;
+		if (!strcmp(rest[0], "region"))
+			return sdsmctl_region_main(nrest, rest);
+		if (!strcmp(rest[0], "stat"))
+			return sdsmctl_stat_main(nrest, rest);
+		return sdsmctl_join_main(nrest, rest);
+	}
+	return sdsmctl_exec(rest, &po);
+}
