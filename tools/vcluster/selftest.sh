@@ -6,10 +6,10 @@
 #	tools/vcluster/selftest.sh
 #
 # Boots a few small clusters without sdsm.ko and checks: rxe0 is ACTIVE, the
-# guests ping each other, on_node/wait_until/cluster_barrier behave, --on
+# guests ping each other (jumbo frames too), on_node/wait_until/cluster_barrier behave, --on
 # runs on one node only, a failing command gives exit 1, --timeout gives 5, a
 # kernel WARNING gives 4, a guest panic ends the run with 4, bad usage gives
-# 2, and no QEMU or vde_switch of any of these clusters is left behind.
+# 2, and no QEMU or vcluster-hub of any of these clusters is left behind.
 # A file that is not a module (VCLUSTER_KO) checks that a failing insmod
 # gives 6.
 #
@@ -43,6 +43,12 @@ if [ "${1:-}" = --guest ]; then
 	}
 	ping_peer() {
 		busybox ping -c 1 -W 5 "$peer_ip" > /dev/null
+	}
+	ping_jumbo() {
+		busybox ping -c 1 -W 5 -s 8972 "$peer_ip" > /dev/null
+	}
+	rxe_mtu_4096() {
+		ibv_devinfo -d rxe0 | grep -q 'active_mtu:.*4096'
 	}
 	onnode_hostname() {
 		[ "$(on_node "$peer" hostname)" = "vc-node$peer" ]
@@ -102,6 +108,8 @@ d>" ]
 	}
 	t "rxe0 is ACTIVE" rxe_active
 	t "ping $peer_ip" ping_peer
+	t "ping $peer_ip with 9000-byte frames" ping_jumbo
+	t "rxe0 active MTU 4096" rxe_mtu_4096
 	t "on_node peer hostname" onnode_hostname
 	t "on_node self" onnode_self
 	t "on_node env of the target node" onnode_env
@@ -158,7 +166,7 @@ check_clean() {
 	local procs
 	procs=$(left_behind "$1")
 	[ -z "$procs" ] || echo "# left behind: $procs"
-	ok "$([ -z "$procs" ]; echo $?)" "$1: no qemu or vde_switch left"
+	ok "$([ -z "$procs" ]; echo $?)" "$1: no qemu or hub left"
 }
 
 show_on_fail() {
@@ -175,8 +183,8 @@ ok $rc "2-node guest checks exit 0"
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p' "$WORK/guest.out" | sed 's/^/# /'
 g_ok=$(grep -c '^ok ' "$WORK/guest.out")
 g_bad=$(grep -c '^not ok ' "$WORK/guest.out")
-ok "$([ "$g_ok" = 34 ] && [ "$g_bad" = 0 ]; echo $?)" \
-	"guest checks: $g_ok ok, $g_bad not ok (want 34, 0)"
+ok "$([ "$g_ok" = 38 ] && [ "$g_bad" = 0 ]; echo $?)" \
+	"guest checks: $g_ok ok, $g_bad not ok (want 38, 0)"
 ok "$(grep -qx '# ---- node 1 output ----' "$WORK/guest.out"; echo $?)" \
 	"output block per node"
 ok "$([ -f "$WORK/guest/node1/out/guest-was-here" ]; echo $?)" \
