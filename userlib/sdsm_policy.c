@@ -301,8 +301,12 @@ int sdsm_get_policy(struct sdsm_policy *policy)
 		*policy = p;
 		return 0;
 	}
-	if (sdsm_parse_policy(env, sdsm_live_nr_nodes(), &p) < 0)
-		return sdsm_fail(errno, "SDSM_POLICY: %s", sdsm_last_error());
+	if (sdsm_parse_policy(env, sdsm_live_nr_nodes(), &p) < 0) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "%s", sdsm_last_error());
+		return sdsm_fail(errno, "SDSM_POLICY: %s", msg);
+	}
 	*policy = p;
 	return 0;
 }

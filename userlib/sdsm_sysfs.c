@@ -117,9 +117,11 @@ static int sdsm_parse_u64(const char *s, uint64_t *value)
 	if (*p < '0' || *p > '9')
 		return -1;
 	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		unsigned int d = *p - '0';
+
+		if (v > (UINT64_MAX - d) / 10)
 			return -1;
-		v = v * 10 + (unsigned int)(*p - '0');
+		v = v * 10 + d;
 	}
 	if (*p)
 		return -1;
@@ -271,9 +273,10 @@ int sdsm_node_table(struct sdsm_node_info *nodes, int max)
 		if (de->d_name[0] == '.')
 			continue;
 		if (sdsm_parse_u64(de->d_name, &id) < 0 || id >= SDSM_MAX_NODES) {
+			sdsm_fail(EINVAL, "%s/%s: not a node id", path,
+				  de->d_name);
 			closedir(dir);
-			return sdsm_fail(EINVAL, "%s/%s: not a node id", path,
-					 de->d_name);
+			return -1;
 		}
 		if (count == SDSM_MAX_NODES)
 			break;

@@ -107,7 +107,7 @@ int sdsmctl_policy_option(struct sdsmctl_policy_opt *po, const char *opt,
 			    !strcmp(opt, "preferred") ? "preferred" : "local";
 	sdsmctl_pend.arg = arg;
 	if (arg && !*arg)
-		return sdsmctl_usage_err("--%s: empty node list", opt);
+		return sdsmctl_usage_err("--%s=: empty node list", opt);
 	return 0;
 }
 
@@ -418,11 +418,10 @@ int main(int argc, char **argv)
 			return sdsmctl_usage_err("option '%s' needs a value",
 						 argv[optind - 1]);
 		default:
-			if (optopt)
-				return sdsmctl_usage_err("unknown option '-%c'",
-							 optopt);
-			return sdsmctl_usage_err("unknown option '%s'",
-						 argv[optind - 1]);
+			if (!strncmp(argv[optind - 1], "--", 2))
+				return sdsmctl_usage_err("unknown option or unexpected value '%s'",
+							 argv[optind - 1]);
+			return sdsmctl_usage_err("unknown option '-%c'", optopt);
 		}
 	}
 	ret = sdsmctl_policy_finish(&po);

@@ -1,0 +1,1029 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host tests of libsdsm (userlib/) and of sdsmctl's join-config parser.
+ *
+ * No kernel module is needed: the library's device is a regular file named
+ * by SDSM_DEVICE, and this program defines ioctl(), which the dynamic
+ * linker binds libsdsm's calls to (an executable's symbols come first), to
+ * play the module: GET_INFO with chosen features, regions at offsets of
+ * the file (so mmap() works), QUERY_HOME answering a function of the
+ * address.  Every other descriptor goes to the real ioctl.  sysfs comes
+ * from fixture trees under SDSM_SYSFS_ROOT.  Tests that open the device run
+ * in a child process, because libsdsm keeps its device open per process.
+ *
+ * TAP 13; options --count, --first N, --prefix STR, --no-plan as
+ * test_proto (tests/host/run.sh joins the streams).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sdsm.h"
+#include "sdsmctl.h"
+
+/* ---- assertions ---- */
+
+static int check_failed;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		printf("#   %s:%d: check failed: %s: ", __FILE__,	\
+		       __LINE__, #cond);				\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		check_failed = 1;					\
+	}								\
+} while (0)
+
+#define CHECK_ERR(ret, want_ret, want_errno) do {			\
+	long _r = (ret);						\
+	int _e = errno;							\
+	CHECK(_r == (want_ret) && _e == (want_errno),			\
+	      "got %ld errno %s, want %ld errno %s (%s)", _r,		\
+	      strerrorname_np(_e) ? strerrorname_np(_e) : "?",		\
+	      (long)(want_ret), strerrorname_np(want_errno),		\
+	      sdsm_last_error());					\
+} while (0)
+
+/* ---- sdsmctl stubs for sdsmctl_join.c ---- */
+
+const char *sdsmctl_prog = "sdsmctl";
+
+void sdsmctl_err(const char *fmt, ...)
+{
+	(void)fmt;
+}
+
+int sdsmctl_usage_err(const char *fmt, ...)
+{
+	(void)fmt;
+	return 2;
+}
+
+/* ---- the fake module ---- */
+
+#define FAKE_SIZE	(8 << 20)
+#define FAKE_REGIONS	16
+
+struct fake_region {
+	bool used;
+	char name[SDSM_NAME_MAX];
+	uint64_t length, offset;
+	struct sdsm_policy policy;
+	uint32_t flags;
+};
+
+static struct {
+	dev_t dev;
+	ino_t ino;
+	bool active;
+	uint64_t features;
+	uint32_t api_version;
+	uint64_t next_offset;
+	struct fake_region regions[FAKE_REGIONS];
+	int destroyed_id;
+	unsigned int query_calls, lock_calls, lock_eintr;
+	int lock_errno;
+	struct sdsm_barrier last_barrier;
+	struct sdsm_set_policy last_set_policy;
+} fake;
+
+static char fake_path[64];
+static char sysfs_dir[64];
+
+static int fake_home(uint64_t addr)
+{
+	if ((addr >> 12) % 7 == 6)
+		return -ENOENT;
+	return (addr >> 12) % 3;
+}
+
+static bool fake_fd(int fd)
+{
+	struct stat st;
+
+	return fake.active && fstat(fd, &st) == 0 && st.st_dev == fake.dev &&
+	       st.st_ino == fake.ino;
+}
+
+static int fake_ioctl(unsigned long req, void *arg)
+{
+	unsigned int i;
+
+	switch (req) {
+	case SDSM_IOC_GET_INFO: {
+		struct sdsm_info *info = arg;
+
+		info->api_version = fake.api_version;
+		info->node_id = 0;
+		info->nr_nodes = 3;
+		info->features = fake.features;
+		return 0;
+	}
+	case SDSM_IOC_REGION_CREATE: {
+		struct sdsm_region_create *c = arg;
+
+		if (!(fake.features & SDSM_FEATURE_REGIONS))
+			return -ENOTTY;
+		for (i = 0; i < FAKE_REGIONS; i++)
+			if (fake.regions[i].used &&
+			    !strcmp(fake.regions[i].name, c->name))
+				return -EEXIST;
+		if (fake.next_offset + c->length > FAKE_SIZE)
+			return -ENOSPC;
+		for (i = 1; i < FAKE_REGIONS && fake.regions[i].used; i++)
+			;
+		if (i == FAKE_REGIONS)
+			return -ENOSPC;
+		fake.regions[i].used = true;
+		strcpy(fake.regions[i].name, c->name);
+		fake.regions[i].length = c->length;
+		fake.regions[i].offset = fake.next_offset;
+		fake.regions[i].policy = c->policy;
+		fake.regions[i].flags = c->flags;
+		fake.next_offset += c->length;
+		c->region_id = i;
+		c->offset = fake.regions[i].offset;
+		return 0;
+	}
+	case SDSM_IOC_REGION_OPEN: {
+		struct sdsm_region_info *ri = arg;
+
+		for (i = 0; i < FAKE_REGIONS; i++)
+			if (fake.regions[i].used &&
+			    !strcmp(fake.regions[i].name, ri->name))
+				break;
+		if (i == FAKE_REGIONS)
+			return -ENOENT;
+		ri->region_id = i;
+		ri->length = fake.regions[i].length;
+		ri->offset = fake.regions[i].offset;
+		ri->policy = fake.regions[i].policy;
+		return 0;
+	}
+	case SDSM_IOC_REGION_DESTROY: {
+		struct sdsm_region_destroy *d = arg;
+
+		if (d->region_id >= FAKE_REGIONS || !fake.regions[d->region_id].used)
+			return -ENOENT;
+		fake.regions[d->region_id].used = false;
+		fake.destroyed_id = d->region_id;
+		return 0;
+	}
+	case SDSM_IOC_SET_POLICY:
+		fake.last_set_policy = *(struct sdsm_set_policy *)arg;
+		return 0;
+	case SDSM_IOC_QUERY_HOME: {
+		struct sdsm_query_home *q = arg;
+		uint64_t *addrs = (uint64_t *)(uintptr_t)q->addrs;
+		int32_t *homes = (int32_t *)(uintptr_t)q->homes;
+
+		if (!q->count || q->count > 4096)
+			return -EINVAL;
+		fake.query_calls++;
+		for (i = 0; i < q->count; i++)
+			homes[i] = fake_home(addrs[i]);
+		return 0;
+	}
+	case SDSM_IOC_LOCK:
+		fake.lock_calls++;
+		if (!(fake.features & SDSM_FEATURE_LOCKS) ||
+		    fake.lock_errno == ENOTTY)
+			return -ENOTTY;
+		if (fake.lock_eintr) {
+			fake.lock_eintr--;
+			return -EINTR;
+		}
+		return fake.lock_errno ? -fake.lock_errno : 0;
+	case SDSM_IOC_BARRIER:
+		fake.last_barrier = *(struct sdsm_barrier *)arg;
+		return 0;
+	}
+	return -ENOTTY;
+}
+
+/* Bound by the dynamic linker in place of libc's for libsdsm too. */
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (!fake_fd(fd))
+		return syscall(SYS_ioctl, fd, req, arg);
+	ret = fake_ioctl(req, arg);
+	if (ret < 0) {
+		errno = -ret;
+		return -1;
+	}
+	return 0;
+}
+
+static void fake_start(uint64_t features)
+{
+	struct stat st;
+	int fd;
+
+	fd = open(fake_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || ftruncate(fd, FAKE_SIZE) < 0 || fstat(fd, &st) < 0) {
+		printf("# cannot create %s: %s\n", fake_path, strerror(errno));
+		exit(1);
+	}
+	close(fd);
+	memset(&fake, 0, sizeof(fake));
+	fake.dev = st.st_dev;
+	fake.ino = st.st_ino;
+	fake.features = features;
+	fake.api_version = SDSM_API_VERSION;
+	fake.next_offset = 1 << 20;
+	fake.destroyed_id = -1;
+	fake.active = true;
+	setenv("SDSM_DEVICE", fake_path, 1);
+	setenv("SDSM_SYSFS_ROOT", sysfs_dir, 1);
+}
+
+#define ALL_FEATURES	(SDSM_FEATURE_PAGE_TRANSPORT | SDSM_FEATURE_REGIONS | \
+			 SDSM_FEATURE_PLACEMENT | SDSM_FEATURE_LOCKS | \
+			 SDSM_FEATURE_BARRIERS)
+
+/* ---- fixtures ---- */
+
+static void put(const char *rel, const char *val)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs_dir, rel);
+	for (char *p = path + strlen(sysfs_dir) + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		printf("# cannot write %s\n", path);
+		exit(1);
+	}
+	fputs(val, f);
+	fclose(f);
+}
+
+static void unput(const char *rel)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", sysfs_dir, rel);
+	unlink(path);
+}
+
+/* A 3-node cluster seen from node 1; node 2 down, some files missing. */
+static void make_fixture(void)
+{
+	put("node_id", "1\n");
+	put("nr_nodes", "3\n");
+	put("nodes/2/addr", "198.18.0.3\n");
+	put("nodes/2/state", "down\n");
+	put("nodes/2/rtt_us", "0\n");
+	put("nodes/0/addr", "198.18.0.1\n");
+	put("nodes/0/state", "up\n");
+	put("nodes/0/rtt_us", "95\n");
+	put("nodes/0/tx_msgs", "10\n");
+	put("nodes/0/rx_msgs", "11\n");
+	put("nodes/0/tx_bytes", "1000\n");
+	put("nodes/0/rx_bytes", "1100\n");
+	put("nodes/0/homed_pages", "42\n");
+	put("nodes/0/free_kb", "1024\n");
+	put("nodes/1/addr", "198.18.0.2\n");
+	put("nodes/1/state", "self\n");
+	put("nodes/1/rtt_us", "0\n");
+	put("stats/read_faults_remote", "7\n");
+	put("stats/bytes_sent", "18446744073709551615\n");
+	put("stats/fault_latency_hist", "0-1 5\n2-3 7\n4-7 0\n");
+	put("regions/1/name", "shared.a\n");
+	put("regions/1/size", "65536\n");
+}
+
+/* ---- tests: node lists and policies (no device) ---- */
+
+static bool test_nodemask_good(void)
+{
+	static const struct {
+		const char *s;
+		unsigned int nr;
+		uint64_t mask;
+	} cases[] = {
+		{ "all", 3, 0x7 }, { "0,2", 3, 0x5 }, { "1-3", 4, 0xe },
+		{ "!0", 3, 0x6 }, { "0-1,3", 4, 0xb }, { "2", 3, 0x4 },
+		{ "!1-2", 3, 0x1 }, { "0,0,1", 3, 0x3 }, { "31", 0, 1u << 31 },
+		{ "all", 0, 0xffffffffULL }, { "0-2,1", 3, 0x7 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t m = 0;
+		int ret = sdsm_parse_nodemask(cases[i].s, cases[i].nr, &m);
+
+		CHECK(ret == 0 && m == cases[i].mask,
+		      "'%s' nr %u: ret %d mask %#llx (%s)", cases[i].s,
+		      cases[i].nr, ret, (unsigned long long)m,
+		      sdsm_last_error());
+	}
+	return true;
+}
+
+static bool test_nodemask_bad(void)
+{
+	static const struct {
+		const char *s;
+		unsigned int nr;
+		int err;
+	} cases[] = {
+		{ "5-2", 8, EINVAL }, { "0,,1", 3, EINVAL }, { "x", 3, EINVAL },
+		{ "!", 3, EINVAL }, { "", 3, EINVAL }, { "1,", 3, EINVAL },
+		{ ",1", 3, EINVAL }, { "-1", 3, EINVAL }, { "1-", 3, EINVAL },
+		{ "0x1", 3, EINVAL }, { " 1", 3, EINVAL }, { "1 ", 3, EINVAL },
+		{ "!0-2", 3, EINVAL }, { "!!0", 3, EINVAL }, { "ALL", 3, EINVAL },
+		{ "99999999999999999999", 3, ERANGE }, { "3", 3, ERANGE },
+		{ "0-3", 3, ERANGE }, { "32", 0, ERANGE }, { "64", 64, ERANGE },
+		{ "1+", 3, EINVAL },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t m = 0x55;
+		int ret;
+
+		errno = 0;
+		ret = sdsm_parse_nodemask(cases[i].s, cases[i].nr, &m);
+		CHECK_ERR(ret, -1, cases[i].err);
+		CHECK(m == 0x55, "'%s' changed the mask", cases[i].s);
+		CHECK(strstr(sdsm_last_error(), "node list"),
+		      "'%s': message '%s'", cases[i].s, sdsm_last_error());
+	}
+	return true;
+}
+
+static bool test_nodemask_format(void)
+{
+	char buf[64], small[4];
+
+	CHECK(sdsm_format_nodemask(0x2f, buf, sizeof(buf)) == 5 &&
+	      !strcmp(buf, "0-3,5"), "got '%s'", buf);
+	CHECK(sdsm_format_nodemask(0, buf, sizeof(buf)) == 0 && !buf[0],
+	      "got '%s'", buf);
+	CHECK(sdsm_format_nodemask(1ULL << 63 | 1, buf, sizeof(buf)) > 0 &&
+	      !strcmp(buf, "0,63"), "got '%s'", buf);
+	CHECK(sdsm_format_nodemask(~0ULL, buf, sizeof(buf)) > 0 &&
+	      !strcmp(buf, "0-63"), "got '%s'", buf);
+	errno = 0;
+	CHECK_ERR(sdsm_format_nodemask(0x15, small, sizeof(small)), -1, ENOSPC);
+	return true;
+}
+
+static bool test_policy_strings(void)
+{
+	static const struct {
+		const char *in, *out;
+		uint32_t mode;
+		uint64_t mask, block;
+		uint32_t pref;
+	} good[] = {
+		{ "interleave:all", "interleave:all", SDSM_POLICY_INTERLEAVE, 0, 0, 0 },
+		{ "interleave:0-2/64k", "interleave:0-2/65536",
+		  SDSM_POLICY_INTERLEAVE, 7, 65536, 0 },
+		{ "interleave:1/4096", "interleave:1", SDSM_POLICY_INTERLEAVE, 2, 4096, 0 },
+		{ "interleave:all/1m", "interleave:all/1048576",
+		  SDSM_POLICY_INTERLEAVE, 0, 1 << 20, 0 },
+		{ "bind:1", "bind:1", SDSM_POLICY_BIND, 2, 0, 0 },
+		{ "membind:!0", "bind:1-2", SDSM_POLICY_BIND, 6, 0, 0 },
+		{ "preferred:2", "preferred:2", SDSM_POLICY_PREFERRED, 0, 0, 2 },
+		{ "local", "local", SDSM_POLICY_FIRST_TOUCH, 0, 0, 0 },
+		{ "first-touch", "local", SDSM_POLICY_FIRST_TOUCH, 0, 0, 0 },
+	};
+	static const struct {
+		const char *in;
+		int err;
+	} bad[] = {
+		{ "interleave", EINVAL }, { "interleave:", EINVAL },
+		{ "bind:0/4096", EINVAL }, { "interleave:0/5000", EINVAL },
+		{ "interleave:0/0", EINVAL }, { "interleave:0/", EINVAL },
+		{ "interleave:0/4q", EINVAL }, { "preferred:1,2", EINVAL },
+		{ "preferred:", EINVAL }, { "preferred:all", EINVAL },
+		{ "foo:1", EINVAL }, { "preferred:7", ERANGE },
+		{ "bind:2-1", EINVAL }, { "local:1", EINVAL }, { "", EINVAL },
+	};
+	struct sdsm_policy p;
+	char buf[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		memset(&p, 0xff, sizeof(p));
+		CHECK(sdsm_parse_policy(good[i].in, 3, &p) == 0,
+		      "'%s': %s", good[i].in, sdsm_last_error());
+		CHECK(p.mode == good[i].mode && p.nodemask == good[i].mask &&
+		      p.block_size == good[i].block &&
+		      p.preferred_node == good[i].pref,
+		      "'%s': mode %u mask %#llx block %llu pref %u", good[i].in,
+		      p.mode, (unsigned long long)p.nodemask,
+		      (unsigned long long)p.block_size, p.preferred_node);
+		CHECK(sdsm_format_policy(&p, buf, sizeof(buf)) > 0 &&
+		      !strcmp(buf, good[i].out), "'%s' formats as '%s'",
+		      good[i].in, buf);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		CHECK_ERR(sdsm_parse_policy(bad[i].in, 3, &p), -1, bad[i].err);
+	}
+	memset(&p, 0, sizeof(p));
+	p.mode = 9;
+	errno = 0;
+	CHECK_ERR(sdsm_format_policy(&p, buf, sizeof(buf)), -1, EINVAL);
+	return true;
+}
+
+static bool test_policy_env(void)
+{
+	struct sdsm_policy p;
+
+	setenv("SDSM_SYSFS_ROOT", sysfs_dir, 1);
+	unsetenv("SDSM_POLICY");
+	CHECK(sdsm_get_policy(&p) == 0 && p.mode == SDSM_POLICY_FIRST_TOUCH,
+	      "unset: mode %u", p.mode);
+	setenv("SDSM_POLICY", "interleave:0,2", 1);
+	CHECK(sdsm_get_policy(&p) == 0 && p.mode == SDSM_POLICY_INTERLEAVE &&
+	      p.nodemask == 5, "interleave:0,2: %s", sdsm_last_error());
+	/* The fixture cluster has 3 nodes. */
+	setenv("SDSM_POLICY", "bind:3", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_get_policy(&p), -1, ERANGE);
+	CHECK(strstr(sdsm_last_error(), "SDSM_POLICY"), "message '%s'",
+	      sdsm_last_error());
+	setenv("SDSM_POLICY", "nonsense", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_get_policy(&p), -1, EINVAL);
+	unsetenv("SDSM_POLICY");
+	return true;
+}
+
+/* ---- tests: no device ---- */
+
+static bool test_no_module(void)
+{
+	setenv("SDSM_DEVICE", "/nonexistent/sdsm", 1);
+	setenv("SDSM_SYSFS_ROOT", "/nonexistent/sysfs", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_available(), -1, ENODEV);
+	CHECK(strstr(sdsm_last_error(), "not loaded"), "'%s'", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_num_nodes(), -1, ENODEV);
+	errno = 0;
+	CHECK_ERR(sdsm_node_id(), -1, ENODEV);
+	errno = 0;
+	CHECK_ERR(sdsm_alloc_interleaved(4096) == NULL ? -1 : 0, -1, ENODEV);
+	errno = 0;
+	CHECK_ERR(sdsm_lock(1), -1, ENODEV);
+	errno = 0;
+	CHECK_ERR(sdsm_home_node(&errno), -1, ENODEV);
+	CHECK(strstr(sdsm_strerror(ENODEV), "not loaded"), "%s",
+	      sdsm_strerror(ENODEV));
+	CHECK(strstr(sdsm_strerror(ENOSYS), "lacks"), "%s",
+	      sdsm_strerror(ENOSYS));
+	CHECK(!strcmp(sdsm_strerror(EACCES), strerror(EACCES)), "EACCES");
+	return true;
+}
+
+static bool test_no_device_node(void)
+{
+	setenv("SDSM_DEVICE", "/nonexistent/sdsm", 1);
+	setenv("SDSM_SYSFS_ROOT", sysfs_dir, 1);
+	errno = 0;
+	CHECK_ERR(sdsm_available(), -1, ENOENT);
+	CHECK(strstr(sdsm_last_error(), "missing"), "'%s'", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_region_open("x", NULL) == NULL ? -1 : 0, -1, ENOENT);
+	return true;
+}
+
+static bool test_not_sdsm_device(void)
+{
+	setenv("SDSM_DEVICE", "/dev/null", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_available(), -1, ENODEV);
+	CHECK(strstr(sdsm_last_error(), "not an sdsm device"), "'%s'",
+	      sdsm_last_error());
+	return true;
+}
+
+/* ---- tests: fake module (each in a child) ---- */
+
+static bool test_info(void)
+{
+	uint64_t f = 0;
+
+	fake_start(SDSM_FEATURE_PAGE_TRANSPORT | SDSM_FEATURE_LOCKS);
+	CHECK(sdsm_available() == 0, "%s", sdsm_last_error());
+	CHECK(sdsm_num_nodes() == 3, "nr %d", sdsm_num_nodes());
+	CHECK(sdsm_node_id() == 0, "id %d", sdsm_node_id());
+	CHECK(sdsm_features(&f) == 0 &&
+	      f == (SDSM_FEATURE_PAGE_TRANSPORT | SDSM_FEATURE_LOCKS),
+	      "features %#llx", (unsigned long long)f);
+	CHECK(sdsm_has_feature(SDSM_FEATURE_LOCKS) == 1, "locks");
+	CHECK(sdsm_has_feature(SDSM_FEATURE_PLACEMENT) == 0, "placement");
+	CHECK(sdsm_fd() >= 0, "fd");
+	CHECK(!strcmp(sdsm_feature_name(SDSM_FEATURE_PLACEMENT), "placement"),
+	      "name");
+	return true;
+}
+
+static bool test_api_version(void)
+{
+	fake_start(ALL_FEATURES);
+	fake.api_version = SDSM_API_VERSION + 1;
+	errno = 0;
+	CHECK_ERR(sdsm_available(), -1, EPROTO);
+	return true;
+}
+
+static bool test_missing_features(void)
+{
+	fake_start(SDSM_FEATURE_PAGE_TRANSPORT);
+	errno = 0;
+	CHECK_ERR(sdsm_alloc_interleaved(4096) == NULL ? -1 : 0, -1, ENOSYS);
+	CHECK(strstr(sdsm_last_error(), "lacks feature regions"), "'%s'",
+	      sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_home_node(&errno), -1, ENOSYS);
+	CHECK(strstr(sdsm_last_error(), "placement"), "'%s'", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_lock(7), -1, ENOSYS);
+	CHECK(strstr(sdsm_last_error(), "locks"), "'%s'", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_barrier(1, 0, 0, 1000), -1, ENOSYS);
+	CHECK(fake.lock_calls == 0, "an ioctl was made: %u", fake.lock_calls);
+	return true;
+}
+
+static bool test_enotty_is_enosys(void)
+{
+	/* The feature bit is set but the module answers ENOTTY anyway. */
+	fake_start(ALL_FEATURES);
+	fake.lock_errno = ENOTTY;
+	errno = 0;
+	CHECK_ERR(sdsm_trylock(7), -1, ENOSYS);
+	CHECK(fake.lock_calls == 1, "calls %u", fake.lock_calls);
+	return true;
+}
+
+static bool test_alloc_free(void)
+{
+	struct fake_region *r;
+	char buf[8], prefix[32];
+	char *p;
+	int fd, id;
+
+	fake_start(ALL_FEATURES);
+	p = sdsm_alloc_interleaved(10000);
+	CHECK(p, "%s", sdsm_last_error());
+	if (!p)
+		return true;
+	r = &fake.regions[1];
+	snprintf(prefix, sizeof(prefix), "a.0.%d.", (int)getpid());
+	CHECK(r->used && r->length == 12288, "length %llu",
+	      (unsigned long long)r->length);
+	CHECK(!strncmp(r->name, prefix, strlen(prefix)), "name '%s'", r->name);
+	CHECK(r->flags == SDSM_REGION_F_EXCL, "flags %#x", r->flags);
+	CHECK(r->policy.mode == SDSM_POLICY_INTERLEAVE && !r->policy.nodemask,
+	      "policy %u %#llx", r->policy.mode,
+	      (unsigned long long)r->policy.nodemask);
+	/* The mapping is at the offset the module returned. */
+	memcpy(p + 8192, "sdsm!", 6);
+	fd = open(fake_path, O_RDONLY);
+	CHECK(fd >= 0 && pread(fd, buf, 6, r->offset + 8192) == 6 &&
+	      !strcmp(buf, "sdsm!"), "mapped at the wrong offset");
+	close(fd);
+	errno = 0;
+	CHECK_ERR(sdsm_free(p, 50000), -1, EINVAL);
+	CHECK(sdsm_free(p, 10000) == 0, "%s", sdsm_last_error());
+	CHECK(fake.destroyed_id == 1, "destroyed %d", fake.destroyed_id);
+	errno = 0;
+	CHECK_ERR(sdsm_free(p, 10000), -1, EINVAL);
+	CHECK(sdsm_free(NULL, 0) == 0, "free(NULL)");
+
+	/* Policies of the other allocators. */
+	setenv("SDSM_POLICY", "bind:1", 1);
+	p = sdsm_alloc(4096);
+	id = p ? 1 : -1;
+	CHECK(p && fake.regions[id].policy.mode == SDSM_POLICY_BIND &&
+	      fake.regions[id].policy.nodemask == 2, "SDSM_POLICY=bind:1: %s",
+	      sdsm_last_error());
+	setenv("SDSM_POLICY", "bogus", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_alloc(4096) == NULL ? -1 : 0, -1, EINVAL);
+	unsetenv("SDSM_POLICY");
+	p = sdsm_alloc_onnode(4096, 2);
+	CHECK(p && fake.regions[2].policy.mode == SDSM_POLICY_BIND &&
+	      fake.regions[2].policy.nodemask == 4, "onnode 2: %s",
+	      sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_alloc_onnode(4096, 3) == NULL ? -1 : 0, -1, EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_alloc_onnode(4096, -1) == NULL ? -1 : 0, -1, EINVAL);
+	p = sdsm_alloc_local(1);
+	CHECK(p && fake.regions[3].policy.mode == SDSM_POLICY_FIRST_TOUCH &&
+	      fake.regions[3].length == 4096, "local: %s", sdsm_last_error());
+	p = sdsm_alloc_interleaved_subset(4096, 6);
+	CHECK(p && fake.regions[4].policy.nodemask == 6, "subset: %s",
+	      sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_alloc_interleaved(0) == NULL ? -1 : 0, -1, EINVAL);
+	return true;
+}
+
+static bool test_regions(void)
+{
+	struct sdsm_policy pol = { .mode = SDSM_POLICY_PREFERRED,
+				   .preferred_node = 2 };
+	struct sdsm_region_info ri;
+	size_t len = 0;
+	char *a, *b;
+
+	fake_start(ALL_FEATURES);
+	a = sdsm_region_create("shared.x", 5000, &pol, SDSM_REGION_F_EXCL);
+	CHECK(a, "%s", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_region_create("shared.x", 5000, &pol, 0) == NULL ? -1 : 0,
+		  -1, EEXIST);
+	errno = 0;
+	CHECK_ERR(sdsm_region_create("bad/name", 4096, &pol, 0) == NULL ? -1 : 0,
+		  -1, EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_region_create("0123456789012345678901234567890123",
+				     4096, &pol, 0) == NULL ? -1 : 0, -1, EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_region_create("", 4096, &pol, 0) == NULL ? -1 : 0, -1,
+		  EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_region_create("ok", 4096, &pol, 0x80) == NULL ? -1 : 0,
+		  -1, EINVAL);
+	CHECK(sdsm_region_info("shared.x", &ri) == 0 && ri.length == 8192 &&
+	      ri.policy.mode == SDSM_POLICY_PREFERRED, "info: %s",
+	      sdsm_last_error());
+	b = sdsm_region_open("shared.x", &len);
+	CHECK(b && len == 8192, "open: %s", sdsm_last_error());
+	if (a && b) {
+		strcpy(a, "hello");
+		CHECK(!strcmp(b, "hello"), "two mappings differ");
+	}
+	errno = 0;
+	CHECK_ERR(sdsm_region_open("nope", &len) == NULL ? -1 : 0, -1, ENOENT);
+	CHECK(sdsm_region_unmap(b, len) == 0, "unmap");
+	errno = 0;
+	CHECK_ERR(sdsm_region_unmap((char *)a + 1, 4096), -1, EINVAL);
+	CHECK(sdsm_region_destroy("shared.x") == 0, "%s", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_region_destroy("shared.x"), -1, ENOENT);
+	return true;
+}
+
+static bool test_placement(void)
+{
+	enum { N = 5000 };
+	static void *addrs[N];
+	static int homes[N];
+	struct sdsm_policy pol = { .mode = SDSM_POLICY_BIND, .nodemask = 2 };
+	char *base = (char *)0x40000000;
+	int i, bad = 0;
+
+	fake_start(ALL_FEATURES);
+	for (i = 0; i < N; i++)
+		addrs[i] = base + (size_t)i * 4096;
+	CHECK(sdsm_query_homes(N, addrs, homes) == 0, "%s", sdsm_last_error());
+	CHECK(fake.query_calls == 2, "%u ioctls for %d addresses",
+	      fake.query_calls, N);
+	for (i = 0; i < N; i++)
+		bad += homes[i] != fake_home((uintptr_t)addrs[i]);
+	CHECK(!bad, "%d homes wrong", bad);
+	CHECK(sdsm_query_homes(0, NULL, NULL) == 0, "count 0");
+	CHECK(sdsm_home_node(base + 4096) ==
+	      fake_home((uintptr_t)base + 4096), "home of page 1: %s",
+	      sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_home_node(base + 5 * 4096), -1, ENOENT);
+	CHECK(strstr(sdsm_last_error(), "not touched"), "'%s'",
+	      sdsm_last_error());
+	CHECK(sdsm_set_policy(base, 8192, &pol) == 0 &&
+	      fake.last_set_policy.addr == (uintptr_t)base &&
+	      fake.last_set_policy.length == 8192 &&
+	      fake.last_set_policy.policy.nodemask == 2 &&
+	      fake.last_set_policy.size == sizeof(struct sdsm_set_policy),
+	      "set_policy: %s", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_set_policy(base, 8192, NULL), -1, EINVAL);
+	return true;
+}
+
+static bool test_locks(void)
+{
+	fake_start(ALL_FEATURES);
+	fake.lock_eintr = 2;
+	CHECK(sdsm_lock(5) == 0 && fake.lock_calls == 3,
+	      "lock restarts after EINTR: calls %u", fake.lock_calls);
+	fake.lock_errno = EBUSY;
+	errno = 0;
+	CHECK_ERR(sdsm_trylock(5), -1, EBUSY);
+	fake.lock_errno = EPERM;
+	errno = 0;
+	CHECK_ERR(sdsm_unlock(5), -1, EPERM);
+	fake.lock_errno = ETIMEDOUT;
+	errno = 0;
+	CHECK_ERR(sdsm_lock_timeout(5, 10), -1, ETIMEDOUT);
+	CHECK(sdsm_barrier(9, 3, 0x7, 500) == 0 &&
+	      fake.last_barrier.barrier_id == 9 &&
+	      fake.last_barrier.count == 3 &&
+	      fake.last_barrier.nodemask == 7 &&
+	      fake.last_barrier.timeout_ms == 500, "barrier arguments");
+	return true;
+}
+
+/* ---- tests: sysfs ---- */
+
+static bool test_sysfs_nodes(void)
+{
+	struct sdsm_node_info n[SDSM_MAX_NODES];
+	int cnt;
+
+	setenv("SDSM_SYSFS_ROOT", sysfs_dir, 1);
+	CHECK(sdsm_sysfs_node_id() == 1, "node_id");
+	CHECK(sdsm_sysfs_nr_nodes() == 3, "nr_nodes");
+	cnt = sdsm_node_table(n, SDSM_MAX_NODES);
+	CHECK(cnt == 3, "count %d: %s", cnt, sdsm_last_error());
+	if (cnt != 3)
+		return true;
+	CHECK(n[0].id == 0 && n[1].id == 1 && n[2].id == 2, "not sorted");
+	CHECK(!strcmp(n[0].addr, "198.18.0.1") && !strcmp(n[0].state, "up") &&
+	      n[0].rtt_us == 95 && n[0].tx_msgs == 10 && n[0].rx_bytes == 1100 &&
+	      n[0].homed_pages == 42 && n[0].free_kb == 1024, "node 0 fields");
+	CHECK(!strcmp(n[2].state, "down") && n[2].tx_msgs == SDSM_STAT_UNKNOWN &&
+	      n[2].homed_pages == SDSM_STAT_UNKNOWN, "node 2 unknowns");
+	CHECK(sdsm_node_table(n, 1) == 3 && n[0].id == 0, "truncated table");
+	put("nodes/1/rtt_us", "12abc\n");
+	errno = 0;
+	CHECK_ERR(sdsm_node_table(n, SDSM_MAX_NODES), -1, EINVAL);
+	CHECK(strstr(sdsm_last_error(), "nodes/1/rtt_us"), "'%s'",
+	      sdsm_last_error());
+	put("nodes/1/rtt_us", "0\n");
+	put("nodes/junk/addr", "x\n");
+	errno = 0;
+	CHECK_ERR(sdsm_node_table(n, SDSM_MAX_NODES), -1, EINVAL);
+	unput("nodes/junk/addr");
+	{
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/nodes/junk", sysfs_dir);
+		rmdir(path);
+	}
+	put("nr_nodes", "0\n");
+	errno = 0;
+	CHECK_ERR(sdsm_sysfs_nr_nodes(), -1, ERANGE);
+	put("nr_nodes", "3\n");
+	setenv("SDSM_SYSFS_ROOT", "/nonexistent/sysfs", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_node_table(n, SDSM_MAX_NODES), -1, ENODEV);
+	errno = 0;
+	CHECK_ERR(sdsm_sysfs_node_id(), -1, ENODEV);
+	return true;
+}
+
+static bool test_sysfs_stats(void)
+{
+	struct sdsm_hist_bucket h[2];
+	struct sdsm_stats s;
+	uint64_t v;
+	char buf[16];
+	int i, n;
+
+	setenv("SDSM_SYSFS_ROOT", sysfs_dir, 1);
+	n = sdsm_stats_read(&s);
+	CHECK(n == 2, "found %d: %s", n, sdsm_last_error());
+	CHECK(s.value[SDSM_STAT_READ_FAULTS_REMOTE] == 7, "read_faults_remote");
+	CHECK(s.value[SDSM_STAT_BYTES_SENT] == INT64_MAX, "saturated");
+	CHECK(s.value[SDSM_STAT_UPGRADES] == SDSM_STAT_UNKNOWN, "upgrades");
+	for (i = 0; i < SDSM_STAT_NR; i++)
+		CHECK(sdsm_stat_name(i) && *sdsm_stat_name(i), "name %d", i);
+	CHECK(!strcmp(sdsm_stat_name(SDSM_STAT_LOCK_WAITS), "lock_waits"),
+	      "lock_waits");
+	CHECK(sdsm_stat_name(SDSM_STAT_NR) == NULL, "past the end");
+	n = sdsm_latency_hist(h, 2);
+	CHECK(n == 3 && h[0].lo_us == 0 && h[0].hi_us == 1 && h[0].count == 5 &&
+	      h[1].lo_us == 2 && h[1].count == 7, "hist %d", n);
+	put("stats/fault_latency_hist", "0-1 5\nbogus\n");
+	errno = 0;
+	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
+	put("stats/fault_latency_hist", "3-1 5\n");
+	errno = 0;
+	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
+	put("stats/fault_latency_hist", "0-1 5\n2-3 7\n4-7 0\n");
+	put("stats/upgrades", "-1\n");
+	errno = 0;
+	CHECK_ERR(sdsm_stats_read(&s), -1, EINVAL);
+	put("stats/upgrades", "99999999999999999999\n");
+	errno = 0;
+	CHECK_ERR(sdsm_stats_read(&s), -1, EINVAL);
+	unput("stats/upgrades");
+	errno = 0;
+	CHECK_ERR(sdsm_sysfs_read("../etc/passwd", buf, sizeof(buf)), -1, EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_sysfs_read("/etc/passwd", buf, sizeof(buf)), -1, EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_sysfs_read_u64("nodes/0/addr", &v), -1, EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_sysfs_read_u64("no_such_file", &v), -1, ENOENT);
+	CHECK(sdsm_sysfs_read("nodes/0/state", buf, 3) == 2 &&
+	      !strcmp(buf, "up"), "'%s'", buf);
+	setenv("SDSM_SYSFS_ROOT", "/nonexistent/sysfs", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_stats_read(&s), -1, ENODEV);
+	return true;
+}
+
+/* ---- tests: join config ---- */
+
+static int parse_cfg(const char *text, struct sdsmctl_config *cfg, char *err,
+		     size_t len)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	int ret;
+
+	if (!f)
+		return -2;
+	ret = sdsmctl_parse_config(f, "test.conf", cfg, err, len);
+	fclose(f);
+	return ret;
+}
+
+static bool test_join_config(void)
+{
+	static const struct {
+		const char *text, *msg;
+	} bad[] = {
+		{ "node 0 198.18.0.1\nnode 0 198.18.0.2\n", "test.conf:2: node 0 listed twice" },
+		{ "node 0 198.18.0.1\nnode 2 198.18.0.3\n", "node 1 missing" },
+		{ "node 0 198.18.0.256\n", "test.conf:1: '198.18.0.256' is not an IPv4" },
+		{ "node 0 host.example\n", "not an IPv4" },
+		{ "node x 198.18.0.1\n", "node id 'x'" },
+		{ "node 32 198.18.0.1\n", "node id '32'" },
+		{ "node 0\n", "expected 'node ID ADDRESS'" },
+		{ "node 0 198.18.0.1 extra\n", "expected 'node ID ADDRESS'" },
+		{ "node 0 198.18.0.1\nport 0\n", "test.conf:2: expected 'port N'" },
+		{ "node 0 198.18.0.1\nport 65536\n", "port N" },
+		{ "node 0 198.18.0.1\nport 1\nport 2\n", "port given twice" },
+		{ "nodes 0 198.18.0.1\n", "unknown statement 'nodes'" },
+		{ "", "no node lines" },
+		{ "# only a comment\n\n", "no node lines" },
+		{ "node 0 198.18.0.1\nnode 1 198.18.0.1\n", "same address" },
+	};
+	struct sdsmctl_config cfg;
+	char err[256];
+	unsigned int i;
+	int ret;
+
+	ret = parse_cfg("# cluster\nport 18611\nnode 1 198.18.0.2 # two\n"
+			"\n  node\t0   198.18.0.1\nnode 2 198.18.0.3\n", &cfg,
+			err, sizeof(err));
+	CHECK(ret == 0, "good config: %s", err);
+	CHECK(cfg.nr_nodes == 3 && cfg.port == 18611 &&
+	      !strcmp(cfg.addr[0], "198.18.0.1") &&
+	      !strcmp(cfg.addr[2], "198.18.0.3"), "good config fields");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		ret = parse_cfg(bad[i].text, &cfg, err, sizeof(err));
+		CHECK(ret == -1 && strstr(err, bad[i].msg),
+		      "config %u: ret %d, message '%s', want '%s'", i, ret, err,
+		      bad[i].msg);
+	}
+	return true;
+}
+
+/* ---- runner ---- */
+
+struct test {
+	const char *name;
+	bool (*fn)(void);
+	bool fork;
+};
+
+static const struct test tests[] = {
+	{ "libsdsm: node lists, good forms", test_nodemask_good, false },
+	{ "libsdsm: node lists, bad forms rejected", test_nodemask_bad, false },
+	{ "libsdsm: node lists formatted as ranges", test_nodemask_format, false },
+	{ "libsdsm: policy strings parse and format", test_policy_strings, false },
+	{ "libsdsm: SDSM_POLICY read and checked", test_policy_env, true },
+	{ "libsdsm: module not loaded is ENODEV", test_no_module, true },
+	{ "libsdsm: /dev/sdsm missing is ENOENT", test_no_device_node, true },
+	{ "libsdsm: not an sdsm device is ENODEV", test_not_sdsm_device, true },
+	{ "libsdsm: GET_INFO gives nodes and features", test_info, true },
+	{ "libsdsm: other API version is EPROTO", test_api_version, true },
+	{ "libsdsm: missing features are ENOSYS", test_missing_features, true },
+	{ "libsdsm: ENOTTY from the module is ENOSYS", test_enotty_is_enosys, true },
+	{ "libsdsm: allocation creates, maps, destroys", test_alloc_free, true },
+	{ "libsdsm: named regions", test_regions, true },
+	{ "libsdsm: home queries and set_policy", test_placement, true },
+	{ "libsdsm: locks and barriers", test_locks, true },
+	{ "libsdsm: sysfs node table", test_sysfs_nodes, true },
+	{ "libsdsm: sysfs counters and histogram", test_sysfs_stats, true },
+	{ "sdsmctl: join config parsing", test_join_config, false },
+};
+
+static bool run_one(const struct test *t)
+{
+	int status;
+	pid_t pid;
+
+	check_failed = 0;
+	if (!t->fork) {
+		t->fn();
+		return !check_failed;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (!pid) {
+		t->fn();
+		fflush(stdout);
+		_exit(check_failed ? 1 : 0);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return false;
+	if (WIFSIGNALED(status))
+		printf("#   killed by signal %d\n", WTERMSIG(status));
+	return WIFEXITED(status) && !WEXITSTATUS(status);
+}
+
+static void rm_tree(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		printf("# cannot remove %s\n", dir);
+}
+
+int main(int argc, char **argv)
+{
+	int ntests = sizeof(tests) / sizeof(tests[0]);
+	int first = 1, i, failed = 0, plan = 1;
+	const char *prefix = "";
+	char tmp[] = "/tmp/sdsm-userlib.XXXXXX";
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--count")) {
+			printf("%d\n", ntests);
+			return 0;
+		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
+			first = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
+			prefix = argv[++i];
+		} else if (!strcmp(argv[i], "--no-plan")) {
+			plan = 0;
+		} else {
+			fprintf(stderr, "usage: %s [--count] [--first N] [--prefix STR] [--no-plan]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	snprintf(fake_path, sizeof(fake_path), "%s/dev-sdsm", tmp);
+	snprintf(sysfs_dir, sizeof(sysfs_dir), "%s/sysfs", tmp);
+	mkdir(sysfs_dir, 0755);
+	make_fixture();
+	unsetenv("SDSM_POLICY");
+	if (plan)
+		printf("TAP version 13\n1..%d\n", ntests);
+	for (i = 0; i < ntests; i++) {
+		bool ok = run_one(&tests[i]);
+
+		printf("%s %d - %s%s\n", ok ? "ok" : "not ok", first + i,
+		       prefix, tests[i].name);
+		fflush(stdout);
+		failed += !ok;
+	}
+	rm_tree(tmp);
+	return failed ? 1 : 0;
+}
