@@ -1,0 +1,169 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Cluster tests of sdsmctl and libsdsm, TAP 13.  Run on node 0 of a 3-node
+# vcluster with the module loaded everywhere:
+#
+#	tools/vcluster/vcluster run -n 3 --on 0 -- selftests/sdsm/sdsmctl_tests.sh
+#
+# Placement, region and statistics tests SKIP, with the reason, until the
+# module reports SDSM_FEATURE_PLACEMENT / _REGIONS and exports stats/.
+# Needs userlib/build/placement_prog (make -C userlib), else builds it in
+# /tmp with the guest's gcc.
+set -u
+
+ROOT=${SDSM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+SDSMCTL=$ROOT/tools/sdsmctl/sdsmctl
+PROG=$ROOT/userlib/build/placement_prog
+SYSFS=/sys/kernel/sdsm
+NR=${SDSM_NR_NODES:-3}
+# shellcheck source=/dev/null
+. "${VCLUSTER_LIB:-$ROOT/tools/vcluster/guest-lib.sh}"
+
+n=0
+failed=0
+echo "TAP version 13"
+echo "1..9"
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $*"; failed=1; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+diag() { sed 's/^/#   /'; }
+
+has_feature() {
+	"$SDSMCTL" --show 2>/dev/null | grep -q "^features:.* $1\( \|$\)"
+}
+
+all_up() {
+	local k s
+	for ((k = 0; k < NR; k++)); do
+		s=$(cat "$SYSFS/nodes/$k/state" 2>/dev/null)
+		[ "$s" = up ] || [ "$s" = self ] || return 1
+	done
+}
+
+if [ ! -x "$PROG" ]; then
+	PROG=/tmp/placement_prog
+	gcc -O2 -I"$ROOT/userlib" -I"$ROOT/uapi" -o "$PROG" \
+		"$ROOT/selftests/sdsm/placement_prog.c" "$ROOT/userlib/libsdsm.a" \
+		-lpthread 2>&1 | diag
+fi
+
+# 1: every node listed, all up.
+wait_until 60 all_up || echo "# not every node is up after 60 s"
+out=$("$SDSMCTL" --hardware 2>&1); rc=$?
+good=1
+[ $rc = 0 ] || good=0
+grep -q "^available: $NR nodes (0-$((NR - 1)))$" <<< "$out" || good=0
+for ((k = 0; k < NR; k++)); do
+	grep -qE "^$k +198\.18\.0\.$((k + 1)) +(self|up) " <<< "$out" || good=0
+done
+grep -qE '^ +0: +10( +[0-9]+){'$((NR - 1))'}$' <<< "$out" || good=0
+if [ $good = 1 ]; then
+	ok "--hardware lists every node up, with distances"
+else
+	not_ok "--hardware lists every node up, with distances"
+	diag <<< "$out"
+fi
+
+# 2: --show here and, through on_node, on node 1.
+out=$(SDSM_POLICY=interleave:all "$SDSMCTL" --show 2>&1); rc=$?
+out1=$(on_node 1 "$SDSMCTL" --show 2>&1)
+if [ $rc = 0 ] && grep -q '^policy: interleave:all (from SDSM_POLICY' <<< "$out" &&
+   grep -q '^this node: 0$' <<< "$out" &&
+   grep -q "^nodes up: 0-$((NR - 1))$" <<< "$out" &&
+   grep -q '^features: .*page_transport' <<< "$out" &&
+   grep -q '^this node: 1$' <<< "$out1"; then
+	ok "--show: policy, this node, nodes up, features"
+else
+	not_ok "--show: policy, this node, nodes up, features"
+	diag <<< "$out"$'\n'"$out1"
+fi
+
+# 3: bad flags, out-of-range nodes against the live cluster.
+good=1
+for args in "-i $NR true" "--membind=0-$NR true" "-p 9 true" "--frob" \
+	    "-i 2-1 true" "-i 0,,1 true"; do
+	# shellcheck disable=SC2086
+	err=$("$SDSMCTL" $args 2>&1 >/dev/null); rc=$?
+	if [ $rc != 2 ] || [ "$(wc -l <<< "$err")" != 1 ]; then
+		echo "# sdsmctl $args: exit $rc: $err"
+		good=0
+	fi
+done
+"$SDSMCTL" -i all no-such-command-xyz 2>/dev/null; rc=$?
+[ $rc = 127 ] || { echo "# missing command: exit $rc"; good=0; }
+if [ $good = 1 ]; then ok "bad flags and node lists exit 2"; else not_ok "bad flags and node lists exit 2"; fi
+
+# 4: libsdsm errors are clear without the placement feature.
+out=$(SDSM_POLICY=interleave:all "$PROG" 2>&1); rc=$?
+if has_feature placement && has_feature regions; then
+	skip "placement_prog reports a missing feature" "module has placement"
+elif [ $rc = 4 ] && grep -q '^SKIP: module lacks' <<< "$out"; then
+	ok "placement_prog reports a missing feature"
+else
+	not_ok "placement_prog reports a missing feature"
+	diag <<< "$out (exit $rc)"
+fi
+
+placement_reason=
+has_feature regions || placement_reason="module lacks SDSM_FEATURE_REGIONS"
+has_feature placement || placement_reason="module lacks SDSM_FEATURE_PLACEMENT"
+
+# expect_homes NAME WANT SDSMCTL-ARGS...
+expect_homes() {
+	local name=$1 want=$2 out rc
+	shift 2
+	if [ -n "$placement_reason" ]; then
+		skip "$name" "$placement_reason"
+		return
+	fi
+	out=$(vc_bounded 120 "$SDSMCTL" "$@" -- "$PROG" 6 2>&1); rc=$?
+	if [ $rc = 0 ] && grep -qx "homes: $want" <<< "$out"; then
+		ok "$name"
+	else
+		not_ok "$name"
+		diag <<< "$out (exit $rc, want homes: $want)"
+	fi
+}
+
+# 5, 6, 7: placement through sdsmctl and SDSM_POLICY.
+rot=
+for ((i = 0; i < 6; i++)); do rot="$rot${rot:+ }$((i % NR))"; done
+expect_homes "--interleave=all places pages round-robin" "$rot" --interleave=all
+expect_homes "--membind=1 places every page on node 1" "1 1 1 1 1 1" --membind=1
+expect_homes "--localalloc places pages on the toucher" "0 0 0 0 0 0" --localalloc
+
+# 8: counters move when a program faults remote pages.
+if [ -n "$placement_reason" ]; then
+	skip "stat: remote faults counted" "$placement_reason"
+elif [ ! -e "$SYSFS/stats/write_faults_remote" ]; then
+	skip "stat: remote faults counted" "no $SYSFS/stats/write_faults_remote"
+else
+	before=$("$SDSMCTL" stat | awk '$1 == "write_faults_remote" { print $2 }')
+	vc_bounded 120 "$SDSMCTL" --membind=1 -- "$PROG" 6 > /dev/null 2>&1
+	after=$("$SDSMCTL" stat | awk '$1 == "write_faults_remote" { print $2 }')
+	if [ -n "$before" ] && [ -n "$after" ] && [ "$after" -ge $((before + 6)) ]; then
+		ok "stat: remote faults counted"
+	else
+		not_ok "stat: remote faults counted"
+		echo "#   write_faults_remote before '$before' after '$after' (want +6)"
+	fi
+fi
+
+# 9: region create / show / destroy.
+if ! has_feature regions; then
+	skip "region create, show, destroy" "module lacks SDSM_FEATURE_REGIONS"
+else
+	out=$( { vc_bounded 60 "$SDSMCTL" region create sdsmctl.t 16k --interleave=all &&
+		 vc_bounded 60 "$SDSMCTL" region show sdsmctl.t &&
+		 vc_bounded 60 "$SDSMCTL" region destroy sdsmctl.t; } 2>&1); rc=$?
+	if [ $rc = 0 ] && grep -q '^pages: 4$' <<< "$out" &&
+	   grep -q '^untouched: 4$' <<< "$out"; then
+		ok "region create, show, destroy"
+	else
+		not_ok "region create, show, destroy"
+		diag <<< "$out (exit $rc)"
+	fi
+fi
+exit $failed
