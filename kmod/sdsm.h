@@ -156,6 +156,7 @@ struct sdsm_peer {
 	struct sdsm_conn *conn;
 	unsigned int backoff_ms;
 	int last_err;			/* last logged connect error */
+	const char *last_fail;		/* last logged failure, peer work */
 
 	struct work_struct work;	/* reconcile state, notify */
 	struct delayed_work connect_work;	/* active side only */

@@ -307,6 +307,7 @@ static void sdsm_peer_work(struct work_struct *work)
 			sdsm_peer_set_state(peer, SDSM_PEER_UP);
 			peer->backoff_ms = SDSM_BACKOFF_MIN_MS;
 			peer->last_err = 0;
+			peer->last_fail = NULL;
 		}
 	}
 	if (dead) {
@@ -329,9 +330,15 @@ static void sdsm_peer_work(struct work_struct *work)
 		if (was == SDSM_PEER_UP)
 			pr_info("node %u (%pI4) down: %s\n", peer->id,
 				&peer->addr.sin_addr, why);
+		else if (test_bit(SDSM_CONN_ESTABLISHED, &dead->flags) &&
+			 why != peer->last_fail)
+			/* Connected but never came up: worth a line. */
+			pr_info("node %u (%pI4): connection failed before up: %s\n",
+				peer->id, &peer->addr.sin_addr, why);
 		else
 			pr_debug("node %u: connection attempt failed: %s\n",
 				 peer->id, why);
+		peer->last_fail = why;
 		sdsm_conn_reap(dead);
 	}
 
