@@ -34,7 +34,7 @@ NAMES=(
 	"sdsmctl: man pages render without warnings"
 )
 
-first=1 prefix= plan=1
+first=1 prefix='' plan=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--count) echo ${#NAMES[@]}; exit 0 ;;
@@ -133,7 +133,7 @@ t_1() {
 
 t_2() {
 	local l
-	for l in 5-2 0,,1 x '!' '' 1, -1 0x1 '!0-2' 99999999999999999999 2-; do
+	for l in 5-2 0,,1 x '!' '' '1,' -1 0x1 '!0-2' 99999999999999999999 2-; do
 		expect 2 "^sdsmctl: --interleave=" "$SDSMCTL" --interleave="$l" true
 	done
 	expect 2 "range 2-1 goes backwards" "$SDSMCTL" -m 2-1 true
