@@ -99,9 +99,10 @@ struct sdsm_tx_slot {
 /**
  * struct sdsm_conn - one RC connection to a peer
  *
- * Locks: @tx_lock protects @tx_free and, with @rx_lock, orders posting
- * against the DYING bit: whoever posts checks DYING under the lock, and the
- * reaper sets DYING under both locks before it drains and destroys the QP.
+ * Locks: @tx_lock protects @tx_free and @tx_taken and, with @rx_lock,
+ * orders posting against the DYING bit: whoever posts checks DYING under
+ * the lock, and the reaper sets DYING under both locks before it drains and
+ * destroys the QP, then waits for @tx_taken to reach 0.
  * Both are taken from softirq (completions): use the _bh variants elsewhere.
  * The conn fields written by cm handlers (@remote_incarnation, flags) are
  * read under the owning peer's lock.
@@ -136,6 +137,7 @@ struct sdsm_conn {
 	struct sdsm_tx_slot tx[SDSM_TX_DEPTH];
 	spinlock_t tx_lock;		/* see Locks above */
 	struct list_head tx_free;
+	unsigned int tx_taken;		/* slots not on tx_free */
 	wait_queue_head_t tx_wait;	/* woken when a slot frees or DYING */
 	u64 tx_seq;
 };

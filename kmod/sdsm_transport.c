@@ -240,6 +240,7 @@ static void sdsm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	spin_lock(&conn->tx_lock);
 	list_add(&slot->node, &conn->tx_free);
+	conn->tx_taken--;
 	spin_unlock(&conn->tx_lock);
 	wake_up(&conn->tx_wait);
 
@@ -263,10 +264,12 @@ static bool sdsm_tx_get(struct sdsm_conn *conn, struct sdsm_tx_slot **slot)
 		goto out;
 	*slot = list_first_entry_or_null(&conn->tx_free,
 					 struct sdsm_tx_slot, node);
-	if (*slot)
+	if (*slot) {
 		list_del_init(&(*slot)->node);
-	else
+		conn->tx_taken++;
+	} else {
 		done = false;
+	}
 out:
 	spin_unlock_bh(&conn->tx_lock);
 	return done;
@@ -276,8 +279,19 @@ static void sdsm_tx_put(struct sdsm_conn *conn, struct sdsm_tx_slot *slot)
 {
 	spin_lock_bh(&conn->tx_lock);
 	list_add(&slot->node, &conn->tx_free);
+	conn->tx_taken--;
 	spin_unlock_bh(&conn->tx_lock);
 	wake_up(&conn->tx_wait);
+}
+
+static bool sdsm_tx_idle(struct sdsm_conn *conn)
+{
+	bool idle;
+
+	spin_lock_bh(&conn->tx_lock);
+	idle = !conn->tx_taken;
+	spin_unlock_bh(&conn->tx_lock);
+	return idle;
 }
 
 /**
@@ -585,6 +599,11 @@ static void sdsm_conn_destroy(struct sdsm_conn *conn)
 	if (conn->qp) {
 		/* Every posted WR completes (flushed) before we free. */
 		ib_drain_qp(conn->qp);
+		/*
+		 * A sender that took a slot before DYING was set gives it
+		 * back without sleeping; wait so it never sees freed memory.
+		 */
+		wait_event(conn->tx_wait, sdsm_tx_idle(conn));
 		cancel_work_sync(&conn->rx_work);
 		ib_destroy_qp(conn->qp);
 		conn->qp = NULL;
@@ -989,13 +1008,16 @@ static int sdsm_ib_add(struct ib_device *dev)
 	/* Retry now rather than at the end of the backoff. */
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
 		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+		bool idle;
 
 		if (i <= sdsm_cl.node_id || READ_ONCE(sdsm_cl.shutdown))
 			continue;
 		spin_lock(&peer->lock);
 		peer->backoff_ms = SDSM_BACKOFF_MIN_MS;
+		idle = !peer->conn;
 		spin_unlock(&peer->lock);
-		mod_delayed_work(sdsm_cl.wq, &peer->connect_work, 0);
+		if (idle)
+			mod_delayed_work(sdsm_cl.wq, &peer->connect_work, 0);
 	}
 	return 0;
 }
