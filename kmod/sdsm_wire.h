@@ -130,4 +130,122 @@ struct sdsm_wire_reject {
 
 static_assert(sizeof(struct sdsm_wire_reject) == 8);
 
+/* ------------------------------------------------------------------ */
+/* Cluster locks and barriers (sdsm_sync.c): types 0x60-0x7f only.     */
+
+/**
+ * enum sdsm_sync_msg_type - message types of cluster locks and barriers
+ * @SDSM_MSG_SYNC_FIRST: first type reserved for locks and barriers
+ * @SDSM_MSG_LOCK_ACQUIRE: requester to manager, struct sdsm_wire_lock;
+ *	answered by one LOCK_REPLY (OK, possibly after a wait, or BUSY for
+ *	SDSM_WIRE_LOCK_F_TRY, or an error)
+ * @SDSM_MSG_LOCK_RELEASE: holder to manager, struct sdsm_wire_lock with
+ *	the req_id of the grant; never answered
+ * @SDSM_MSG_LOCK_CANCEL: requester to manager, struct sdsm_wire_lock:
+ *	withdraw a waiting ACQUIRE; answered CANCELLED or STALE
+ * @SDSM_MSG_LOCK_REPLY: manager to requester, struct sdsm_wire_sync_reply
+ * @SDSM_MSG_BARRIER_ARRIVE: participant to manager, struct
+ *	sdsm_wire_barrier; answered when the generation completes or fails
+ * @SDSM_MSG_BARRIER_CANCEL: participant to manager, struct
+ *	sdsm_wire_barrier: withdraw an arrival; answered CANCELLED or STALE
+ * @SDSM_MSG_BARRIER_REPLY: manager to participant, struct
+ *	sdsm_wire_sync_reply
+ * @SDSM_MSG_SYNC_LAST: last type reserved for locks and barriers
+ */
+enum sdsm_sync_msg_type {
+	SDSM_MSG_SYNC_FIRST = 0x60,
+	SDSM_MSG_LOCK_ACQUIRE = 0x60,
+	SDSM_MSG_LOCK_RELEASE = 0x61,
+	SDSM_MSG_LOCK_CANCEL = 0x62,
+	SDSM_MSG_LOCK_REPLY = 0x63,
+	SDSM_MSG_BARRIER_ARRIVE = 0x64,
+	SDSM_MSG_BARRIER_CANCEL = 0x65,
+	SDSM_MSG_BARRIER_REPLY = 0x66,
+	SDSM_MSG_SYNC_LAST = 0x7f,
+};
+
+static_assert((int)SDSM_MSG_SYNC_FIRST > (int)SDSM_MSG_COHERENCE_LAST);
+static_assert((int)SDSM_MSG_SYNC_LAST < (int)SDSM_MSG_MAX);
+
+/* sdsm_wire_lock.flags */
+#define SDSM_WIRE_LOCK_F_TRY	0x0001	/* answer BUSY instead of queueing */
+
+/**
+ * struct sdsm_wire_lock - payload of LOCK_ACQUIRE, LOCK_RELEASE, LOCK_CANCEL
+ * @req_id: the requester's id of the ACQUIRE (unique per node and module
+ *	load); RELEASE and CANCEL name the ACQUIRE they undo
+ * @lock_id: the lock (struct sdsm_lock.lock_id)
+ * @flags: SDSM_WIRE_LOCK_F_*; zero for RELEASE and CANCEL
+ * @__reserved: zero
+ */
+struct sdsm_wire_lock {
+	__be64 req_id;
+	__be64 lock_id;
+	__be32 flags;
+	__be32 __reserved;
+};
+
+static_assert(sizeof(struct sdsm_wire_lock) == 24);
+
+/**
+ * struct sdsm_wire_barrier - payload of BARRIER_ARRIVE and BARRIER_CANCEL
+ * @req_id: the participant's id of this arrival; CANCEL names the ARRIVE
+ * @barrier_id: the barrier (struct sdsm_barrier.barrier_id)
+ * @nodemask: the participating nodes, never 0 (0 is resolved to every
+ *	node by the sender)
+ * @count: arrivals that complete a generation, never 0 (resolved likewise)
+ * @__reserved: zero
+ */
+struct sdsm_wire_barrier {
+	__be64 req_id;
+	__be64 barrier_id;
+	__be64 nodemask;
+	__be32 count;
+	__be32 __reserved;
+};
+
+static_assert(sizeof(struct sdsm_wire_barrier) == 32);
+
+/**
+ * enum sdsm_sync_status - sdsm_wire_sync_reply.status
+ * @SDSM_SYNC_OK: lock granted, or barrier generation complete
+ * @SDSM_SYNC_BUSY: TRY on a held lock
+ * @SDSM_SYNC_INVAL: the manager refused the request (barrier count or
+ *	nodemask differs from the generation's, not the right manager, ...)
+ * @SDSM_SYNC_HOSTDOWN: the manager sees the requester or a node of the
+ *	barrier's nodemask down
+ * @SDSM_SYNC_NOMEM: the manager could not allocate
+ * @SDSM_SYNC_CANCELLED: the request was withdrawn by a CANCEL
+ * @SDSM_SYNC_STALE: a CANCEL found nothing to withdraw (the answer to the
+ *	request was sent before it)
+ */
+enum sdsm_sync_status {
+	SDSM_SYNC_OK = 0,
+	SDSM_SYNC_BUSY = 1,
+	SDSM_SYNC_INVAL = 2,
+	SDSM_SYNC_HOSTDOWN = 3,
+	SDSM_SYNC_NOMEM = 4,
+	SDSM_SYNC_CANCELLED = 5,
+	SDSM_SYNC_STALE = 6,
+};
+
+/* sdsm_wire_sync_reply.flags */
+#define SDSM_WIRE_SYNC_F_WAITED	0x0001	/* lock granted after queueing */
+
+/**
+ * struct sdsm_wire_sync_reply - payload of LOCK_REPLY and BARRIER_REPLY
+ * @req_id: the request answered
+ * @id: its lock or barrier id
+ * @status: enum sdsm_sync_status
+ * @flags: SDSM_WIRE_SYNC_F_*
+ */
+struct sdsm_wire_sync_reply {
+	__be64 req_id;
+	__be64 id;
+	__be32 status;
+	__be32 flags;
+};
+
+static_assert(sizeof(struct sdsm_wire_sync_reply) == 24);
+
 #endif /* SDSM_WIRE_H */

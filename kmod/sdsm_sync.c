@@ -1,0 +1,1201 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm cluster-wide locks and barriers (SDSM_IOC_LOCK, SDSM_IOC_BARRIER).
+ *
+ * Every lock and barrier has a manager node that keeps its state; the other
+ * nodes talk to it with the messages of the sync section of sdsm_wire.h.
+ * A node plays two roles:
+ *
+ *  requester  an ioctl puts a struct sdsm_sync_req (on its stack) in
+ *             sdsm_sync.reqs, sends it to the manager (or calls the manager
+ *             code directly when the manager is this node) and sleeps until
+ *             the reply, a signal, its timeout, or a DOWN event.
+ *  manager    struct sdsm_mgr_lock: holder and a FIFO of waiters;
+ *             struct sdsm_mgr_barrier: the arrivals of the current
+ *             generation.  Both exist only while they hold state, so a
+ *             barrier is reusable as soon as a generation completes.
+ *
+ * The manager of a lock is hash_64(id) % nr_nodes; that of a barrier is one
+ * node of its nodemask, picked by hash_64(id).  The manager knows a lock's
+ * holder as (node, request id); which open file holds it is known only on
+ * that node (struct sdsm_sync_held), which answers EPERM and EDEADLK and
+ * releases a file's locks when it is closed.
+ *
+ * Giving up (signal, timeout, a barrier node down): the requester asks the
+ * manager to cancel and waits for the answer, which is bounded: the manager
+ * answers at once, or goes DOWN.  The answer decides: withdrawn (the call
+ * fails with the reason), or the grant / generation release was sent first
+ * (per-peer FIFO: it arrived before the answer) and the call succeeds after
+ * all.  So a waiter that leaves never holds a lock nobody releases and
+ * never stays counted in a barrier generation.  A lock grant that completes
+ * no request (the request failed meanwhile) is released at once.
+ *
+ * Failures: a DOWN event for node X fails every request managed by X with
+ * EHOSTDOWN, marks the locks held through X as lost (RELEASE answers
+ * EHOSTDOWN), fails the barrier waits whose nodemask has X, and, in the
+ * manager role, releases every lock X held, drops X's waiters and fails
+ * every barrier generation whose nodemask has X.  A manager serves a node
+ * only while it sees it up.  A sync message that cannot be sent for any
+ * reason but the peer being gone breaks the connection, so both sides
+ * resynchronise through DOWN.
+ *
+ * Sending: messages are queued per peer under sdsm_sync.lock and sent in
+ * order by that peer's work item; nobody sends with the lock held.  A
+ * message the transport refuses because the peer is not up (yet) stays
+ * queued until the peer's UP event, or is dropped by its DOWN event.
+ *
+ * Memory ordering: with the default, sequentially consistent (MSI) memory
+ * nothing is needed at acquire, release or barrier; see
+ * sdsm_sync_acquire_hook() and sdsm_sync_release_hook().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/hash.h>
+#include <linux/hashtable.h>
+#include <linux/jiffies.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+#include <linux/sdsm.h>
+
+#include "sdsm.h"
+#include "sdsm_stats.h"
+#include "sdsm_sync.h"
+
+#define SDSM_SYNC_HASH_BITS	7
+
+/**
+ * struct sdsm_sync_req - one ioctl waiting for a manager
+ * @hnode: in sdsm_sync.reqs by @id
+ * @id: unique on this node for the module's life, never 0
+ * @key: the lock or barrier id
+ * @nodemask: barrier: the resolved nodemask
+ * @count: barrier: the resolved count
+ * @manager: node id of the manager
+ * @barrier: a barrier arrival (else a lock ACQUIRE or TRY)
+ * @done: @status is final; set once, under the lock
+ * @waited: lock: granted after queueing at the manager
+ * @status: 0 or -errno
+ * @abort: barrier: -EHOSTDOWN once a node of @nodemask went down
+ * @cancel_err: why this node gave up; the result if the manager withdraws
+ */
+struct sdsm_sync_req {
+	struct hlist_node hnode;
+	u64 id;
+	u64 key;
+	u64 nodemask;
+	u32 count;
+	unsigned int manager;
+	bool barrier;
+	bool done;
+	bool waited;
+	int status;
+	int abort;
+	int cancel_err;
+};
+
+/* A lock held through an open file of this node; in sdsm_sync.held. */
+struct sdsm_sync_held {
+	struct hlist_node hnode;	/* by @lock_id */
+	u64 lock_id;
+	u64 req_id;			/* of the grant; names it to the manager */
+	struct file *file;
+	unsigned int manager;
+	bool lost;			/* the manager went down meanwhile */
+};
+
+/* A queued lock request or a barrier arrival at its manager. */
+struct sdsm_mgr_waiter {
+	struct list_head node;
+	unsigned int node_id;
+	u64 req_id;
+};
+
+/* A lock this node manages; exists while held or waited for. */
+struct sdsm_mgr_lock {
+	struct hlist_node hnode;	/* in sdsm_sync.locks by @id */
+	u64 id;
+	bool held;
+	unsigned int holder_node;
+	u64 holder_req;
+	struct list_head waiters;	/* FIFO of struct sdsm_mgr_waiter */
+};
+
+/* The current generation of a barrier this node manages. */
+struct sdsm_mgr_barrier {
+	struct hlist_node hnode;	/* in sdsm_sync.barriers by @id */
+	u64 id;
+	u64 nodemask;
+	u32 count;
+	u32 arrived;
+	struct list_head arrivals;	/* struct sdsm_mgr_waiter */
+};
+
+/* A message waiting in a peer's outbox. */
+struct sdsm_sync_out {
+	struct list_head node;
+	u16 type;
+	u32 len;
+	union {
+		struct sdsm_wire_lock lock;
+		struct sdsm_wire_barrier barrier;
+		struct sdsm_wire_sync_reply reply;
+	} u;
+};
+
+/* This layer's view of one peer. */
+struct sdsm_sync_peer {
+	unsigned int id;
+	bool up;			/* between its UP and DOWN events */
+	u64 epoch;			/* DOWN events seen; drops old messages */
+	struct list_head outbox;	/* struct sdsm_sync_out, FIFO */
+	struct work_struct work;	/* sends the outbox */
+};
+
+/*
+ * Locks: @lock (a mutex, process context only) protects everything here
+ * but @wait, @wq and @objects; nothing sleeps with it held but to allocate.
+ * Handlers, the peer notifier, the send works and the ioctls take it.
+ * Waiters sleep on @wait without it and re-check under it.
+ */
+static struct {
+	struct mutex lock;		/* see Locks above */
+	bool running;
+	u64 next_req;
+	DECLARE_HASHTABLE(reqs, SDSM_SYNC_HASH_BITS);
+	DECLARE_HASHTABLE(held, SDSM_SYNC_HASH_BITS);
+	DECLARE_HASHTABLE(locks, SDSM_SYNC_HASH_BITS);
+	DECLARE_HASHTABLE(barriers, SDSM_SYNC_HASH_BITS);
+	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
+	wait_queue_head_t wait;
+	struct workqueue_struct *wq;
+	atomic_t objects;		/* allocations not yet freed */
+} sdsm_sync;
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                             */
+
+static void *sdsm_sync_alloc(size_t size)
+{
+	void *p = kzalloc(size, GFP_KERNEL);
+
+	if (p)
+		atomic_inc(&sdsm_sync.objects);
+	return p;
+}
+
+static void sdsm_sync_free(void *p)
+{
+	if (!p)
+		return;
+	atomic_dec(&sdsm_sync.objects);
+	kfree(p);
+}
+
+/* sdsm_stats is set up by sdsm_stats_init(); count only once it is. */
+static void sdsm_sync_stat(enum sdsm_stat s)
+{
+	if (READ_ONCE(sdsm_stats))
+		sdsm_stat_inc(s);
+}
+
+/*
+ * Hook points for release consistency.  The default memory is
+ * sequentially consistent (MSI): every write is visible to every node once
+ * the writing fault returned, so acquiring a lock or passing a barrier
+ * needs nothing.  A release-consistent region will apply the write notices
+ * it received here (acquire: after the grant, before the ioctl returns)...
+ */
+static void sdsm_sync_acquire_hook(u64 id)
+{
+}
+
+/* ...and make twins and diffs here (release: before the manager learns). */
+static void sdsm_sync_release_hook(u64 id)
+{
+}
+
+static u64 sdsm_sync_all_nodes(void)
+{
+	return GENMASK_ULL(sdsm_cl.nr_nodes - 1, 0);
+}
+
+static unsigned int sdsm_sync_lock_manager(u64 lock_id)
+{
+	return hash_64(lock_id, 32) % sdsm_cl.nr_nodes;
+}
+
+/* @mask: non-zero subset of sdsm_sync_all_nodes(). */
+static unsigned int sdsm_sync_barrier_manager(u64 barrier_id, u64 mask)
+{
+	unsigned int k = hash_64(barrier_id, 32) % hweight64(mask), i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++)
+		if ((mask & BIT_ULL(i)) && !k--)
+			return i;
+	return sdsm_cl.node_id;	/* not reached */
+}
+
+/* Locks: sdsm_sync.lock. */
+static bool sdsm_sync_node_up(unsigned int node)
+{
+	return node == sdsm_cl.node_id || sdsm_sync.peers[node].up;
+}
+
+/* Locks: sdsm_sync.lock. */
+static bool sdsm_sync_mask_up(u64 mask)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++)
+		if ((mask & BIT_ULL(i)) && !sdsm_sync_node_up(i))
+			return false;
+	return true;
+}
+
+/* Break the connection to @node so both sides see it DOWN and resync. */
+static void sdsm_sync_break(unsigned int node, const char *why)
+{
+	struct sdsm_conn *conn = sdsm_conn_get(&sdsm_cl.peers[node]);
+
+	if (!conn)
+		return;
+	pr_err_ratelimited("node %u: %s: connection reset\n", node, why);
+	sdsm_conn_fail(conn, why);
+	sdsm_conn_put(conn);
+}
+
+/* ------------------------------------------------------------------ */
+/* Sending                                                             */
+
+/* Queue one message to @node (not this node).  Locks: sdsm_sync.lock. */
+static void sdsm_sync_queue(unsigned int node, u16 type, const void *payload,
+			    u32 len)
+{
+	struct sdsm_sync_peer *sp = &sdsm_sync.peers[node];
+	struct sdsm_sync_out *out;
+
+	lockdep_assert_held(&sdsm_sync.lock);
+	if (WARN_ON_ONCE(node == sdsm_cl.node_id || len > sizeof(out->u)) ||
+	    !sdsm_sync.running)
+		return;
+	out = sdsm_sync_alloc(sizeof(*out));
+	if (!out) {
+		sdsm_sync_break(node, "no memory for a lock/barrier message");
+		return;
+	}
+	out->type = type;
+	out->len = len;
+	memcpy(&out->u, payload, len);
+	list_add_tail(&out->node, &sp->outbox);
+	queue_work(sdsm_sync.wq, &sp->work);
+}
+
+/* Locks: sdsm_sync.lock. */
+static void sdsm_sync_purge(struct sdsm_sync_peer *sp)
+{
+	struct sdsm_sync_out *out, *tmp;
+
+	lockdep_assert_held(&sdsm_sync.lock);
+	sp->epoch++;
+	list_for_each_entry_safe(out, tmp, &sp->outbox, node) {
+		list_del(&out->node);
+		sdsm_sync_free(out);
+	}
+}
+
+static void sdsm_sync_out_work(struct work_struct *work)
+{
+	struct sdsm_sync_peer *sp = container_of(work, struct sdsm_sync_peer,
+						 work);
+	struct sdsm_sync_out *out;
+	u64 epoch;
+	int ret;
+
+	for (;;) {
+		mutex_lock(&sdsm_sync.lock);
+		out = list_first_entry_or_null(&sp->outbox,
+					       struct sdsm_sync_out, node);
+		if (out)
+			list_del(&out->node);
+		epoch = sp->epoch;
+		mutex_unlock(&sdsm_sync.lock);
+		if (!out)
+			return;
+		ret = sdsm_send(&sdsm_cl.peers[sp->id], out->type, &out->u,
+				out->len, NULL);
+		if (ret == -ENOTCONN) {
+			/* Not up (yet): keep it for the UP event, unless a
+			 * DOWN event purged the outbox meanwhile.
+			 */
+			mutex_lock(&sdsm_sync.lock);
+			if (sp->epoch == epoch && sdsm_sync.running) {
+				list_add(&out->node, &sp->outbox);
+				out = NULL;
+			}
+			mutex_unlock(&sdsm_sync.lock);
+			sdsm_sync_free(out);
+			return;
+		}
+		if (ret)
+			sdsm_sync_break(sp->id, "lock/barrier message not sent");
+		sdsm_sync_free(out);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Requester side: answers from managers                               */
+
+static int sdsm_sync_status_errno(u32 status, const struct sdsm_sync_req *req)
+{
+	switch (status) {
+	case SDSM_SYNC_OK:
+		return 0;
+	case SDSM_SYNC_BUSY:
+		return -EBUSY;
+	case SDSM_SYNC_INVAL:
+		return -EINVAL;
+	case SDSM_SYNC_HOSTDOWN:
+		return -EHOSTDOWN;
+	case SDSM_SYNC_NOMEM:
+		return -ENOMEM;
+	case SDSM_SYNC_CANCELLED:
+	case SDSM_SYNC_STALE:
+		if (req->cancel_err)
+			return req->cancel_err;
+		break;
+	}
+	return -EPROTO;
+}
+
+/* Complete a request; wakes its waiter.  Locks: sdsm_sync.lock. */
+static void sdsm_sync_req_done(struct sdsm_sync_req *req, int status)
+{
+	lockdep_assert_held(&sdsm_sync.lock);
+	req->status = status;
+	WRITE_ONCE(req->done, true);
+	wake_up_all(&sdsm_sync.wait);
+}
+
+/*
+ * An answer from manager @from to request @req_id.  A lock grant that
+ * completes no request is released at once.  Locks: sdsm_sync.lock.
+ */
+static void sdsm_sync_answer(unsigned int from, bool barrier, u64 req_id,
+			     u64 id, u32 status, u32 flags)
+{
+	struct sdsm_sync_req *req;
+
+	lockdep_assert_held(&sdsm_sync.lock);
+	hash_for_each_possible(sdsm_sync.reqs, req, hnode, req_id) {
+		if (req->id != req_id)
+			continue;
+		if (req->done || req->barrier != barrier ||
+		    req->manager != from || req->key != id)
+			break;
+		req->waited = flags & SDSM_WIRE_SYNC_F_WAITED;
+		sdsm_sync_req_done(req, sdsm_sync_status_errno(status, req));
+		return;
+	}
+	/*
+	 * A remote grant nobody waits for any more: give the lock back.  A
+	 * local one cannot happen: sdsm_mgr_lock_next() skips local waiters
+	 * that are gone, and local cancels are synchronous.
+	 */
+	if (!barrier && status == SDSM_SYNC_OK && from != sdsm_cl.node_id) {
+		struct sdsm_wire_lock w = {
+			.req_id = cpu_to_be64(req_id),
+			.lock_id = cpu_to_be64(id),
+		};
+
+		sdsm_sync_queue(from, SDSM_MSG_LOCK_RELEASE, &w, sizeof(w));
+	}
+}
+
+/* A request of this node still waiting for an answer?  Locks: the lock. */
+static bool sdsm_sync_req_waiting(u64 req_id)
+{
+	struct sdsm_sync_req *req;
+
+	hash_for_each_possible(sdsm_sync.reqs, req, hnode, req_id)
+		if (req->id == req_id)
+			return !req->done;
+	return false;
+}
+
+/* Manager side: answer node @to.  Locks: sdsm_sync.lock. */
+static void sdsm_sync_reply(unsigned int to, bool barrier, u64 req_id, u64 id,
+			    u32 status, u32 flags)
+{
+	struct sdsm_wire_sync_reply r = {
+		.req_id = cpu_to_be64(req_id),
+		.id = cpu_to_be64(id),
+		.status = cpu_to_be32(status),
+		.flags = cpu_to_be32(flags),
+	};
+
+	if (to == sdsm_cl.node_id)
+		sdsm_sync_answer(to, barrier, req_id, id, status, flags);
+	else
+		sdsm_sync_queue(to, barrier ? SDSM_MSG_BARRIER_REPLY :
+				SDSM_MSG_LOCK_REPLY, &r, sizeof(r));
+}
+
+/* ------------------------------------------------------------------ */
+/* Manager side: locks                                                 */
+
+/* Locks: sdsm_sync.lock (for all sdsm_mgr_* functions). */
+static struct sdsm_mgr_lock *sdsm_mgr_lock_find(u64 id)
+{
+	struct sdsm_mgr_lock *ml;
+
+	hash_for_each_possible(sdsm_sync.locks, ml, hnode, id)
+		if (ml->id == id)
+			return ml;
+	return NULL;
+}
+
+/* Free @ml if it holds no state. */
+static void sdsm_mgr_lock_put(struct sdsm_mgr_lock *ml)
+{
+	if (ml->held || !list_empty(&ml->waiters))
+		return;
+	hash_del(&ml->hnode);
+	sdsm_sync_free(ml);
+}
+
+static void sdsm_mgr_lock_grant(struct sdsm_mgr_lock *ml, unsigned int node,
+				u64 req_id, bool waited)
+{
+	ml->held = true;
+	ml->holder_node = node;
+	ml->holder_req = req_id;
+	sdsm_sync_reply(node, false, req_id, ml->id, SDSM_SYNC_OK,
+			waited ? SDSM_WIRE_SYNC_F_WAITED : 0);
+}
+
+/* The holder is gone: grant to the first waiter, FIFO, or free. */
+static void sdsm_mgr_lock_next(struct sdsm_mgr_lock *ml)
+{
+	struct sdsm_mgr_waiter *w;
+
+	ml->held = false;
+	while ((w = list_first_entry_or_null(&ml->waiters,
+					     struct sdsm_mgr_waiter, node))) {
+		list_del(&w->node);
+		if (w->node_id != sdsm_cl.node_id ||
+		    sdsm_sync_req_waiting(w->req_id))
+			sdsm_mgr_lock_grant(ml, w->node_id, w->req_id, true);
+		sdsm_sync_free(w);
+		if (ml->held)
+			break;
+	}
+	sdsm_mgr_lock_put(ml);
+}
+
+static void sdsm_mgr_lock_acquire(unsigned int src, u64 req_id, u64 id,
+				  bool try)
+{
+	struct sdsm_mgr_lock *ml;
+	struct sdsm_mgr_waiter *w;
+
+	if (sdsm_sync_lock_manager(id) != sdsm_cl.node_id) {
+		sdsm_sync_reply(src, false, req_id, id, SDSM_SYNC_INVAL, 0);
+		return;
+	}
+	if (!sdsm_sync_node_up(src)) {
+		sdsm_sync_reply(src, false, req_id, id, SDSM_SYNC_HOSTDOWN, 0);
+		return;
+	}
+	ml = sdsm_mgr_lock_find(id);
+	if (!ml) {
+		ml = sdsm_sync_alloc(sizeof(*ml));
+		if (!ml) {
+			sdsm_sync_reply(src, false, req_id, id,
+					SDSM_SYNC_NOMEM, 0);
+			return;
+		}
+		ml->id = id;
+		INIT_LIST_HEAD(&ml->waiters);
+		hash_add(sdsm_sync.locks, &ml->hnode, id);
+	}
+	if (!ml->held) {
+		sdsm_mgr_lock_grant(ml, src, req_id, false);
+	} else if (try) {
+		sdsm_sync_reply(src, false, req_id, id, SDSM_SYNC_BUSY, 0);
+	} else {
+		w = sdsm_sync_alloc(sizeof(*w));
+		if (w) {
+			w->node_id = src;
+			w->req_id = req_id;
+			list_add_tail(&w->node, &ml->waiters);
+		} else {
+			sdsm_sync_reply(src, false, req_id, id,
+					SDSM_SYNC_NOMEM, 0);
+		}
+	}
+	sdsm_mgr_lock_put(ml);
+}
+
+/* Release by (node, grant): anything else is stale and ignored. */
+static void sdsm_mgr_lock_release(unsigned int src, u64 req_id, u64 id)
+{
+	struct sdsm_mgr_lock *ml = sdsm_mgr_lock_find(id);
+
+	if (!ml || !ml->held || ml->holder_node != src ||
+	    ml->holder_req != req_id)
+		return;
+	sdsm_mgr_lock_next(ml);
+}
+
+static void sdsm_mgr_lock_cancel(unsigned int src, u64 req_id, u64 id)
+{
+	struct sdsm_mgr_lock *ml = sdsm_mgr_lock_find(id);
+	struct sdsm_mgr_waiter *w;
+
+	if (ml) {
+		list_for_each_entry(w, &ml->waiters, node) {
+			if (w->node_id != src || w->req_id != req_id)
+				continue;
+			list_del(&w->node);
+			sdsm_sync_free(w);
+			sdsm_mgr_lock_put(ml);
+			sdsm_sync_reply(src, false, req_id, id,
+					SDSM_SYNC_CANCELLED, 0);
+			return;
+		}
+	}
+	/* Granted (the grant went out first) or answered: nothing to do. */
+	sdsm_sync_reply(src, false, req_id, id, SDSM_SYNC_STALE, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Manager side: barriers                                              */
+
+static struct sdsm_mgr_barrier *sdsm_mgr_barrier_find(u64 id)
+{
+	struct sdsm_mgr_barrier *mb;
+
+	hash_for_each_possible(sdsm_sync.barriers, mb, hnode, id)
+		if (mb->id == id)
+			return mb;
+	return NULL;
+}
+
+/* End the generation: answer every arrival with @status, free it all. */
+static void sdsm_mgr_barrier_end(struct sdsm_mgr_barrier *mb, u32 status,
+				 unsigned int skip_node)
+{
+	struct sdsm_mgr_waiter *w, *tmp;
+
+	list_for_each_entry_safe(w, tmp, &mb->arrivals, node) {
+		list_del(&w->node);
+		if (w->node_id != skip_node)
+			sdsm_sync_reply(w->node_id, true, w->req_id, mb->id,
+					status, 0);
+		sdsm_sync_free(w);
+	}
+	hash_del(&mb->hnode);
+	sdsm_sync_free(mb);
+}
+
+static void sdsm_mgr_barrier_arrive(unsigned int src, u64 req_id, u64 id,
+				    u64 mask, u32 count)
+{
+	struct sdsm_mgr_barrier *mb;
+	struct sdsm_mgr_waiter *w;
+	u32 status = SDSM_SYNC_INVAL;
+
+	if (!mask || (mask & ~sdsm_sync_all_nodes()) || !count ||
+	    !(mask & BIT_ULL(src)) ||
+	    sdsm_sync_barrier_manager(id, mask) != sdsm_cl.node_id)
+		goto out_reply;
+	status = SDSM_SYNC_HOSTDOWN;
+	if (!sdsm_sync_mask_up(mask))
+		goto out_reply;
+	status = SDSM_SYNC_INVAL;
+	mb = sdsm_mgr_barrier_find(id);
+	if (mb && (mb->nodemask != mask || mb->count != count))
+		goto out_reply;
+	status = SDSM_SYNC_NOMEM;
+	w = sdsm_sync_alloc(sizeof(*w));
+	if (!w)
+		goto out_reply;
+	if (!mb) {
+		mb = sdsm_sync_alloc(sizeof(*mb));
+		if (!mb) {
+			sdsm_sync_free(w);
+			goto out_reply;
+		}
+		mb->id = id;
+		mb->nodemask = mask;
+		mb->count = count;
+		INIT_LIST_HEAD(&mb->arrivals);
+		hash_add(sdsm_sync.barriers, &mb->hnode, id);
+	}
+	w->node_id = src;
+	w->req_id = req_id;
+	list_add_tail(&w->node, &mb->arrivals);
+	if (++mb->arrived >= mb->count)
+		sdsm_mgr_barrier_end(mb, SDSM_SYNC_OK, SDSM_MAX_NODES);
+	return;
+
+out_reply:
+	sdsm_sync_reply(src, true, req_id, id, status, 0);
+}
+
+static void sdsm_mgr_barrier_cancel(unsigned int src, u64 req_id, u64 id)
+{
+	struct sdsm_mgr_barrier *mb = sdsm_mgr_barrier_find(id);
+	struct sdsm_mgr_waiter *w;
+
+	if (mb) {
+		list_for_each_entry(w, &mb->arrivals, node) {
+			if (w->node_id != src || w->req_id != req_id)
+				continue;
+			list_del(&w->node);
+			sdsm_sync_free(w);
+			if (!--mb->arrived) {
+				hash_del(&mb->hnode);
+				sdsm_sync_free(mb);
+			}
+			sdsm_sync_reply(src, true, req_id, id,
+					SDSM_SYNC_CANCELLED, 0);
+			return;
+		}
+	}
+	sdsm_sync_reply(src, true, req_id, id, SDSM_SYNC_STALE, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Peer events                                                         */
+
+/* Node @x is down.  Locks: sdsm_sync.lock. */
+static void sdsm_sync_node_down(unsigned int x)
+{
+	struct sdsm_mgr_barrier *mb;
+	struct sdsm_mgr_waiter *w, *wt;
+	struct sdsm_mgr_lock *ml;
+	struct sdsm_sync_held *held;
+	struct sdsm_sync_req *req;
+	struct hlist_node *tmp;
+	int bkt;
+
+	/* Requester role. */
+	hash_for_each(sdsm_sync.reqs, bkt, req, hnode) {
+		if (req->done)
+			continue;
+		if (req->manager == x) {
+			sdsm_sync_req_done(req, -EHOSTDOWN);
+		} else if (req->barrier && (req->nodemask & BIT_ULL(x))) {
+			req->abort = -EHOSTDOWN;
+			wake_up_all(&sdsm_sync.wait);
+		}
+	}
+	hash_for_each(sdsm_sync.held, bkt, held, hnode)
+		if (held->manager == x)
+			held->lost = true;
+
+	/* Manager role. */
+	hash_for_each_safe(sdsm_sync.locks, bkt, tmp, ml, hnode) {
+		list_for_each_entry_safe(w, wt, &ml->waiters, node) {
+			if (w->node_id != x)
+				continue;
+			list_del(&w->node);
+			sdsm_sync_free(w);
+		}
+		if (ml->held && ml->holder_node == x)
+			sdsm_mgr_lock_next(ml);
+		else
+			sdsm_mgr_lock_put(ml);
+	}
+	hash_for_each_safe(sdsm_sync.barriers, bkt, tmp, mb, hnode)
+		if (mb->nodemask & BIT_ULL(x))
+			sdsm_mgr_barrier_end(mb, SDSM_SYNC_HOSTDOWN, x);
+}
+
+static int sdsm_sync_peer_event(struct notifier_block *nb,
+				unsigned long event, void *data)
+{
+	struct sdsm_peer *peer = data;
+	struct sdsm_sync_peer *sp;
+
+	if (peer->id >= sdsm_cl.nr_nodes || peer->id == sdsm_cl.node_id)
+		return NOTIFY_DONE;
+	sp = &sdsm_sync.peers[peer->id];
+	mutex_lock(&sdsm_sync.lock);
+	switch (event) {
+	case SDSM_PEER_EVENT_UP:
+		sp->up = true;
+		queue_work(sdsm_sync.wq, &sp->work);
+		break;
+	case SDSM_PEER_EVENT_DOWN:
+		sp->up = false;
+		sdsm_sync_purge(sp);
+		sdsm_sync_node_down(peer->id);
+		break;
+	}
+	mutex_unlock(&sdsm_sync.lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block sdsm_sync_peer_nb = {
+	.notifier_call = sdsm_sync_peer_event,
+};
+
+/* ------------------------------------------------------------------ */
+/* Message handlers                                                    */
+
+static bool sdsm_sync_msg_ok(const struct sdsm_msg *msg, u32 len)
+{
+	if (msg->len >= len && !msg->page)
+		return true;
+	pr_err_ratelimited("node %u: malformed message type %#x (len %u)\n",
+			   msg->peer->id, msg->type, msg->len);
+	sdsm_sync_break(msg->peer->id, "malformed lock/barrier message");
+	return false;
+}
+
+static void sdsm_sync_lock_rx(const struct sdsm_msg *msg)
+{
+	const struct sdsm_wire_lock *w = msg->payload;
+	unsigned int src = msg->peer->id;
+	u64 req_id, id;
+
+	if (!sdsm_sync_msg_ok(msg, sizeof(*w)))
+		return;
+	req_id = be64_to_cpu(w->req_id);
+	id = be64_to_cpu(w->lock_id);
+	mutex_lock(&sdsm_sync.lock);
+	switch (msg->type) {
+	case SDSM_MSG_LOCK_ACQUIRE:
+		sdsm_mgr_lock_acquire(src, req_id, id,
+				      be32_to_cpu(w->flags) &
+				      SDSM_WIRE_LOCK_F_TRY);
+		break;
+	case SDSM_MSG_LOCK_RELEASE:
+		sdsm_mgr_lock_release(src, req_id, id);
+		break;
+	case SDSM_MSG_LOCK_CANCEL:
+		sdsm_mgr_lock_cancel(src, req_id, id);
+		break;
+	}
+	mutex_unlock(&sdsm_sync.lock);
+}
+
+static void sdsm_sync_barrier_rx(const struct sdsm_msg *msg)
+{
+	const struct sdsm_wire_barrier *w = msg->payload;
+	unsigned int src = msg->peer->id;
+	u64 req_id, id;
+
+	if (!sdsm_sync_msg_ok(msg, sizeof(*w)))
+		return;
+	req_id = be64_to_cpu(w->req_id);
+	id = be64_to_cpu(w->barrier_id);
+	mutex_lock(&sdsm_sync.lock);
+	if (msg->type == SDSM_MSG_BARRIER_ARRIVE)
+		sdsm_mgr_barrier_arrive(src, req_id, id,
+					be64_to_cpu(w->nodemask),
+					be32_to_cpu(w->count));
+	else
+		sdsm_mgr_barrier_cancel(src, req_id, id);
+	mutex_unlock(&sdsm_sync.lock);
+}
+
+static void sdsm_sync_reply_rx(const struct sdsm_msg *msg)
+{
+	const struct sdsm_wire_sync_reply *r = msg->payload;
+
+	if (!sdsm_sync_msg_ok(msg, sizeof(*r)))
+		return;
+	mutex_lock(&sdsm_sync.lock);
+	sdsm_sync_answer(msg->peer->id, msg->type == SDSM_MSG_BARRIER_REPLY,
+			 be64_to_cpu(r->req_id), be64_to_cpu(r->id),
+			 be32_to_cpu(r->status), be32_to_cpu(r->flags));
+	mutex_unlock(&sdsm_sync.lock);
+}
+
+static const struct {
+	u16 type;
+	sdsm_handler_fn fn;
+} sdsm_sync_handlers[] = {
+	{ SDSM_MSG_LOCK_ACQUIRE, sdsm_sync_lock_rx },
+	{ SDSM_MSG_LOCK_RELEASE, sdsm_sync_lock_rx },
+	{ SDSM_MSG_LOCK_CANCEL, sdsm_sync_lock_rx },
+	{ SDSM_MSG_LOCK_REPLY, sdsm_sync_reply_rx },
+	{ SDSM_MSG_BARRIER_ARRIVE, sdsm_sync_barrier_rx },
+	{ SDSM_MSG_BARRIER_CANCEL, sdsm_sync_barrier_rx },
+	{ SDSM_MSG_BARRIER_REPLY, sdsm_sync_reply_rx },
+};
+
+/* ------------------------------------------------------------------ */
+/* Requester side: the ioctls                                          */
+
+/* Register @req and check its manager is reachable.  Locks: the lock. */
+static int sdsm_sync_req_start(struct sdsm_sync_req *req)
+{
+	lockdep_assert_held(&sdsm_sync.lock);
+	if (!sdsm_sync.running)
+		return -EHOSTDOWN;
+	if (!sdsm_sync_node_up(req->manager) ||
+	    (req->barrier && !sdsm_sync_mask_up(req->nodemask)))
+		return -EHOSTDOWN;
+	req->id = ++sdsm_sync.next_req;
+	hash_add(sdsm_sync.reqs, &req->hnode, req->id);
+	return 0;
+}
+
+/* Send (or do locally) the request or its cancel.  Locks: the lock. */
+static void sdsm_sync_req_send(struct sdsm_sync_req *req, bool cancel,
+			       bool try)
+{
+	unsigned int self = sdsm_cl.node_id;
+
+	if (req->barrier) {
+		struct sdsm_wire_barrier w = {
+			.req_id = cpu_to_be64(req->id),
+			.barrier_id = cpu_to_be64(req->key),
+			.nodemask = cpu_to_be64(req->nodemask),
+			.count = cpu_to_be32(req->count),
+		};
+
+		if (req->manager != self)
+			sdsm_sync_queue(req->manager, cancel ?
+					SDSM_MSG_BARRIER_CANCEL :
+					SDSM_MSG_BARRIER_ARRIVE, &w, sizeof(w));
+		else if (cancel)
+			sdsm_mgr_barrier_cancel(self, req->id, req->key);
+		else
+			sdsm_mgr_barrier_arrive(self, req->id, req->key,
+						req->nodemask, req->count);
+	} else {
+		struct sdsm_wire_lock w = {
+			.req_id = cpu_to_be64(req->id),
+			.lock_id = cpu_to_be64(req->key),
+			.flags = cpu_to_be32(try ? SDSM_WIRE_LOCK_F_TRY : 0),
+		};
+
+		if (req->manager != self)
+			sdsm_sync_queue(req->manager, cancel ?
+					SDSM_MSG_LOCK_CANCEL :
+					SDSM_MSG_LOCK_ACQUIRE, &w, sizeof(w));
+		else if (cancel)
+			sdsm_mgr_lock_cancel(self, req->id, req->key);
+		else
+			sdsm_mgr_lock_acquire(self, req->id, req->key, try);
+	}
+}
+
+/*
+ * Wait for the answer to @req, which was sent with the lock held, then
+ * dropped.  On a signal, the timeout, or a barrier node going down, ask the
+ * manager to withdraw the request and wait (bounded) for its answer.
+ * Returns with the lock held and @req out of sdsm_sync.reqs.
+ */
+static int sdsm_sync_req_wait(struct sdsm_sync_req *req, u32 timeout_ms)
+{
+	long left = timeout_ms ? (long)msecs_to_jiffies(timeout_ms) :
+				 MAX_SCHEDULE_TIMEOUT;
+	/* The manager answers a cancel at once or is DOWN by then. */
+	unsigned long cap = msecs_to_jiffies(2 * sdsm_cl.peer_timeout_ms +
+					     1000);
+	long t;
+
+	t = wait_event_interruptible_timeout(sdsm_sync.wait,
+					     READ_ONCE(req->done) ||
+					     READ_ONCE(req->abort), left);
+	mutex_lock(&sdsm_sync.lock);
+	if (!req->done) {
+		req->cancel_err = t < 0 ? -EINTR : t == 0 ? -ETIMEDOUT :
+				  req->abort;
+		sdsm_sync_req_send(req, true, false);
+		if (!req->done) {
+			mutex_unlock(&sdsm_sync.lock);
+			wait_event_timeout(sdsm_sync.wait,
+					   READ_ONCE(req->done), cap);
+			mutex_lock(&sdsm_sync.lock);
+		}
+		if (!req->done) {
+			/* A late grant finds no request and is released. */
+			pr_warn_ratelimited("node %u did not answer a cancel in time\n",
+					    req->manager);
+			sdsm_sync_req_done(req, req->cancel_err);
+		}
+	}
+	hash_del(&req->hnode);
+	return req->status;
+}
+
+/* Locks: sdsm_sync.lock. */
+static struct sdsm_sync_held *sdsm_sync_held_find(struct file *file,
+						  u64 lock_id)
+{
+	struct sdsm_sync_held *held;
+
+	hash_for_each_possible(sdsm_sync.held, held, hnode, lock_id)
+		if (held->lock_id == lock_id && held->file == file)
+			return held;
+	return NULL;
+}
+
+/* Release @held (unless lost) and free it.  Locks: sdsm_sync.lock. */
+static void sdsm_sync_held_drop(struct sdsm_sync_held *held)
+{
+	hash_del(&held->hnode);
+	if (!held->lost) {
+		sdsm_sync_release_hook(held->lock_id);
+		if (held->manager == sdsm_cl.node_id) {
+			sdsm_mgr_lock_release(held->manager, held->req_id,
+					      held->lock_id);
+		} else {
+			struct sdsm_wire_lock w = {
+				.req_id = cpu_to_be64(held->req_id),
+				.lock_id = cpu_to_be64(held->lock_id),
+			};
+
+			sdsm_sync_queue(held->manager, SDSM_MSG_LOCK_RELEASE,
+					&w, sizeof(w));
+		}
+	}
+	sdsm_sync_free(held);
+}
+
+static int sdsm_sync_acquire(struct file *file, u64 lock_id, bool try,
+			     u32 timeout_ms)
+{
+	struct sdsm_sync_req req = {
+		.key = lock_id,
+		.manager = sdsm_sync_lock_manager(lock_id),
+	};
+	struct sdsm_sync_held *held, *old;
+	int ret;
+
+	held = sdsm_sync_alloc(sizeof(*held));
+	if (!held)
+		return -ENOMEM;
+	mutex_lock(&sdsm_sync.lock);
+	old = sdsm_sync_held_find(file, lock_id);
+	if (old && !old->lost) {
+		ret = -EDEADLK;
+		goto out_unlock;
+	}
+	if (old) {
+		/* Lost with its manager: forget it and start afresh. */
+		hash_del(&old->hnode);
+		sdsm_sync_free(old);
+	}
+	ret = sdsm_sync_req_start(&req);
+	if (ret)
+		goto out_unlock;
+	sdsm_sync_req_send(&req, false, try);
+	mutex_unlock(&sdsm_sync.lock);
+
+	ret = sdsm_sync_req_wait(&req, timeout_ms);
+	if (!ret) {
+		held->lock_id = lock_id;
+		held->req_id = req.id;
+		held->file = file;
+		held->manager = req.manager;
+		hash_add(sdsm_sync.held, &held->hnode, lock_id);
+		held = NULL;
+		sdsm_sync_stat(SDSM_STAT_LOCK_ACQUIRES);
+		if (req.waited)
+			sdsm_sync_stat(SDSM_STAT_LOCK_WAITS);
+		sdsm_sync_acquire_hook(lock_id);
+	}
+out_unlock:
+	mutex_unlock(&sdsm_sync.lock);
+	sdsm_sync_free(held);
+	return ret;
+}
+
+static int sdsm_sync_release(struct file *file, u64 lock_id)
+{
+	struct sdsm_sync_held *held;
+	int ret = -EPERM;
+
+	mutex_lock(&sdsm_sync.lock);
+	held = sdsm_sync_held_find(file, lock_id);
+	if (held) {
+		ret = held->lost ? -EHOSTDOWN : 0;
+		sdsm_sync_held_drop(held);
+	}
+	mutex_unlock(&sdsm_sync.lock);
+	return ret;
+}
+
+int sdsm_sync_lock(struct file *file, struct sdsm_lock *cmd)
+{
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	switch (cmd->op) {
+	case SDSM_LOCK_ACQUIRE:
+		return sdsm_sync_acquire(file, cmd->lock_id, false,
+					 cmd->timeout_ms);
+	case SDSM_LOCK_TRY:
+		if (cmd->timeout_ms)
+			return -EINVAL;
+		return sdsm_sync_acquire(file, cmd->lock_id, true, 0);
+	case SDSM_LOCK_RELEASE:
+		if (cmd->timeout_ms)
+			return -EINVAL;
+		return sdsm_sync_release(file, cmd->lock_id);
+	}
+	return -EINVAL;
+}
+
+int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
+{
+	u64 all = sdsm_sync_all_nodes();
+	u64 mask = cmd->nodemask ? cmd->nodemask : all;
+	struct sdsm_sync_req req = {
+		.key = cmd->barrier_id,
+		.nodemask = mask,
+		.barrier = true,
+	};
+	int ret;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if ((mask & ~all) || !(mask & BIT_ULL(sdsm_cl.node_id)))
+		return -EINVAL;
+	req.count = cmd->count ? cmd->count : hweight64(mask);
+	req.manager = sdsm_sync_barrier_manager(req.key, mask);
+
+	mutex_lock(&sdsm_sync.lock);
+	ret = sdsm_sync_req_start(&req);
+	if (ret)
+		goto out_unlock;
+	sdsm_sync_release_hook(req.key);
+	sdsm_sync_req_send(&req, false, false);
+	mutex_unlock(&sdsm_sync.lock);
+
+	ret = sdsm_sync_req_wait(&req, cmd->timeout_ms);
+	if (!ret) {
+		sdsm_sync_stat(SDSM_STAT_BARRIER_WAITS);
+		sdsm_sync_acquire_hook(req.key);
+	}
+out_unlock:
+	mutex_unlock(&sdsm_sync.lock);
+	return ret;
+}
+
+void sdsm_sync_release_file(struct file *file)
+{
+	struct sdsm_sync_held *held;
+	struct hlist_node *tmp;
+	int bkt;
+
+	mutex_lock(&sdsm_sync.lock);
+	hash_for_each_safe(sdsm_sync.held, bkt, tmp, held, hnode)
+		if (held->file == file)
+			sdsm_sync_held_drop(held);
+	mutex_unlock(&sdsm_sync.lock);
+}
+
+/* ------------------------------------------------------------------ */
+/* Init and exit                                                       */
+
+static void sdsm_sync_handlers_unregister(unsigned int n)
+{
+	while (n--)
+		sdsm_handler_unregister(sdsm_sync_handlers[n].type);
+}
+
+int sdsm_sync_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	mutex_init(&sdsm_sync.lock);
+	hash_init(sdsm_sync.reqs);
+	hash_init(sdsm_sync.held);
+	hash_init(sdsm_sync.locks);
+	hash_init(sdsm_sync.barriers);
+	init_waitqueue_head(&sdsm_sync.wait);
+	atomic_set(&sdsm_sync.objects, 0);
+	for (i = 0; i < SDSM_MAX_NODES; i++) {
+		sdsm_sync.peers[i].id = i;
+		INIT_LIST_HEAD(&sdsm_sync.peers[i].outbox);
+		INIT_WORK(&sdsm_sync.peers[i].work, sdsm_sync_out_work);
+	}
+	sdsm_sync.wq = alloc_workqueue("sdsm_sync", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				       0);
+	if (!sdsm_sync.wq)
+		return -ENOMEM;
+	for (i = 0; i < ARRAY_SIZE(sdsm_sync_handlers); i++) {
+		ret = sdsm_handler_register(sdsm_sync_handlers[i].type,
+					    sdsm_sync_handlers[i].fn);
+		if (ret) {
+			pr_err("cannot register the handler of message type %#x: %d\n",
+			       sdsm_sync_handlers[i].type, ret);
+			goto out_unregister_handlers;
+		}
+	}
+	ret = sdsm_peer_notifier_register(&sdsm_sync_peer_nb);
+	if (ret)
+		goto out_unregister_handlers;
+	mutex_lock(&sdsm_sync.lock);
+	sdsm_sync.running = true;
+	mutex_unlock(&sdsm_sync.lock);
+	return 0;
+
+out_unregister_handlers:
+	sdsm_sync_handlers_unregister(i);
+	destroy_workqueue(sdsm_sync.wq);
+	return ret;
+}
+
+void sdsm_sync_exit(void)
+{
+	struct sdsm_mgr_barrier *mb;
+	struct sdsm_mgr_waiter *w, *wt;
+	struct sdsm_mgr_lock *ml;
+	struct sdsm_sync_held *held;
+	struct sdsm_sync_req *req;
+	struct hlist_node *tmp;
+	unsigned int i;
+	int bkt, left;
+
+	sdsm_peer_notifier_unregister(&sdsm_sync_peer_nb);
+	/* Waits for running handlers; none runs afterwards. */
+	sdsm_sync_handlers_unregister(ARRAY_SIZE(sdsm_sync_handlers));
+
+	mutex_lock(&sdsm_sync.lock);
+	sdsm_sync.running = false;
+	/* No file is open, so no ioctl waits; fail any all the same. */
+	hash_for_each(sdsm_sync.reqs, bkt, req, hnode)
+		if (!req->done)
+			sdsm_sync_req_done(req, -EHOSTDOWN);
+	for (i = 0; i < SDSM_MAX_NODES; i++)
+		sdsm_sync_purge(&sdsm_sync.peers[i]);
+	mutex_unlock(&sdsm_sync.lock);
+	/* A send work in progress frees what it holds (epoch changed). */
+	destroy_workqueue(sdsm_sync.wq);
+
+	mutex_lock(&sdsm_sync.lock);
+	hash_for_each_safe(sdsm_sync.locks, bkt, tmp, ml, hnode) {
+		list_for_each_entry_safe(w, wt, &ml->waiters, node) {
+			list_del(&w->node);
+			sdsm_sync_free(w);
+		}
+		hash_del(&ml->hnode);
+		sdsm_sync_free(ml);
+	}
+	hash_for_each_safe(sdsm_sync.barriers, bkt, tmp, mb, hnode)
+		sdsm_mgr_barrier_end(mb, SDSM_SYNC_HOSTDOWN, SDSM_MAX_NODES);
+	hash_for_each_safe(sdsm_sync.held, bkt, tmp, held, hnode) {
+		hash_del(&held->hnode);
+		sdsm_sync_free(held);
+	}
+	/* Answers to remote nodes queued just now are dropped. */
+	for (i = 0; i < SDSM_MAX_NODES; i++)
+		sdsm_sync_purge(&sdsm_sync.peers[i]);
+	mutex_unlock(&sdsm_sync.lock);
+
+	left = atomic_read(&sdsm_sync.objects);
+	if (left)
+		pr_err("locks/barriers: %d objects leaked\n", left);
+}

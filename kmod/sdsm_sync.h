@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sdsm cluster-wide locks and barriers: the interface sdsm_main.c uses.
+ * The protocol and its failure rules are described at the top of
+ * sdsm_sync.c and in Documentation/locks-barriers.rst.
+ */
+#ifndef SDSM_SYNC_H
+#define SDSM_SYNC_H
+
+struct file;
+struct sdsm_lock;
+struct sdsm_barrier;
+
+/*
+ * Module init, after sdsm_cluster_start() and before sdsm_cluster_run()
+ * (so every peer UP event is seen); undone by sdsm_sync_exit().
+ */
+int sdsm_sync_init(void);
+/*
+ * Module exit (or init failure): after the cluster is stopped or before it
+ * runs, while sdsm_cl.wq still exists.  No file of /dev/sdsm is open then.
+ */
+void sdsm_sync_exit(void);
+
+/* The release fop: drop every lock @file holds.  Process context. */
+void sdsm_sync_release_file(struct file *file);
+
+/* SDSM_IOC_LOCK and SDSM_IOC_BARRIER; @cmd already copied in.  -errno. */
+int sdsm_sync_lock(struct file *file, struct sdsm_lock *cmd);
+int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd);
+
+#endif /* SDSM_SYNC_H */
