@@ -1,0 +1,396 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# sync_tests.sh - cluster locks and barriers on a vcluster.  Run on node 0
+# of a cluster of 3 or more nodes from the repository root:
+#
+#   make module selftests
+#   tools/vcluster/vcluster run -n 3 --on 0 --timeout 1800 -- \
+#	selftests/sdsm/sync_tests.sh [TEST...]
+#
+# Prints one TAP stream (TAP version 13) and exits 1 if any test failed.
+# Each test runs under a bound (SDSM_TEST_TIMEOUT, default 240 s); its
+# output is shown as "# " comment lines.  After every test the cluster is
+# restored (eth0 up, rxe0 present, sdsm loaded, every node sees every other
+# up).  A test that returns 77 is reported as SKIP with its last line.
+# "Node dies" is simulated by taking its eth0 down: its peers see it DOWN
+# after peer_timeout_ms.  No test asserts a duration; waits are bounded.
+
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+NODE_SH=$HERE/sdsm_node.sh
+SYNC=$HERE/sync_test
+# shellcheck source=tools/vcluster/guest-lib.sh
+. "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
+
+: "${SDSM_TEST_TIMEOUT:=240}"
+N=$SDSM_NR_NODES
+LAST=$((N - 1))
+# Peer silence before "down" is 3 s by default; allow generous slack.
+DOWN_SEC=40
+UP_SEC=90
+WORK=$SDSM_SHARED/sync-tests.$$
+
+ALL_TESTS="kselftest mutual_exclusion shared_counter barrier_phases
+holder_dies lock_manager_dies barrier_member_dies barrier_manager_dies
+rmmod_with_waiters"
+
+log() {
+	echo "$*"
+}
+
+# run_on K CMD...: run on node K (locally if K is this node).
+run_on() {
+	local k=$1
+	shift
+	if [ "$k" = "$SDSM_NODE_ID" ]; then
+		"$@"
+	else
+		on_node "$k" "$@"
+	fi
+}
+
+nodes() {
+	seq 0 "$LAST"
+}
+
+# A fresh id (decimal) whose lock or barrier manager is node $2.
+id_managed_by() {
+	local kind=$1 want=$2 id
+	id=$(( (RANDOM << 20) + (RANDOM << 5) + 1000 ))
+	while [ "$("$SYNC" manager "$kind" "$id")" != "$want" ]; do
+		id=$((id + 1))
+	done
+	echo "$id"
+}
+
+# bg NAME K CMD...: run CMD on node K in the background; its output goes
+# to $WORK/NAME.out as it is written (on_node would show it only at the
+# end), its exit status to $WORK/NAME.rc.
+bg() {
+	local name=$1 k=$2
+	shift 2
+	# shellcheck disable=SC2016
+	( run_on "$k" sh -c 'o=$1; shift; exec "$@" > "$o" 2>&1' sh \
+		"$WORK/$name.out" "$@"
+	  echo $? > "$WORK/$name.rc" ) &
+}
+
+finished() {
+	[ -e "$WORK/$1.rc" ]
+}
+
+# wait_bg SEC NAME...: every NAME finished within SEC seconds.
+wait_bg() {
+	local sec=$1 n rc=0
+	shift
+	for n in "$@"; do
+		if ! wait_until "$sec" finished "$n"; then
+			log "$n: still running after ${sec}s"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+# expect NAME RESULT: NAME printed result=RESULT.
+expect() {
+	local got
+	got=$(grep -o 'result=[A-Z0-9]*' "$WORK/$1.out" | tail -1)
+	log "$1: ${got:-no result} (want result=$2): $(grep -v result= "$WORK/$1.out" | tr '\n' ' ')"
+	[ "$got" = "result=$2" ]
+}
+
+held_pid() {
+	sed -n 's/^held pid=\([0-9]*\)$/\1/p' "$WORK/$1.out"
+}
+
+waiting_pid() {
+	sed -n 's/^waiting pid=\([0-9]*\)$/\1/p' "$WORK/$1.out"
+}
+
+is_held() {
+	[ -n "$(held_pid "$1")" ]
+}
+
+node_dies() {
+	log "node $1: eth0 down"
+	run_on "$1" ip link set eth0 down
+}
+
+# ------------------------------------------------------------------ tests
+
+# The C kselftests of SDSM_IOC_LOCK / SDSM_IOC_BARRIER, on every node.
+test_kselftest() {
+	local k rc=0 out
+	if [ ! -x "$SYNC" ]; then
+		log "$SYNC missing: run 'make selftests' on the host"
+		return 1
+	fi
+	for k in $(nodes); do
+		if out=$(run_on "$k" "$SYNC" 2>&1); then
+			log "node $k: $(echo "$out" | grep -E '^# (PASSED|Totals)' | tr '\n' ' ')"
+		else
+			log "node $k: sync_test failed:"
+			echo "$out" | grep -vE '^ok |^#  RUN|^#  +OK'
+			rc=1
+		fi
+		if echo "$out" | grep -q 'skip:[1-9]'; then
+			log "node $k: tests skipped although sdsm is loaded:"
+			echo "$out" | grep -E 'SKIP' | sort | uniq -c
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+# Two processes per node take one cluster lock 15 times each; inside, a
+# file in the shared directory is created with O_EXCL (so two holders at
+# once are caught) and a counter file is read, incremented and written.
+# Lost updates or an overlap fail the test.
+test_mutual_exclusion() {
+	local k p rc=0 iters=15 id=$((RANDOM + 77000)) want got names=
+	echo 0 > "$WORK/counter"
+	for k in $(nodes); do
+		for p in 1 2; do
+			bg "mx.$k.$p" "$k" "$SYNC" lockloop "$id" "$iters" \
+				"$WORK/counter" "$WORK/owner"
+			names="$names mx.$k.$p"
+		done
+	done
+	# shellcheck disable=SC2086
+	wait_bg 200 $names || rc=1
+	for p in $names; do
+		expect "$p" 0 || rc=1
+	done
+	want=$((N * 2 * iters))
+	got=$(cat "$WORK/counter")
+	log "counter: $got, want $want (lock manager: node $("$SYNC" manager lock "$id"))"
+	[ "$got" = "$want" ] || rc=1
+	return $rc
+}
+
+# The same over coherent memory: a u64 in the default region (mmap offset
+# 0 of /dev/sdsm) incremented under the lock by two processes per node.
+test_shared_counter() {
+	local k p rc=0 iters=20 id=$((RANDOM + 99000)) off before after names=
+	if ! before=$("$SYNC" memread 0 2>&1); then
+		log "$before"
+		log "coherent memory not available"
+		return 77
+	fi
+	off=$(( (RANDOM % 16) * 4096 + 64 ))
+	before=$("$SYNC" memread "$off") || return 1
+	for k in $(nodes); do
+		for p in 1 2; do
+			bg "mem.$k.$p" "$k" "$SYNC" memloop "$id" "$iters" "$off"
+			names="$names mem.$k.$p"
+		done
+	done
+	# shellcheck disable=SC2086
+	wait_bg 200 $names || rc=1
+	for p in $names; do
+		expect "$p" 0 || rc=1
+	done
+	for k in $(nodes); do
+		after=$(run_on "$k" "$SYNC" memread "$off")
+		log "node $k reads $after at offset $off, was $before, want +$((N * 2 * iters))"
+		[ "$after" = "$((before + N * 2 * iters))" ] || rc=1
+	done
+	return $rc
+}
+
+# Every node passes 6 barriers (mask and count 0: all nodes); before each,
+# it drops a file for the phase; after it, every node's file must exist.
+test_barrier_phases() {
+	local k rc=0 id=$((RANDOM + 123000)) names=
+	mkdir -p "$WORK/phases"
+	for k in $(nodes); do
+		bg "ph.$k" "$k" "$SYNC" barrier "$id" 6 "$WORK/phases" 120000
+		names="$names ph.$k"
+	done
+	# shellcheck disable=SC2086
+	wait_bg 200 $names || rc=1
+	for k in $names; do
+		expect "$k" 0 || rc=1
+	done
+	log "barrier manager: node $("$SYNC" manager barrier "$id")"
+	return $rc
+}
+
+# The holder of a lock dies: the manager (alive) recovers the lock and
+# grants it to the waiter on another node.
+test_holder_dies() {
+	local rc=0 id
+	id=$(id_managed_by lock 0)
+	bg hold "$LAST" "$SYNC" hold "$id" 600
+	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
+	bg wait 1 "$SYNC" acquire "$id" 0
+	sleep 2
+	if finished wait; then
+		log "the waiter did not wait"
+		return 1
+	fi
+	node_dies "$LAST"
+	wait_bg "$DOWN_SEC" wait || rc=1
+	expect wait 0 || rc=1
+	run_on "$LAST" kill "$(held_pid hold)"
+	return $rc
+}
+
+# The manager of a lock dies: its waiter fails with EHOSTDOWN, and its
+# holder's RELEASE answers EHOSTDOWN.
+test_lock_manager_dies() {
+	local rc=0 id
+	id=$(id_managed_by lock "$LAST")
+	bg hold 0 "$SYNC" hold "$id" "$DOWN_SEC"
+	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
+	bg wait 1 "$SYNC" acquire "$id" 0
+	sleep 2
+	node_dies "$LAST"
+	wait_bg "$DOWN_SEC" wait || rc=1
+	expect wait EHOSTDOWN || rc=1
+	wait_bg $((DOWN_SEC + 30)) hold || rc=1
+	expect hold EHOSTDOWN || rc=1
+	return $rc
+}
+
+# barrier_node_dies MANAGER: nodes 0..LAST-1 wait at a barrier of every
+# node managed by MANAGER; node LAST dies; every waiter gets EHOSTDOWN.
+barrier_node_dies() {
+	local k rc=0 id names=
+	id=$(id_managed_by barrier "$1")
+	for k in $(seq 0 $((LAST - 1))); do
+		bg "bar.$k" "$k" "$SYNC" barrier1 "$id" 0
+		names="$names bar.$k"
+	done
+	sleep 3
+	for k in $names; do
+		if finished "$k"; then
+			log "$k: passed a barrier node $LAST never reached"
+			cat "$WORK/$k.out"
+			rc=1
+		fi
+	done
+	node_dies "$LAST"
+	# shellcheck disable=SC2086
+	wait_bg "$DOWN_SEC" $names || rc=1
+	for k in $names; do
+		expect "$k" EHOSTDOWN || rc=1
+	done
+	return $rc
+}
+
+# A participant that is not the manager dies.
+test_barrier_member_dies() {
+	barrier_node_dies 0
+}
+
+# The barrier's manager itself dies.
+test_barrier_manager_dies() {
+	barrier_node_dies "$LAST"
+}
+
+# rmmod on a manager with a held lock, a waiter and barrier arrivals: all
+# of them fail with EHOSTDOWN elsewhere.  Then rmmod on a node whose
+# processes were killed while waiting and holding: it works and leaks
+# nothing.
+test_rmmod_with_waiters() {
+	local rc=0 m=1 v=$LAST id bid id0 mark=rmmod.$$
+	id=$(id_managed_by lock $m)
+	bid=$(id_managed_by barrier $m)
+	bg hold 0 "$SYNC" hold "$id" 600
+	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
+	bg wait "$v" "$SYNC" acquire "$id" 0
+	bg bar.0 0 "$SYNC" barrier1 "$bid" 0
+	bg bar.v "$v" "$SYNC" barrier1 "$bid" 0
+	sleep 3
+	run_on $m "$NODE_SH" unload 60 || rc=1
+	wait_bg "$DOWN_SEC" wait bar.0 bar.v || rc=1
+	expect wait EHOSTDOWN || rc=1
+	expect bar.0 EHOSTDOWN || rc=1
+	expect bar.v EHOSTDOWN || rc=1
+	kill "$(held_pid hold)"
+
+	# On node v: a holder and a waiter (lock managed by node 0) killed.
+	run_on "$v" "$NODE_SH" mark "$mark"
+	id0=$(id_managed_by lock 0)
+	bg hold2 "$v" "$SYNC" hold "$id0" 600
+	wait_until 60 is_held hold2 || { log "holder never got the lock"; return 1; }
+	bg wait2 "$v" "$SYNC" acquire "$id0" 0
+	sleep 2
+	run_on "$v" kill -9 "$(held_pid hold2)" "$(waiting_pid wait2)"
+	wait_bg 60 hold2 wait2 || rc=1
+	run_on "$v" "$NODE_SH" unload 60 || rc=1
+	if run_on "$v" "$NODE_SH" dmesg_since "$mark" | grep 'leaked'; then
+		log "node $v leaked"
+		rc=1
+	fi
+	# Node 0 can take the lock node v held: it was released at close.
+	bg take 0 "$SYNC" acquire "$id0" 30000
+	wait_bg 60 take || rc=1
+	expect take 0 || rc=1
+	return $rc
+}
+
+# ------------------------------------------------------------------ runner
+
+restore_cluster() {
+	local k rc=0
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" restore || rc=1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
+	done
+	# UP reaches the lock layer just after sysfs shows it.
+	sleep 1
+	return $rc
+}
+
+tests=${*:-$ALL_TESTS}
+# shellcheck disable=SC2086
+set -- $tests
+echo "TAP version 13"
+echo "1..$#"
+if [ "$N" -lt 3 ]; then
+	for t in "$@"; do
+		echo "ok $t # SKIP needs 3 nodes"
+	done
+	exit 0
+fi
+i=0
+failed=0
+out=$(mktemp /tmp/sdsm-sync-test.XXXXXX)
+for t in "$@"; do
+	i=$((i + 1))
+	t0=$(date +%s%N)
+	if ! declare -F "test_$t" >/dev/null; then
+		echo "not ok $i $t # no such test"
+		failed=$((failed + 1))
+		continue
+	fi
+	rm -rf "$WORK"
+	mkdir -p "$WORK"
+	vc_bounded "$SDSM_TEST_TIMEOUT" "test_$t" > "$out" 2>&1
+	rc=$?
+	[ $rc = 124 ] && echo "test timed out after ${SDSM_TEST_TIMEOUT}s" >> "$out"
+	if ! vc_bounded "$SDSM_TEST_TIMEOUT" restore_cluster >> "$out" 2>&1; then
+		echo "cannot restore the cluster after the test" >> "$out"
+		[ $rc = 77 ] || rc=1
+	fi
+	sed 's/^/# /' "$out"
+	echo "# $t: $(( ($(date +%s%N) - t0) / 1000000 )) ms including restore"
+	if [ $rc = 0 ]; then
+		echo "ok $i $t"
+	elif [ $rc = 77 ]; then
+		echo "ok $i $t # SKIP $(grep . "$out" | tail -1)"
+	else
+		echo "not ok $i $t"
+		failed=$((failed + 1))
+	fi
+done
+rm -f "$out"
+rm -rf "$WORK"
+echo "# $failed of $# failed"
+[ $failed = 0 ]
