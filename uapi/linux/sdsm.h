@@ -18,6 +18,9 @@
 
 #define SDSM_TYPE		0xD5
 
+/* Node ids are 0..SDSM_MAX_NODES-1; node masks are __u64 bitmaps. */
+#define SDSM_MAX_NODES		32
+
 /**
  * DOC: General ioctl format
  *
