@@ -25,14 +25,6 @@
 extern "C" {
 #endif
 
-/*
- * The module's node limit.  Not (yet) part of <linux/sdsm.h>; a nodemask
- * is 64 bits wide, the module accepts at most this many nodes.
- */
-#ifndef SDSM_MAX_NODES
-#define SDSM_MAX_NODES		32
-#endif
-
 #define SDSM_PAGE_SIZE		4096UL
 
 /* Paths, overridable for tests (see sdsm(3), ENVIRONMENT). */
