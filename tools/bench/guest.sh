@@ -1,0 +1,447 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest.sh - the in-guest half of `make bench`.  tools/bench/run.sh starts
+# it on node 0 of a vcluster (`vcluster run --on 0 --no-module`); it drives
+# the other nodes with on_node and writes every raw sample into $SDSM_OUT,
+# which run.sh hands to report.py.  Nothing here computes a figure.
+#
+#   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--fault-pages N]
+#            [--wf-pages N] [--fio-pages N] [--pp-rounds N] [--mm-n N]
+#            [--profile]
+#   guest.sh trace-on | trace-dump     (run on a node via on_node)
+#
+# Files written (r = repetition 1..N):
+#   meta.txt                     key=value: parameters, kernel, features
+#   status.FIG                   "ok", "n/a (reason)" or "failed: reason"
+#   ib_read_lat.r.txt            perftest client output (-U: every sample)
+#   ib_read_bw.r.txt             perftest client output
+#   fio_tmpfs_{seq,rand}.r.json  fio on tmpfs
+#   read_fault.r.txt             "page t0_ns t1_ns" per first-touch fault
+#   write_fault_{1,2}.r.txt      the same, for writes with 1 or 2 sharers
+#   pingpong.r.txt               "round t0_ns t1_ns" per round trip
+#   fio_sdsm_{remote,local}_{seq,rand}.r.json
+#   matmul_{1,2}.r.txt           seconds=, checksum=, verified=
+#   profile/                     --profile: traces and the traced faults
+#   log.txt                      what ran, with times
+
+set -u
+
+T=${BENCH_TRACEFS:-/sys/kernel/tracing}
+
+case "${1:-}" in
+trace-on)
+	echo 0 > $T/tracing_on
+	echo > $T/trace
+	echo mono > $T/trace_clock || exit 1
+	echo 8192 > $T/buffer_size_kb
+	echo 1 > $T/events/sdsm/enable || exit 1
+	echo 1 > $T/tracing_on
+	exit 0 ;;
+trace-dump)
+	echo 0 > $T/tracing_on
+	cat $T/trace
+	echo 0 > $T/events/sdsm/enable
+	echo > $T/trace
+	exit 0 ;;
+esac
+
+REPS=5
+LAT_ITERS=1000
+BW_ITERS=1000
+FAULT_PAGES=128
+WF_PAGES=64
+FIO_PAGES=256
+PP_ROUNDS=50
+MM_N=256
+PROFILE=0
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--reps) REPS=$2; shift ;;
+	--lat-iters) LAT_ITERS=$2; shift ;;
+	--bw-iters) BW_ITERS=$2; shift ;;
+	--fault-pages) FAULT_PAGES=$2; shift ;;
+	--wf-pages) WF_PAGES=$2; shift ;;
+	--fio-pages) FIO_PAGES=$2; shift ;;
+	--pp-rounds) PP_ROUNDS=$2; shift ;;
+	--mm-n) MM_N=$2; shift ;;
+	--profile) PROFILE=1 ;;
+	*) echo "guest.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+# shellcheck source=/dev/null
+. "$VCLUSTER_LIB"
+
+BIN=${BENCH_BIN:-$SDSM_ROOT/tools/bench/build}
+B=$SDSM_OUT
+NR=$SDSM_NR_NODES
+SH=$SDSM_SHARED/bench
+PEER=198.18.0.2
+mkdir -p "$SH" "$B"
+ERR=$(mktemp /tmp/bench-err.XXXXXX)
+trap 'rm -f "$ERR"' EXIT
+
+log() {
+	echo "bench: $*" >&2
+	echo "$(date +%T) $*" >> "$B/log.txt"
+}
+
+status() {
+	_fig=$1
+	shift
+	echo "$*" > "$B/status.$_fig"
+	log "$_fig: $*"
+}
+
+# step FIG WHAT CMD...: run CMD (stderr kept); on failure set FIG's status
+# to "failed: WHAT: <CMD's last error line>" and return 1.
+step() {
+	_fig=$1
+	_what=$2
+	shift 2
+	"$@" 2> "$ERR"
+	_rc=$?
+	cat "$ERR" >> "$B/log.txt"
+	[ $_rc = 0 ] && return 0
+	status "$_fig" "failed: $_what: $(grep -v '^$' "$ERR" | tail -n 1)" \
+		"(exit $_rc)"
+	return 1
+}
+
+# ---- the module ---------------------------------------------------------
+
+MODULE_OK=1
+for k in $(seq 0 $((NR - 1))); do
+	if ! on_node "$k" sdsm_load >> "$B/log.txt" 2>&1; then
+		MODULE_OK=0
+		log "sdsm.ko did not load on node $k"
+	fi
+done
+FEATURES=none
+if [ $MODULE_OK = 1 ]; then
+	"$BIN/sdsm_bench" info > "$B/sdsm_info.txt" 2>> "$B/log.txt"
+	FEATURES=$(sed -n 's/^feature_names=//p' "$B/sdsm_info.txt")
+fi
+{
+	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "kernel=$(uname -r)"
+	echo "nodes=$NR"
+	echo "reps=$REPS"
+	echo "lat_iters=$LAT_ITERS"
+	echo "bw_iters=$BW_ITERS"
+	echo "fault_pages=$FAULT_PAGES"
+	echo "wf_pages=$WF_PAGES"
+	echo "fio_pages=$FIO_PAGES"
+	echo "pp_rounds=$PP_ROUNDS"
+	echo "mm_n=$MM_N"
+	echo "profile=$PROFILE"
+	echo "module_loaded=$MODULE_OK"
+	echo "features=$FEATURES"
+	echo "guest_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	echo "rxe_mtu=$(ibv_devinfo -d rxe0 2>/dev/null | sed -n 's/.*active_mtu:[[:space:]]*//p' | head -n 1)"
+} > "$B/meta.txt"
+
+# sdsm_gate FIG FEATURE...: whether the module can run FIG; if not, say why.
+sdsm_gate() {
+	_fig=$1
+	shift
+	if [ $MODULE_OK = 0 ]; then
+		status "$_fig" "n/a (sdsm.ko did not load)"
+		return 1
+	fi
+	_miss=$("$BIN/sdsm_bench" need "$@" 2>&1)
+	case $? in
+	0) return 0 ;;
+	3) status "$_fig" "n/a (module lacks $_miss)" ;;
+	*) status "$_fig" "failed: $_miss" ;;
+	esac
+	return 1
+}
+
+# ---- baselines: perftest over rdma_cm between node 0 and node 1 ----------
+
+PORT=18600
+PT_TOOL=
+PT_OUT=
+
+pt_client() {
+	# shellcheck disable=SC2086
+	vc_bounded 120 "$PT_TOOL" -d rxe0 -R -F -p "$PORT" $PT_ARGS "$PEER" \
+		> "$PT_OUT" 2>&1
+}
+
+# perftest_pair FIG TOOL OUT ARGS: server on node 1, client here.
+perftest_pair() {
+	_fig=$1
+	PT_TOOL=$2
+	PT_OUT=$3
+	PT_ARGS=$4
+	PORT=$((PORT + 1))
+	# shellcheck disable=SC2086
+	on_node 1 vc_bounded 150 "$PT_TOOL" -d rxe0 -R -F -p "$PORT" \
+		$PT_ARGS > "$PT_OUT.server" 2>&1 &
+	_spid=$!
+	sleep 1
+	wait_until 60 pt_client
+	_rc=$?
+	wait $_spid
+	if [ $_rc != 0 ]; then
+		status "$_fig" "failed: $PT_TOOL: $(tail -n 1 "$PT_OUT")"
+		return 1
+	fi
+	return 0
+}
+
+baseline_perftest() {
+	if [ "$NR" -lt 2 ]; then
+		status ib_read_lat "n/a (needs 2 nodes)"
+		status ib_read_bw "n/a (needs 2 nodes)"
+		return
+	fi
+	for r in $(seq 1 "$REPS"); do
+		log "ib_read_lat rep $r"
+		perftest_pair ib_read_lat ib_read_lat "$B/ib_read_lat.$r.txt" \
+			"-s 4096 -n $LAT_ITERS -U" || break
+		[ "$r" = "$REPS" ] && status ib_read_lat ok
+	done
+	for r in $(seq 1 "$REPS"); do
+		log "ib_read_bw rep $r"
+		perftest_pair ib_read_bw ib_read_bw "$B/ib_read_bw.$r.txt" \
+			"-s 4096 -n $BW_ITERS" || break
+		[ "$r" = "$REPS" ] && status ib_read_bw ok
+	done
+}
+
+# fio_job NAME FILE SIZE RW OUT: one pass of 4 KiB mmap reads over
+# [0, SIZE) of FILE, each page once.  (For a character device fio takes
+# --size as the end of the file, hence --filesize too.)
+fio_job() {
+	vc_bounded 300 fio --name="$1" --filename="$2" --offset=0 \
+		--size="$3" --filesize="$3" --bs=4k --rw="$4" --ioengine=mmap \
+		--invalidate=0 --fadvise_hint=0 --randrepeat=1 \
+		--output-format=json --output="$5"
+}
+
+# fio_sdsm_job NAME MMAP_OFFSET SIZE RW OUT: fio_job on a region of
+# /dev/sdsm; fio_offset.so moves fio's mappings to the region's offset,
+# which fio's own --offset does not do for the mmap engine.
+fio_sdsm_job() {
+	LD_PRELOAD="$BIN/fio_offset.so${LD_PRELOAD:+ $LD_PRELOAD}" \
+		SDSM_BENCH_MMAP_BASE="$2" fio_job "$1" /dev/sdsm "$3" "$4" "$5"
+}
+
+baseline_fio() {
+	_f=/tmp/bench-fio.dat
+	for mode in seq rand; do
+		_rw=read
+		[ $mode = rand ] && _rw=randread
+		for r in $(seq 1 "$REPS"); do
+			step fio_tmpfs_$mode "fio on tmpfs" fio_job tmpfs-$mode \
+				"$_f" $((FIO_PAGES * 4096)) $_rw \
+				"$B/fio_tmpfs_$mode.$r.json" || continue 2
+		done
+		status fio_tmpfs_$mode ok
+	done
+	rm -f "$_f"
+}
+
+# ---- sdsm figures --------------------------------------------------------
+
+sb() {
+	"$BIN/sdsm_bench" "$@"
+}
+
+destroy() {
+	sb destroy "$1" >> "$B/log.txt" 2>&1 || log "could not destroy region $1"
+}
+
+# read_fault_rep NAME SEED OUT: pages homed on node 1, written there (and
+# unmapped again: clean at the home), then first-touch reads here.
+read_fault_rep() {
+	step read_fault "create region" sb create "$1" "$FAULT_PAGES" bind:1 \
+		> /dev/null || return 1
+	step read_fault "home writes the pages" on_node 1 "$BIN/sdsm_bench" \
+		touch "$1" write --seed "$2" || { destroy "$1"; return 1; }
+	step read_fault "read faults" sb fault "$1" read --home 1 \
+		--seed "$2" > "$3" || { destroy "$1"; return 1; }
+	destroy "$1"
+}
+
+fig_read_fault() {
+	sdsm_gate read_fault COHERENT_MEMORY REGIONS PLACEMENT || return
+	for r in $(seq 1 "$REPS"); do
+		log "read_fault rep $r"
+		read_fault_rep bench-rf-$r $((100 + r)) \
+			"$B/read_fault.$r.txt" || return
+	done
+	status read_fault ok
+	[ $PROFILE = 1 ] || return
+	mkdir -p "$B/profile"
+	log "read_fault profile run"
+	on_node 0 "$SDSM_ROOT/tools/bench/guest.sh" trace-on &&
+		on_node 1 "$SDSM_ROOT/tools/bench/guest.sh" trace-on ||
+		{ status profile "failed: cannot enable sdsm tracepoints"; return; }
+	read_fault_rep bench-rf-prof 99 "$B/profile/read_fault.txt"
+	on_node 0 "$SDSM_ROOT/tools/bench/guest.sh" trace-dump \
+		> "$B/profile/trace.node0" 2>&1
+	on_node 1 "$SDSM_ROOT/tools/bench/guest.sh" trace-dump \
+		> "$B/profile/trace.node1" 2>&1
+	status profile ok
+}
+
+# fig_write_fault K: pages homed here (node 0), read by nodes 1..K, which
+# keep them mapped; then first-touch writes here, each of which must
+# invalidate K sharers.  The sharers then check they see the new data.
+fig_write_fault() {
+	_k=$1
+	_fig=write_fault_$_k
+	if [ "$NR" -le "$_k" ]; then
+		status $_fig "n/a (needs $((_k + 1)) nodes, cluster has $NR)"
+		return
+	fi
+	sdsm_gate $_fig COHERENT_MEMORY REGIONS PLACEMENT || return
+	for r in $(seq 1 "$REPS"); do
+		log "$_fig rep $r"
+		_n=bench-wf$_k-$r
+		_rel=$SH/$_n.release
+		_seed=$((200 + r))
+		step $_fig "create region" sb create $_n "$WF_PAGES" bind:0 \
+			> /dev/null || return
+		_pids=
+		for s in $(seq 1 "$_k"); do
+			on_node "$s" "$BIN/sdsm_bench" touch $_n read \
+				--ready "$SH/$_n.ready.$s" --hold-until "$_rel" \
+				--expect-after $_seed --timeout 240 \
+				> "$B/$_fig.sharer$s.$r.log" 2>&1 &
+			_pids="$_pids $!"
+		done
+		_ok=1
+		for s in $(seq 1 "$_k"); do
+			if ! wait_until 120 test -e "$SH/$_n.ready.$s"; then
+				status $_fig "failed: sharer node $s did not read the pages"
+				_ok=0
+				break
+			fi
+		done
+		if [ $_ok = 1 ]; then
+			step $_fig "write faults" sb fault $_n write --home 0 \
+				--seed $_seed > "$B/$_fig.$r.txt" || _ok=0
+		fi
+		: > "$_rel"
+		for p in $_pids; do
+			if ! wait "$p" && [ $_ok = 1 ]; then
+				status $_fig "failed: a sharer saw stale data or failed (see $_fig.sharer*.$r.log)"
+				_ok=0
+			fi
+		done
+		destroy $_n
+		[ $_ok = 1 ] || return
+	done
+	status $_fig ok
+}
+
+fig_pingpong() {
+	sdsm_gate pingpong COHERENT_MEMORY REGIONS PLACEMENT || return
+	for r in $(seq 1 "$REPS"); do
+		log "pingpong rep $r"
+		_n=bench-pp-$r
+		step pingpong "create region" sb create $_n 1 bind:0 \
+			> /dev/null || return
+		on_node 1 "$BIN/sdsm_bench" pingpong $_n 1 "$PP_ROUNDS" \
+			--timeout 60 > "$B/pingpong.peer.$r.log" 2>&1 &
+		_pid=$!
+		step pingpong "ping-pong" sb pingpong $_n 0 "$PP_ROUNDS" \
+			--home 0 --timeout 60 > "$B/pingpong.$r.txt"
+		_rc=$?
+		if ! wait $_pid && [ $_rc = 0 ]; then
+			status pingpong "failed: peer: $(tail -n 1 "$B/pingpong.peer.$r.log")"
+			_rc=1
+		fi
+		destroy $_n
+		[ $_rc = 0 ] || return
+	done
+	status pingpong ok
+}
+
+# fig_fio_sdsm WHERE MODE: fio on a region homed on node 1 (remote) or 0
+# (local); the home touches the pages first (a separate process that then
+# exits), and the homes are checked before fio runs.
+fig_fio_sdsm() {
+	_where=$1
+	_mode=$2
+	_fig=fio_sdsm_${_where}_$_mode
+	_home=1
+	[ "$_where" = local ] && _home=0
+	_rw=read
+	[ "$_mode" = rand ] && _rw=randread
+	sdsm_gate $_fig COHERENT_MEMORY REGIONS PLACEMENT || return
+	for r in $(seq 1 "$REPS"); do
+		log "$_fig rep $r"
+		_n=bench-f$_where-$_mode-$r
+		_info=$(sb create $_n "$FIO_PAGES" bind:$_home 2> "$ERR") || {
+			status $_fig "failed: create region: $(tail -n 1 "$ERR")"
+			return
+		}
+		_off=$(echo "$_info" | sed -n 's/.*offset=\([0-9]*\).*/\1/p')
+		_len=$(echo "$_info" | sed -n 's/.*length=\([0-9]*\).*/\1/p')
+		_ok=1
+		step $_fig "home touches the pages" on_node $_home \
+			"$BIN/sdsm_bench" touch $_n write --seed $r &&
+		step $_fig "placement check" sb homes $_n $_home &&
+		step $_fig "fio on /dev/sdsm" fio_sdsm_job sdsm-$_where-$_mode \
+			"$_off" "$_len" $_rw "$B/$_fig.$r.json" || _ok=0
+		destroy $_n
+		[ $_ok = 1 ] || return
+	done
+	status $_fig ok
+}
+
+fig_matmul() {
+	sdsm_gate matmul COHERENT_MEMORY REGIONS PLACEMENT BARRIERS || return
+	for r in $(seq 1 "$REPS"); do
+		for w in 1 2; do
+			log "matmul $w node(s) rep $r"
+			_p=bmm$w-$r
+			step matmul "setup" "$BIN/sdsm_matmul" setup $_p "$MM_N" $w ||
+				return
+			_pid=
+			if [ $w = 2 ]; then
+				on_node 1 "$BIN/sdsm_matmul" work $_p "$MM_N" 2 1 \
+					--timeout 300 > "$B/matmul_2.peer.$r.log" 2>&1 &
+				_pid=$!
+			fi
+			step matmul "matmul on $w node(s)" "$BIN/sdsm_matmul" work \
+				$_p "$MM_N" $w 0 --verify --timeout 300 \
+				> "$B/matmul_$w.$r.txt"
+			_rc=$?
+			if [ -n "$_pid" ] && ! wait $_pid && [ $_rc = 0 ]; then
+				status matmul "failed: worker on node 1: $(tail -n 1 "$B/matmul_2.peer.$r.log")"
+				_rc=1
+			fi
+			for m in a b c; do
+				destroy $_p-$m
+			done
+			[ $_rc = 0 ] || return
+		done
+	done
+	status matmul ok
+}
+
+log "bench starts: $NR nodes, $REPS repetitions, features: $FEATURES"
+baseline_perftest
+baseline_fio
+fig_read_fault
+fig_write_fault 1
+fig_write_fault 2
+fig_pingpong
+for w in remote local; do
+	for m in seq rand; do
+		fig_fio_sdsm $w $m
+	done
+done
+fig_matmul
+log "bench done"
+exit 0

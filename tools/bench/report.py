@@ -1,0 +1,579 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""report.py - turn the raw samples of a `make bench` run into figures.
+
+    report.py RAW_DIR OUT_DIR [--vcluster-rc N] [--host-info FILE]
+
+RAW_DIR is what tools/bench/guest.sh wrote (node 0's SDSM_OUT).  Writes
+OUT_DIR/table.txt (every figure, its baseline, their ratio, the goal),
+OUT_DIR/results.json (the same plus every raw sample) and
+OUT_DIR/fault-latency.png (CDFs of sdsm read faults and ib_read_lat
+samples, with gnuplot).  Each figure is the median over the repetitions of
+a per-repetition statistic; min and max over the repetitions are shown.
+A ratio divides the figure by the baseline measured in the same run.
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+
+MiB = 1 << 20
+FIO_BYTES = None    # what one fio job must read: fio_pages * 4096
+
+
+def pct(samples, p):
+    """Nearest-rank percentile, p in (0, 100]."""
+    s = sorted(samples)
+    if not s:
+        return None
+    k = max(0, min(len(s) - 1, int(-(-p * len(s) // 100)) - 1))
+    return s[k]
+
+
+def summary(per_rep):
+    vals = [v for v in per_rep if v is not None]
+    if not vals:
+        return None
+    return {"median": statistics.median(vals), "min": min(vals),
+            "max": max(vals), "per_rep": per_rep}
+
+
+def rep_files(raw, stem, ext):
+    """RAW/stem.<r>.ext sorted by r."""
+    out = []
+    for f in glob.glob(os.path.join(raw, "%s.*.%s" % (stem, ext))):
+        m = re.match(re.escape(stem) + r"\.(\d+)\." + re.escape(ext) + "$",
+                     os.path.basename(f))
+        if m:
+            out.append((int(m.group(1)), f))
+    return [f for _, f in sorted(out)]
+
+
+def read_kv(path):
+    kv = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    kv[k] = v
+    except OSError:
+        pass
+    return kv
+
+
+def read_status(raw, fig):
+    try:
+        with open(os.path.join(raw, "status." + fig)) as f:
+            return f.read().strip() or "failed: empty status"
+    except OSError:
+        return "not run"
+
+
+# ---- parsers ---------------------------------------------------------------
+
+def parse_perftest_lat(path):
+    """Samples in usec from `ib_read_lat -U` (lines "N, usec").  Sample 1
+    includes the connection's warm-up (seconds under TCG); perftest's own
+    summary leaves it out, and so do we."""
+    samples = []
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"^\s*(\d+)\s*,\s*([0-9.]+(?:e[+-]?\d+)?)\s*$",
+                         line)
+            if m and int(m.group(1)) > 1:
+                samples.append(float(m.group(2)))
+    return samples
+
+
+def parse_perftest_bw(path):
+    """BW average of `ib_read_bw`, converted to bytes/s (perftest's MB is
+    2^20 bytes)."""
+    with open(path) as f:
+        for line in f:
+            cols = line.split()
+            if len(cols) >= 4 and cols[0] == "4096" and \
+                    re.match(r"^[0-9.]+$", cols[3]):
+                return float(cols[3]) * MiB
+    return None
+
+
+def parse_fio(path):
+    with open(path) as f:
+        text = f.read()
+    # fio may print notes before the JSON object.
+    data = json.loads(text[text.index("{"):])
+    job = data["jobs"][0]
+    rd = job["read"]
+    if job.get("error"):
+        raise ValueError("fio job error %d" % job["error"])
+    if FIO_BYTES and rd.get("io_bytes") != FIO_BYTES:
+        raise ValueError("fio read %s bytes, not %d: %s" % (
+            rd.get("io_bytes"), FIO_BYTES, os.path.basename(path)))
+    return {"bw_bytes": float(rd["bw_bytes"]),
+            "io_bytes": rd.get("io_bytes"),
+            "runtime_ms": rd.get("runtime"),
+            "clat_ns_percentile": rd.get("clat_ns", {}).get("percentile")}
+
+
+def parse_times(path):
+    """(index, t0_ns, t1_ns) lines of sdsm_bench fault/pingpong."""
+    rows = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            i, t0, t1 = line.split()
+            rows.append((int(i), int(t0), int(t1)))
+    return rows
+
+
+def parse_matmul(path):
+    kv = read_kv(path)
+    if "seconds" not in kv:
+        return None
+    return {"seconds": float(kv["seconds"]), "checksum": kv.get("checksum"),
+            "verified": kv.get("verified") == "1"}
+
+
+# ---- figures ---------------------------------------------------------------
+
+PP_WARMUP = 2
+
+
+class Report:
+    def __init__(self, raw):
+        self.raw = raw
+        self.meta = read_kv(os.path.join(raw, "meta.txt"))
+        global FIO_BYTES
+        if self.meta.get("fio_pages", "").isdigit():
+            FIO_BYTES = int(self.meta["fio_pages"]) * 4096
+        self.samples = {}
+        self.baselines = {}
+        self.figures = []
+        self.errors = []
+
+    def status(self, fig):
+        return read_status(self.raw, fig)
+
+    def load(self, name, stem, ext, parser):
+        st = self.status(name)
+        reps = []
+        if st == "ok":
+            try:
+                reps = [parser(f) for f in rep_files(self.raw, stem, ext)]
+            except (OSError, ValueError, KeyError) as e:
+                st = "failed: cannot parse samples: %s" % e
+            if st == "ok" and not reps:
+                st = "failed: no samples"
+        return st, reps
+
+    # baselines
+    def load_baselines(self):
+        st, reps = self.load("ib_read_lat", "ib_read_lat", "txt",
+                             parse_perftest_lat)
+        if st == "ok" and not all(reps):
+            st, reps = "failed: a repetition has no samples", []
+        self.samples["ib_read_lat"] = reps
+        self.baselines["ib_read_lat"] = {
+            "status": st, "unit": "us",
+            "median": summary([statistics.median(r) for r in reps]),
+            "p99": summary([pct(r, 99) for r in reps])}
+
+        st, reps = self.load("ib_read_bw", "ib_read_bw", "txt",
+                             parse_perftest_bw)
+        if st == "ok" and None in reps:
+            st, reps = "failed: no BW average in perftest output", []
+        self.samples["ib_read_bw"] = reps
+        self.baselines["ib_read_bw"] = {"status": st, "unit": "bytes/s",
+                                        "bw": summary(reps)}
+        for mode in ("seq", "rand"):
+            name = "fio_tmpfs_" + mode
+            st, reps = self.load(name, name, "json", parse_fio)
+            self.samples[name] = reps
+            self.baselines[name] = {
+                "status": st, "unit": "bytes/s",
+                "bw": summary([r["bw_bytes"] for r in reps])}
+
+    def base(self, name, stat):
+        b = self.baselines[name]
+        return b["status"], b[stat]
+
+    def add(self, fid, title, unit, st, value, base_name, base_stat,
+            base_title, goal=None, higher_better=False):
+        bst, bval = self.base(base_name, base_stat) if base_name else \
+            ("ok", None)
+        fig = {"id": fid, "title": title, "unit": unit, "status": st,
+               "value": value if st == "ok" else None,
+               "baseline": {"name": base_name, "stat": base_stat,
+                            "title": base_title, "status": bst,
+                            "value": bval},
+               "goal": goal, "ratio": None, "met": None}
+        if st == "ok" and value and bst == "ok" and bval and bval["median"]:
+            fig["ratio"] = value["median"] / bval["median"]
+            if goal is not None:
+                fig["met"] = (fig["ratio"] >= goal) if higher_better \
+                    else (fig["ratio"] <= goal)
+        fig["goal_text"] = None if goal is None else \
+            ("%s %.2f" % (">=" if higher_better else "<=", goal))
+        self.figures.append(fig)
+        return fig
+
+    def latency_fig(self, name, label, goal):
+        st, reps = self.load(name, name, "txt", parse_times)
+        us = [[(t1 - t0) / 1000.0 for _, t0, t1 in r] for r in reps]
+        self.samples[name] = us
+        for stat, p in (("median", 50), ("p99", 99)):
+            val = summary([pct(r, p) if p != 50 else statistics.median(r)
+                           for r in us]) if us else None
+            if name != "read_fault" and stat == "p99":
+                goal_here = None
+            else:
+                goal_here = goal
+            self.add("%s_%s" % (name, stat), "%s %s" % (label, stat), "us",
+                     st, val, "ib_read_lat", stat, "ib_read_lat " + stat,
+                     goal_here)
+
+    def load_figures(self):
+        self.latency_fig("read_fault", "read fault, remote home, clean", 1.2)
+        self.latency_fig("write_fault_1", "write fault, 1 sharer", 2.5)
+        self.latency_fig("write_fault_2", "write fault, 2 sharers", 2.5)
+
+        st, reps = self.load("pingpong", "pingpong", "txt", parse_times)
+        # One round trip is two hand-offs; the first rounds warm up.
+        hand = [[(t1 - t0) / 2000.0 for i, t0, t1 in r if i >= PP_WARMUP]
+                for r in reps]
+        if st == "ok" and not all(hand):
+            st, hand = "failed: too few rounds", []
+        self.samples["pingpong"] = hand
+        self.add("pingpong_median", "ping-pong hand-off median", "us", st,
+                 summary([statistics.median(h) for h in hand]) if hand
+                 else None, "ib_read_lat", "median", "ib_read_lat median",
+                 2.5)
+
+        for where in ("remote", "local"):
+            for mode in ("seq", "rand"):
+                name = "fio_sdsm_%s_%s" % (where, mode)
+                st, reps = self.load(name, name, "json", parse_fio)
+                self.samples[name] = reps
+                val = summary([r["bw_bytes"] for r in reps]) if reps \
+                    else None
+                if where == "remote":
+                    self.add(name, "fio mmap %s 4k reads, remote home" %
+                             ("sequential" if mode == "seq" else "random"),
+                             "bytes/s", st, val, "ib_read_bw", "bw",
+                             "ib_read_bw 4k", 0.8, higher_better=True)
+                else:
+                    self.add(name, "fio mmap %s 4k reads, local home" %
+                             ("sequential" if mode == "seq" else "random"),
+                             "bytes/s", st, val, "fio_tmpfs_" + mode, "bw",
+                             "same fio job on tmpfs", 0.95,
+                             higher_better=True)
+
+        st = self.status("matmul")
+        one = [parse_matmul(f) for f in rep_files(self.raw, "matmul_1", "txt")]
+        two = [parse_matmul(f) for f in rep_files(self.raw, "matmul_2", "txt")]
+        if st == "ok" and (not one or len(one) != len(two) or
+                           None in one or None in two):
+            st = "failed: missing matmul timings"
+        if st == "ok" and not all(r["verified"] for r in one + two):
+            st = "failed: a result was not verified"
+        if st == "ok" and len({r["checksum"] for r in one + two}) != 1:
+            st = "failed: checksums differ between runs"
+        self.samples["matmul"] = {"one_node": one, "two_nodes": two}
+        ok = st == "ok"
+        t1 = summary([r["seconds"] for r in one]) if ok else None
+        t2 = summary([r["seconds"] for r in two]) if ok else None
+        sp = summary([a["seconds"] / b["seconds"]
+                      for a, b in zip(one, two)]) if ok else None
+        n = self.meta.get("mm_n", "?")
+        self.baselines["matmul_1"] = {"status": st, "unit": "s", "time": t1}
+        fig = self.add("matmul_2", "matmul %sx%s on 2 nodes" % (n, n), "s",
+                       st, t2, "matmul_1", "time",
+                       "same matmul on 1 node")
+        # For time, the ratio 1-node/2-node is the speedup.
+        fig["speedup"] = sp
+        if fig["ratio"]:
+            fig["ratio"] = 1.0 / fig["ratio"]
+            fig["ratio_meaning"] = "speedup (1-node time / 2-node time)"
+
+    # output
+    def to_json(self, extra):
+        return {"meta": self.meta, "run": extra,
+                "baselines": self.baselines, "figures": self.figures,
+                "samples": self.samples}
+
+
+def fmt_val(unit, v):
+    if v is None:
+        return "-"
+    if unit == "bytes/s":
+        return "%.2f MB/s" % (v / 1e6)
+    if unit == "s":
+        return "%.3f s" % v
+    return "%.0f us" % v if v >= 100 else "%.1f us" % v
+
+
+def fmt_sum(unit, s):
+    if not s:
+        return "-"
+    return "%s [%s..%s]" % (fmt_val(unit, s["median"]),
+                            fmt_val(unit, s["min"]).split()[0],
+                            fmt_val(unit, s["max"]).split()[0])
+
+
+def table(rep, extra):
+    m = rep.meta
+    lines = []
+    lines.append("sdsm bench  %s  %s node(s), TCG guests, kernel %s" %
+                 (m.get("date", "?"), m.get("nodes", "?"),
+                  m.get("kernel", "?")))
+    lines.append("repetitions %s; each value: median of the per-repetition "
+                 "statistic [min..max]" % m.get("reps", "?"))
+    lines.append("module features: %s" % (m.get("features") or "none"))
+    if extra.get("vcluster_rc") not in (None, 0):
+        lines.append("WARNING: vcluster exited %s (see the vcluster "
+                     "output dir)" % extra["vcluster_rc"])
+    lines.append("")
+    lines.append("Baselines (same run, same link)")
+    bl = rep.baselines
+    rows = [("ib_read_lat -R -s 4096 median", bl["ib_read_lat"], "median"),
+            ("ib_read_lat -R -s 4096 p99", bl["ib_read_lat"], "p99"),
+            ("ib_read_bw -R -s 4096", bl["ib_read_bw"], "bw"),
+            ("fio mmap seq 4k on tmpfs", bl["fio_tmpfs_seq"], "bw"),
+            ("fio mmap rand 4k on tmpfs", bl["fio_tmpfs_rand"], "bw")]
+    for title, b, stat in rows:
+        val = fmt_sum(b["unit"], b[stat]) if b["status"] == "ok" \
+            else b["status"]
+        lines.append("  %-34s %s" % (title, val))
+    lines.append("")
+    hdr = "%-42s %-28s %-30s %-7s %-8s %s" % (
+        "figure", "sdsm", "baseline", "ratio", "goal", "met")
+    lines.append(hdr)
+    lines.append("-" * len(hdr))
+    for f in rep.figures:
+        if f["status"] != "ok":
+            val = f["status"]
+            lines.append("%-42s %s" % (f["title"], val))
+            continue
+        b = f["baseline"]
+        bval = fmt_sum(f["unit"], b["value"]) if b["status"] == "ok" \
+            else "baseline " + b["status"]
+        ratio = "%.2f" % f["ratio"] if f["ratio"] is not None else "-"
+        met = "-" if f["met"] is None else ("yes" if f["met"] else "NO")
+        lines.append("%-42s %-28s %-30s %-7s %-8s %s" % (
+            f["title"], fmt_sum(f["unit"], f["value"]), bval, ratio,
+            f["goal_text"] or "-", met))
+        lines.append("%-42s vs %s" % ("", b["title"]))
+        if f.get("ratio_meaning"):
+            lines.append("%-42s ratio = %s" % ("", f["ratio_meaning"]))
+    return "\n".join(lines) + "\n"
+
+
+def cdf_file(path, samples):
+    s = sorted(samples)
+    with open(path, "w") as f:
+        for i, v in enumerate(s):
+            f.write("%g %g\n" % (v, (i + 1) / len(s)))
+
+
+def plot(rep, out):
+    """CDFs of sdsm read-fault latency and ib_read_lat samples."""
+    gp = shutil.which("gnuplot")
+    if not gp:
+        return "gnuplot not found; no plot"
+    ib = [v for r in rep.samples.get("ib_read_lat", []) for v in r]
+    rf = [v for r in rep.samples.get("read_fault", []) for v in r]
+    series = []
+    if ib:
+        cdf_file(os.path.join(out, "cdf-ib_read_lat.dat"), ib)
+        series.append("'cdf-ib_read_lat.dat' using 1:2 with lines lw 2 "
+                      "title 'ib\\_read\\_lat -s 4096 (%d samples)'" % len(ib))
+    if rf:
+        cdf_file(os.path.join(out, "cdf-read_fault.dat"), rf)
+        series.append("'cdf-read_fault.dat' using 1:2 with lines lw 2 "
+                      "title 'sdsm read fault, remote home (%d faults)'"
+                      % len(rf))
+    if not series:
+        return "no latency samples; no plot"
+    note = "" if rf else \
+        "set label 1 'sdsm read faults: %s' at graph 0.02, graph 0.95\n" % \
+        rep.status("read_fault").replace("'", "")
+    script = ("set terminal png size 900,560\n"
+              "set output 'fault-latency.png'\n"
+              "set title 'Read latency of one 4 KiB page between two TCG "
+              "guests (CDF)'\n"
+              "set xlabel 'latency (us, log scale)'\n"
+              "set ylabel 'fraction of samples'\n"
+              "set logscale x\nset grid\nset key bottom right\n"
+              "set yrange [0:1]\n" + note +
+              "plot " + ", ".join(series) + "\n")
+    with open(os.path.join(out, "fault-latency.gp"), "w") as f:
+        f.write(script)
+    r = subprocess.run([gp, "fault-latency.gp"], cwd=out,
+                       capture_output=True, text=True)
+    if r.returncode:
+        return "gnuplot failed: " + r.stderr.strip()
+    return None
+
+
+# ---- profile ---------------------------------------------------------------
+
+TRACE_RE = re.compile(r"^\s*(.+?)-(\d+)\s+\[\d+\]\s+\S+\s+([0-9.]+):\s+"
+                      r"(\w+):\s*(.*)$")
+
+
+def parse_trace(path):
+    ev = []
+    try:
+        with open(path) as f:
+            for line in f:
+                m = TRACE_RE.match(line)
+                if not m:
+                    continue
+                ts = int(round(float(m.group(3)) * 1e9))
+                args = dict(re.findall(r"(\w+)=(\S+)", m.group(5)))
+                ev.append((ts, m.group(4), args))
+    except OSError:
+        return None
+    ev.sort(key=lambda e: e[0])
+    return ev
+
+
+def ev_label(name, args):
+    label = name.replace("sdsm_", "")
+    if "type" in args:
+        label += "(type=%s%s)" % (args["type"],
+                                  ",page" if args.get("page") == "1" else "")
+    return label
+
+
+def profile(raw):
+    """Break the traced read faults down by the tracepoints between the
+    user-space timestamps (trace_clock=mono == CLOCK_MONOTONIC)."""
+    pdir = os.path.join(raw, "profile")
+    if not os.path.isdir(pdir):
+        return None
+    res = {"status": read_status(raw, "profile")}
+    try:
+        faults = parse_times(os.path.join(pdir, "read_fault.txt"))
+    except OSError:
+        res["status"] = "failed: no traced fault samples"
+        return res
+    ev0 = parse_trace(os.path.join(pdir, "trace.node0")) or []
+    ev1 = parse_trace(os.path.join(pdir, "trace.node1")) or []
+    res["faults"] = len(faults)
+    res["events_node0"] = len(ev0)
+    res["events_node1"] = len(ev1)
+    # Node 0: the sequence of events inside each fault window.
+    seqs = {}
+    j = 0
+    for _, t0, t1 in faults:
+        while j < len(ev0) and ev0[j][0] < t0:
+            j += 1
+        k = j
+        inside = []
+        while k < len(ev0) and ev0[k][0] <= t1:
+            inside.append(ev0[k])
+            k += 1
+        key = tuple(ev_label(n, a) for _, n, a in inside)
+        stamps = [t0] + [t for t, _, _ in inside] + [t1]
+        gaps = [(b - a) / 1000.0 for a, b in zip(stamps, stamps[1:])]
+        seqs.setdefault(key, []).append(gaps)
+    if not seqs:
+        res["status"] = "failed: no faults"
+        return res
+    key, rows = max(seqs.items(), key=lambda kv: len(kv[1]))
+    names = ["fault start (user)"] + list(key) + ["fault end (user)"]
+    steps = []
+    for i in range(len(names) - 1):
+        steps.append({"from": names[i], "to": names[i + 1],
+                      "median_us": statistics.median(r[i] for r in rows)})
+    res["node0_sequence"] = {"faults_with_this_sequence": len(rows),
+                             "of": len(faults), "steps": steps}
+    # Node 1 (the home): from each received message to the next message it
+    # sends back to node 0: the home's processing time.
+    home = {}
+    for i, (t, n, a) in enumerate(ev1):
+        if not n.endswith("recv") or a.get("node") != "0":
+            continue
+        for t2, n2, a2 in ev1[i + 1:i + 50]:
+            if n2.endswith("send") and a2.get("node") == "0":
+                home.setdefault("%s -> %s" % (ev_label(n, a),
+                                              ev_label(n2, a2)),
+                                []).append((t2 - t) / 1000.0)
+                break
+    res["home_processing"] = [{"pair": k, "count": len(v),
+                               "median_us": statistics.median(v)}
+                              for k, v in sorted(home.items(),
+                                                 key=lambda kv: -len(kv[1]))]
+    return res
+
+
+def profile_text(p):
+    if not p:
+        return ""
+    lines = ["", "Profile of the read-fault path (--profile; one traced "
+             "repetition, tracepoints on)"]
+    if p["status"] != "ok" or "node0_sequence" not in p:
+        lines.append("  " + p["status"])
+        return "\n".join(lines) + "\n"
+    s = p["node0_sequence"]
+    lines.append("  node 0 (faulting), %d of %d faults had this event "
+                 "sequence; median per step:" % (
+                     s["faults_with_this_sequence"], s["of"]))
+    for st in s["steps"]:
+        lines.append("    %-36s -> %-36s %9.1f us" % (st["from"], st["to"],
+                                                       st["median_us"]))
+    lines.append("  node 1 (home), received -> next sent to node 0:")
+    if not p["home_processing"]:
+        lines.append("    (no request/reply pairs in the home's trace)")
+    for h in p["home_processing"][:6]:
+        lines.append("    %-60s %6d x %9.1f us" % (h["pair"], h["count"],
+                                                   h["median_us"]))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv):
+    args = argv[1:]
+    extra = {}
+    pos = []
+    while args:
+        a = args.pop(0)
+        if a == "--vcluster-rc":
+            extra["vcluster_rc"] = int(args.pop(0))
+        elif a == "--host-info":
+            extra["host"] = read_kv(args.pop(0))
+        else:
+            pos.append(a)
+    if len(pos) != 2:
+        sys.stderr.write(__doc__)
+        return 2
+    raw, out = pos
+    os.makedirs(out, exist_ok=True)
+    rep = Report(raw)
+    rep.load_baselines()
+    rep.load_figures()
+    prof = profile(raw)
+    text = table(rep, extra) + profile_text(prof)
+    perr = plot(rep, out)
+    if perr:
+        text += "\nplot: %s\n" % perr
+    data = rep.to_json(extra)
+    data["profile"] = prof
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
+    with open(os.path.join(out, "table.txt"), "w") as f:
+        f.write(text)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# selftest.sh - test the bench pipeline on the host, without QEMU: run
+# tools/bench/guest.sh with fake_sdsm.so standing in for /dev/sdsm, fake
+# perftest and a fake on_node, then report.py, and check what comes out.
+# TAP on stdout.  The numbers are meaningless; the plumbing is not.
+
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+BENCH=$(dirname "$HERE")
+ROOT=$(cd "$BENCH/../.." && pwd)
+TMP=$(mktemp -d /tmp/bench-selftest.XXXXXX)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$TMP"' EXIT
+n=0
+fails=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fails=$((fails + 1))
+	fi
+}
+
+echo "TAP version 13"
+echo "1..14"
+
+make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
+ok $? "build the programs and fake_sdsm.so"
+
+mkdir -p "$TMP/bin"
+for t in ib_read_lat ib_read_bw; do
+	ln -s "$HERE/fake-perftest" "$TMP/bin/$t"
+done
+
+# run_guest NAME [guest.sh options]: one fake 3-node run into $TMP/NAME.
+run_guest() {
+	_name=$1
+	shift
+	mkdir -p "$TMP/$_name/out" "$TMP/$_name/shared" "$TMP/$_name/dev" \
+		"$TMP/$_name/tracefs/events/sdsm"
+	truncate -s 32G "$TMP/$_name/dev/mem"
+	(
+		cd "$ROOT" || exit 1
+		export PATH="$TMP/bin:$PATH"
+		export LD_PRELOAD="$BENCH/build/fake_sdsm.so"
+		export FAKE_SDSM_DIR="$TMP/$_name/dev"
+		export SDSM_BENCH_MMAP_PATH="$TMP/$_name/dev/mem"
+		export BENCH_TRACEFS="$TMP/$_name/tracefs"
+		export SDSM_OUT="$TMP/$_name/out"
+		export SDSM_SHARED="$TMP/$_name/shared"
+		export SDSM_NODE_ID=0 SDSM_NR_NODES=3 SDSM_ROOT="$ROOT"
+		export VCLUSTER_LIB="$HERE/fake-guest-lib.sh"
+		timeout 300 "$BENCH/guest.sh" --reps 2 --lat-iters 50 \
+			--bw-iters 50 --fault-pages 16 --wf-pages 8 \
+			--fio-pages 16 --pp-rounds 10 --mm-n 64 "$@"
+	) > "$TMP/$_name/guest.log" 2>&1
+}
+
+run_guest full --profile
+ok $? "guest.sh runs every figure with the fake module"
+
+bad=$(grep -L '^ok$' "$TMP"/full/out/status.* | wc -l)
+ok "$bad" "every status is ok ($(cat "$TMP"/full/out/status.* | sort | uniq -c | tr '\n' ' '))"
+
+# A trace with events inside each traced fault, as the kernel would write
+# it; the fake's faults take no time, so make each one 1 ms long first.
+pf=$TMP/full/out/profile/read_fault.txt
+awk '/^#/ { print; next } { t = $2 + $1 * 2000000; printf "%d %.0f %.0f\n", $1, t, t + 1000000 }' \
+	"$pf" > "$pf.new" && mv "$pf.new" "$pf"
+awk '!/^#/ { t0 = $2 / 1e9; t1 = $3 / 1e9; d = (t1 - t0) / 4;
+	printf "   sdsm_bench-42 [000] ..... %.6f: sdsm_msg_send: node=1 type=3 len=16 page=0 seq=%d\n", t0 + d, NR;
+	printf "   kworker/0:1-7 [000] ..... %.6f: sdsm_msg_recv: node=1 type=4 len=4112 page=1 seq=%d\n", t0 + 2 * d, NR }' \
+	"$TMP/full/out/profile/read_fault.txt" > "$TMP/full/out/profile/trace.node0"
+printf '   kworker/0:1-9 [000] ..... 100.000100: sdsm_msg_recv: node=0 type=3 len=16 page=0 seq=1\n   kworker/0:1-9 [000] ..... 100.000350: sdsm_msg_send: node=0 type=4 len=4112 page=1 seq=1\n' \
+	> "$TMP/full/out/profile/trace.node1"
+
+python3 "$BENCH/report.py" "$TMP/full/out" "$TMP/full/report" \
+	--vcluster-rc 0 > "$TMP/full/report.log" 2>&1
+ok $? "report.py turns the samples into a report"
+
+python3 - "$TMP/full/report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+want = ["read_fault_median", "read_fault_p99", "write_fault_1_median",
+        "write_fault_2_median", "pingpong_median",
+        "fio_sdsm_remote_seq", "fio_sdsm_remote_rand",
+        "fio_sdsm_local_seq", "fio_sdsm_local_rand", "matmul_2"]
+bad = [w for w in want if w not in figs or figs[w]["status"] != "ok"
+       or figs[w]["ratio"] is None]
+assert not bad, "figures without a ratio: %s" % bad
+assert len(d["samples"]["read_fault"]) == 2
+assert len(d["samples"]["read_fault"][0]) == 16
+assert len(d["samples"]["ib_read_lat"][0]) == 48
+assert d["baselines"]["ib_read_bw"]["bw"]["median"] == 10.5 * (1 << 20)
+assert d["samples"]["matmul"]["one_node"][0]["verified"]
+PY
+ok $? "results.json has every figure with a ratio and the raw samples"
+
+grep -q "read fault, remote home, clean median" "$TMP/full/report/table.txt" &&
+	grep -q "<= 1.20" "$TMP/full/report/table.txt"
+ok $? "table.txt lists figures with goals"
+
+head -c 8 "$TMP/full/report/fault-latency.png" 2>/dev/null | od -An -c |
+	grep -q "P   N   G"
+ok $? "fault-latency.png is a PNG"
+
+python3 - "$TMP/full/report/results.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["profile"]
+s = p["node0_sequence"]
+assert s["faults_with_this_sequence"] == s["of"] == 16, s
+names = [x["to"] for x in s["steps"]]
+assert names[0] == "msg_send(type=3)" and names[1] == "msg_recv(type=4,page)", names
+h = p["home_processing"][0]
+assert abs(h["median_us"] - 250) < 1, h
+PY
+ok $? "the profile breaks a traced fault down by tracepoint"
+
+# The module as it is before issue 3: baselines only, sdsm rows n/a.
+FAKE_SDSM_FEATURES=0x1 run_guest old
+ok $? "guest.sh runs with a module that lacks the memory features"
+python3 "$BENCH/report.py" "$TMP/old/out" "$TMP/old/report" > /dev/null 2>&1
+grep -q "n/a (module lacks COHERENT_MEMORY REGIONS PLACEMENT)" \
+	"$TMP/old/report/table.txt" &&
+	[ "$(cat "$TMP/old/out/status.ib_read_lat")" = ok ]
+ok $? "sdsm rows say what the module lacks; baselines still run"
+
+# A page homed on the wrong node must fail the figure, not be measured.
+mkdir -p "$TMP/home/dev"
+truncate -s 1G "$TMP/home/dev/mem"
+(
+	export LD_PRELOAD="$BENCH/build/fake_sdsm.so" FAKE_SDSM_DIR="$TMP/home/dev"
+	export SDSM_NR_NODES=2
+	"$BENCH/build/sdsm_bench" create wrong 4 bind:0 > /dev/null &&
+		! "$BENCH/build/sdsm_bench" fault wrong read --home 1 \
+			> /dev/null 2> "$TMP/home/err" &&
+		grep -q "not homed on node 1" "$TMP/home/err"
+)
+ok $? "a wrongly placed page fails the measurement"
+
+# Stale data after a write must fail a sharer.
+(
+	export LD_PRELOAD="$BENCH/build/fake_sdsm.so" FAKE_SDSM_DIR="$TMP/home/dev"
+	export SDSM_NR_NODES=2
+	"$BENCH/build/sdsm_bench" create stale 2 bind:0 > /dev/null &&
+		! "$BENCH/build/sdsm_bench" touch stale read --expect-after 5 \
+			> /dev/null 2>&1
+)
+ok $? "a sharer that sees stale data fails"
+
+# fio_offset.so moves a mapping of the device to the region's offset.
+(
+	export LD_PRELOAD="$BENCH/build/fio_offset.so $BENCH/build/fake_sdsm.so"
+	export FAKE_SDSM_DIR="$TMP/home/dev" SDSM_BENCH_MMAP_PATH="$TMP/home/dev/mem"
+	off=$("$BENCH/build/sdsm_bench" create shifted 2 bind:0 |
+		sed -n 's/^offset=\([0-9]*\).*/\1/p')
+	"$BENCH/build/sdsm_bench" touch shifted write --seed 9 &&
+	SDSM_BENCH_MMAP_BASE=$off python3 -c '
+import mmap, os, struct, sys
+fd = os.open("/dev/sdsm", os.O_RDWR)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ, offset=0)
+w = struct.unpack("<Q", m[0:8])[0]
+sys.exit(0 if w == (10 * 0x9e3779b97f4a7c15 & (2**64 - 1)) else 1)'
+)
+ok $? "fio_offset.so maps the region at its offset"
+
+FAKE_LOAD_FAIL=1 run_guest noload
+grep -q "n/a (sdsm.ko did not load)" "$TMP/noload/out/status.read_fault" &&
+	[ "$(cat "$TMP/noload/out/status.fio_tmpfs_seq")" = ok ]
+ok $? "a module that does not load leaves the baselines running"
+
+[ $fails = 0 ] || { echo "# $fails failed; logs were in $TMP" >&2; }
+exit $((fails != 0))
