@@ -226,7 +226,10 @@ int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
 	return 0;
 }
 
-/* Remove a handler and wait until no call of it is running. */
+/*
+ * Remove a handler and wait until no call of it is running.  Context:
+ * process, not from a handler or notifier (it flushes their workqueue).
+ */
 void sdsm_handler_unregister(u16 type)
 {
 	if (type <= SDSM_MSG_PONG || type >= SDSM_MSG_MAX)

@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# sdsm_node.sh - node-local helpers for run_cluster_tests.sh, run on any
+# node of a vcluster (directly or through on_node).  Every wait is bounded.
+#
+#   sdsm_node.sh state K              print node K's state as seen here
+#   sdsm_node.sh states               print "K=state" for every node
+#   sdsm_node.sh wait_all_up SEC      every other node "up"; prints ms
+#   sdsm_node.sh wait_not_up K SEC    node K not "up" (down or connecting)
+#   sdsm_node.sh counters K           tx_msgs rx_msgs tx_bytes rx_bytes rtt_us
+#   sdsm_node.sh counters_all         "K tx_msgs ... rtt_us" for every other K
+#   sdsm_node.sh unload SEC           rmmod, bounded; prints ms
+#   sdsm_node.sh load [PARAM=V...]    insmod with this node's parameters
+#   sdsm_node.sh restore              eth0 up, rxe0 present, sdsm loaded
+#   sdsm_node.sh dmesg_since MARK     kernel log lines after marker MARK
+#   sdsm_node.sh mark MARK            write marker MARK to the kernel log
+
+set -u
+# shellcheck source=tools/vcluster/guest-lib.sh
+. "$VCLUSTER_LIB" || exit 2
+
+SYS=/sys/kernel/sdsm
+
+now_ms() {
+	echo $(( $(date +%s%N) / 1000000 ))
+}
+
+state() {
+	cat "$SYS/nodes/$1/state" 2>/dev/null || echo absent
+}
+
+states() {
+	local k out=
+	for ((k = 0; k < SDSM_NR_NODES; k++)); do
+		out="$out $k=$(state "$k")"
+	done
+	echo "${out# }"
+}
+
+all_up() {
+	local k
+	[ -d "$SYS" ] || return 1
+	for ((k = 0; k < SDSM_NR_NODES; k++)); do
+		[ "$k" = "$SDSM_NODE_ID" ] && continue
+		[ "$(state "$k")" = up ] || return 1
+	done
+}
+
+not_up() {
+	[ "$(state "$1")" != up ]
+}
+
+cmd=${1:-}
+shift || true
+case "$cmd" in
+state)
+	state "$1" ;;
+states)
+	states ;;
+wait_all_up)
+	t0=$(now_ms)
+	if wait_until "$1" all_up; then
+		echo "node $SDSM_NODE_ID: all up after $(( $(now_ms) - t0 )) ms"
+	else
+		echo "node $SDSM_NODE_ID: not all up after $1 s: $(states)"
+		exit 1
+	fi ;;
+wait_not_up)
+	t0=$(now_ms)
+	if wait_until "$2" not_up "$1"; then
+		echo "node $SDSM_NODE_ID: node $1 $(state "$1") after $(( $(now_ms) - t0 )) ms"
+	else
+		echo "node $SDSM_NODE_ID: node $1 still up after $2 s"
+		exit 1
+	fi ;;
+counters)
+	d=$SYS/nodes/$1
+	echo "$(cat "$d/tx_msgs") $(cat "$d/rx_msgs") $(cat "$d/tx_bytes")" \
+	     "$(cat "$d/rx_bytes") $(cat "$d/rtt_us")" ;;
+counters_all)
+	for ((k = 0; k < SDSM_NR_NODES; k++)); do
+		[ "$k" = "$SDSM_NODE_ID" ] && continue
+		d=$SYS/nodes/$k
+		echo "$k $(cat "$d/tx_msgs") $(cat "$d/rx_msgs")" \
+		     "$(cat "$d/tx_bytes") $(cat "$d/rx_bytes") $(cat "$d/rtt_us")"
+	done ;;
+unload)
+	t0=$(now_ms)
+	SDSM_RMMOD_TIMEOUT=$1 sdsm_unload
+	rc=$?
+	echo "node $SDSM_NODE_ID: rmmod exit $rc after $(( $(now_ms) - t0 )) ms"
+	exit $rc ;;
+load)
+	sdsm_load "$@" ;;
+restore)
+	rc=0
+	ip link set eth0 up || rc=1
+	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
+		rdma link add rxe0 type rxe netdev eth0 || rc=1
+	fi
+	wait_until 30 sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE"' ||
+		{ echo "node $SDSM_NODE_ID: rxe0 not ACTIVE"; rc=1; }
+	if ! sdsm_loaded; then
+		sdsm_load || rc=1
+	fi
+	exit $rc ;;
+mark)
+	echo "sdsm-test: $1" > /dev/kmsg ;;
+dmesg_since)
+	dmesg | sed -n "/sdsm-test: $1\$/,\$p" | tail -n +2 ;;
+*)
+	echo "usage: see the top of $0" >&2
+	exit 2 ;;
+esac
