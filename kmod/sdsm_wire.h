@@ -30,6 +30,20 @@
  * @SDSM_MSG_PING: heartbeat request; with a page: handshake pattern page
  * @SDSM_MSG_PONG: heartbeat reply, echoes the PING timestamp
  * @SDSM_MSG_COHERENCE_FIRST: first type reserved for coherence (issue 3)
+ * @SDSM_MSG_COH: a page-coherence protocol message, struct sdsm_wire_coh
+ * @SDSM_MSG_HOME_REQ: ask a page's manager for its home, sdsm_wire_home
+ * @SDSM_MSG_HOME_REP: the manager's answer, struct sdsm_wire_home
+ * @SDSM_MSG_REGION_CLAIM: reserve a region name at its registrar,
+ *	struct sdsm_wire_region; answered by REPLY
+ * @SDSM_MSG_REGION_ADD: learn a region, struct sdsm_wire_region; answered
+ *	by REPLY unless the cookie is 0
+ * @SDSM_MSG_REGION_PREPARE: destroy, phase 1: refuse new mappings and
+ *	answer EBUSY if mapped; struct sdsm_wire_region, answered by REPLY
+ * @SDSM_MSG_REGION_COMMIT: destroy, phase 2: forget the region
+ * @SDSM_MSG_REGION_ABORT: destroy failed: allow mappings again
+ * @SDSM_MSG_POLICY: set the policy of a page range, struct
+ *	sdsm_wire_policy_set; answered by REPLY
+ * @SDSM_MSG_REPLY: answer to a request carrying a cookie, sdsm_wire_reply
  * @SDSM_MSG_COHERENCE_LAST: last type reserved for coherence
  * @SDSM_MSG_MAX: number of types; the handler table has this many slots
  *
@@ -39,6 +53,16 @@ enum sdsm_msg_type {
 	SDSM_MSG_PING = 1,
 	SDSM_MSG_PONG = 2,
 	SDSM_MSG_COHERENCE_FIRST = 0x20,
+	SDSM_MSG_COH = 0x20,
+	SDSM_MSG_HOME_REQ = 0x21,
+	SDSM_MSG_HOME_REP = 0x22,
+	SDSM_MSG_REGION_CLAIM = 0x28,
+	SDSM_MSG_REGION_ADD = 0x29,
+	SDSM_MSG_REGION_PREPARE = 0x2a,
+	SDSM_MSG_REGION_COMMIT = 0x2b,
+	SDSM_MSG_REGION_ABORT = 0x2c,
+	SDSM_MSG_POLICY = 0x2d,
+	SDSM_MSG_REPLY = 0x2e,
 	SDSM_MSG_COHERENCE_LAST = 0x5f,
 	SDSM_MSG_MAX = 0x80,
 };
@@ -247,5 +271,135 @@ struct sdsm_wire_sync_reply {
 };
 
 static_assert(sizeof(struct sdsm_wire_sync_reply) == 24);
+
+/* ---- coherent memory, regions, placement (types 0x20-0x5f) ---- */
+
+/* sdsm_wire_coh.data: what travels with a DATA-flagged message */
+enum sdsm_wire_data {
+	SDSM_WIRE_DATA_NONE = 0,	/* no page */
+	SDSM_WIRE_DATA_PAGE = 1,	/* the page is attached */
+	SDSM_WIRE_DATA_ZERO = 2,	/* the page is all zeroes, not sent */
+};
+
+/**
+ * struct sdsm_wire_coh - one message of the coherence protocol
+ * @region: region id
+ * @seq: struct sdsm_proto_msg.seq
+ * @page: page index in the region
+ * @type: enum sdsm_proto_msg_type
+ * @flags: SDSM_PROTO_F_*
+ * @err: NACK: a positive errno
+ * @data: enum sdsm_wire_data
+ * @__reserved: zero
+ *
+ * The sender is the connection's peer, never a field.
+ */
+struct sdsm_wire_coh {
+	__be32 region;
+	__be32 seq;
+	__be64 page;
+	__u8 type;
+	__u8 flags;
+	__be16 err;
+	__u8 data;
+	__u8 __reserved[3];
+};
+
+static_assert(sizeof(struct sdsm_wire_coh) == 24);
+
+/* sdsm_wire_home.flags */
+#define SDSM_WIRE_HOME_ASSIGN	0x1	/* fix the home now if not yet */
+
+/**
+ * struct sdsm_wire_home - HOME_REQ and HOME_REP
+ * @cookie: 0 for a faulting node's request (the answer is cached in the
+ *	page), else the requester's call, echoed in the answer
+ * @region: region id
+ * @flags: SDSM_WIRE_HOME_*
+ * @page: page index in the region
+ * @home: HOME_REP: the node id of the home, or a negative errno
+ * @__reserved: zero
+ */
+struct sdsm_wire_home {
+	__be64 cookie;
+	__be32 region;
+	__be32 flags;
+	__be64 page;
+	__be32 home;
+	__be32 __reserved;
+};
+
+static_assert(sizeof(struct sdsm_wire_home) == 32);
+
+/* struct sdsm_policy of the uapi, big endian */
+struct sdsm_wire_policy {
+	__be32 mode;
+	__be32 preferred_node;
+	__be64 nodemask;
+	__be64 block_size;
+};
+
+static_assert(sizeof(struct sdsm_wire_policy) == 24);
+
+/* sdsm_wire_region.flags */
+#define SDSM_WIRE_REGION_EXCL	0x1	/* CLAIM: fail if the name exists */
+
+/**
+ * struct sdsm_wire_region - a region, in CLAIM, ADD, PREPARE, COMMIT, ABORT
+ *	and REPLY
+ * @cookie: the requester's call, echoed in the REPLY; 0: no reply wanted
+ * @id: region id
+ * @flags: SDSM_WIRE_REGION_*
+ * @length: bytes
+ * @policy: the policy at creation
+ * @name: NUL-terminated name
+ */
+struct sdsm_wire_region {
+	__be64 cookie;
+	__be32 id;
+	__be32 flags;
+	__be64 length;
+	struct sdsm_wire_policy policy;
+	char name[32];
+};
+
+static_assert(sizeof(struct sdsm_wire_region) == 80);
+
+/**
+ * struct sdsm_wire_policy_set - POLICY: the policy of pages
+ *	[@first, @first + @npages) of region @region
+ * @cookie: the requester's call
+ * @region: region id
+ * @__reserved: zero
+ * @first: first page index
+ * @npages: number of pages
+ * @policy: the policy
+ */
+struct sdsm_wire_policy_set {
+	__be64 cookie;
+	__be32 region;
+	__be32 __reserved;
+	__be64 first;
+	__be64 npages;
+	struct sdsm_wire_policy policy;
+};
+
+static_assert(sizeof(struct sdsm_wire_policy_set) == 56);
+
+/**
+ * struct sdsm_wire_reply - REPLY
+ * @cookie: the call answered
+ * @status: 0 or a positive errno
+ * @__reserved: zero
+ * @region: CLAIM of a name that exists: that region; else zero
+ */
+struct sdsm_wire_reply {
+	__be64 cookie;
+	__be32 status;
+	__be32 __reserved;
+	struct sdsm_wire_region region;
+};
+
+static_assert(sizeof(struct sdsm_wire_reply) == 96);
 
 #endif /* SDSM_WIRE_H */

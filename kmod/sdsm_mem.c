@@ -1,0 +1,1107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm coherent memory: mmap of /dev/sdsm, the page-fault path, and the glue
+ * that runs the coherence protocol (sdsm_proto.c) over the transport.
+ *
+ * Mappings.  Every open file of /dev/sdsm gets its f_mapping pointed at one
+ * address_space owned by the module (an inode of a private pseudo file
+ * system, as DRM does), so unmap_mapping_range() on it removes a page from
+ * every process of this node, forked children included, and returns only
+ * when their TLBs are clean.  VMAs are VM_PFNMAP: a fault inserts the pfn of
+ * this node's copy of the page with vmf_insert_pfn_prot(), read-only unless
+ * the node holds the page modified.  A write to a read-only PTE arrives in
+ * pfn_mkwrite, which upgrades through the protocol and replaces the PTE
+ * under the page's lock (zap, insert), so a PTE can never turn writable
+ * after an invalidation raced with the upgrade.  VM_PFNMAP (not MIXEDMAP)
+ * because the copies are never page-cache pages, nothing should take
+ * references to them (no GUP), and the core then calls pfn_mkwrite.
+ *
+ * Pages.  struct sdsm_page holds the node side and the home side of one
+ * page; a hashed mutex (sdsm_page_lock) serializes every protocol call,
+ * every PTE insertion and every zap of that page.  Lock order: mmap_lock
+ * (read, fault path) -> page mutex -> i_mmap_rwsem (unmap_mapping_range).
+ * Nothing takes a page mutex with i_mmap_rwsem held, and nothing waits for
+ * a message with a page mutex held.
+ *
+ * Messages.  The protocol's send action only queues: each destination has a
+ * FIFO (struct sdsm_link) drained by its own work item, which calls
+ * sdsm_send() (it may sleep for a send credit) or, for this node, delivers
+ * the message to the local handler.  Queueing under the page mutex keeps
+ * the protocol's per-pair FIFO order and means no page mutex is held while
+ * the transport waits.  A DATA-flagged message carries a snapshot of the
+ * page copied at send time; a page that is all zero (a home copy never
+ * written) travels as a flag instead of 4 KiB.
+ *
+ * Faults wait on a hashed waitqueue.  With FAULT_FLAG_ALLOW_RETRY the mmap
+ * lock is dropped while waiting and the fault returns VM_FAULT_RETRY (as
+ * handle_userfault() does), so munmap and exit never wait for the network.
+ * Every wait is killable and bounded: a request unanswered for
+ * fault_timeout_ms fails the faults waiting for it with SIGBUS, as does a
+ * page whose home is down (the protocol's DEAD state, sticky) or whose data
+ * was lost with its owner (NACK EIO, sticky).
+ *
+ * A peer reported DOWN is dead for the protocol: queued messages to it are
+ * dropped, pages homed there become DEAD, directories here forget its
+ * copies.  When it comes back it starts from scratch (regions are resent).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/fs_context.h>
+#include <linux/hash.h>
+#include <linux/highmem.h>
+#include <linux/module.h>
+#include <linux/mount.h>
+#include <linux/pseudo_fs.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/wait.h>
+
+#include "sdsm_mem.h"
+#include "sdsm_stats.h"
+#include "sdsm_trace.h"
+
+unsigned int sdsm_fault_timeout_ms = 10000;
+module_param_named(fault_timeout_ms, sdsm_fault_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(fault_timeout_ms,
+		 "ms a fault or a cluster-wide region operation waits for an answer (100..600000, default 10000)");
+
+static unsigned int default_region_mb = 64;
+module_param(default_region_mb, uint, 0444);
+MODULE_PARM_DESC(default_region_mb,
+		 "size in MiB of the default region, mmap offset 0 (1..65536, default 64)");
+
+#define SDSM_PAGE_LOCK_BITS	10
+#define SDSM_PAGE_WQ_BITS	8
+
+static struct mutex sdsm_page_locks[1 << SDSM_PAGE_LOCK_BITS];
+static wait_queue_head_t sdsm_page_wqs[1 << SDSM_PAGE_WQ_BITS];
+
+atomic64_t sdsm_homed_pages[SDSM_MAX_NODES];
+
+/* ------------------------------------------------------------------ */
+/* The address_space every open file shares                           */
+
+static struct vfsmount *sdsm_fs_mnt;
+static int sdsm_fs_cnt;
+static struct inode *sdsm_inode;
+
+static int sdsm_fs_init_fs_context(struct fs_context *fc)
+{
+	return init_pseudo(fc, 0x5344534d) ? 0 : -ENOMEM;
+}
+
+static struct file_system_type sdsm_fs_type = {
+	.name = "sdsm",
+	.owner = THIS_MODULE,
+	.init_fs_context = sdsm_fs_init_fs_context,
+	.kill_sb = kill_anon_super,
+};
+
+int sdsm_mem_open(struct inode *inode, struct file *file)
+{
+	file->f_mapping = sdsm_inode->i_mapping;
+	return 0;
+}
+
+static struct address_space *sdsm_mapping(void)
+{
+	return sdsm_inode->i_mapping;
+}
+
+/* ------------------------------------------------------------------ */
+/* Page state                                                          */
+
+static u64 sdsm_page_key(const struct sdsm_region *r, u64 idx)
+{
+	return ((u64)r->id << 40) ^ idx;
+}
+
+struct mutex *sdsm_page_lock(const struct sdsm_region *r, u64 idx)
+{
+	return &sdsm_page_locks[hash_64(sdsm_page_key(r, idx),
+					SDSM_PAGE_LOCK_BITS)];
+}
+
+static wait_queue_head_t *sdsm_page_wq(const struct sdsm_region *r, u64 idx)
+{
+	return &sdsm_page_wqs[hash_64(sdsm_page_key(r, idx),
+				      SDSM_PAGE_WQ_BITS)];
+}
+
+/*
+ * The state of page @idx, allocated on first use if @alloc.  Chunks are
+ * published with cmpxchg and live as long as the region.
+ */
+struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
+{
+	unsigned long c = idx >> SDSM_CHUNK_SHIFT;
+	struct sdsm_chunk *chunk, *old;
+	unsigned int i;
+
+	if (WARN_ON_ONCE(idx >= r->npages))
+		return NULL;
+	chunk = READ_ONCE(r->chunks[c]);
+	if (chunk || !alloc)
+		goto out;
+	chunk = kvzalloc(sizeof(*chunk), GFP_KERNEL);
+	if (!chunk)
+		return NULL;
+	for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+		struct sdsm_page *pg = &chunk->pages[i];
+
+		pg->home = SDSM_PROTO_NO_NODE;
+		pg->mgr_home = SDSM_PROTO_NO_NODE;
+		sdsm_proto_home_init(&pg->dir);
+	}
+	old = cmpxchg(&r->chunks[c], NULL, chunk);
+	if (old) {
+		kvfree(chunk);
+		chunk = old;
+	}
+out:
+	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
+}
+
+/* Locks: the page's mutex. */
+void sdsm_page_set_home(struct sdsm_region *r, struct sdsm_page *pg, u16 home)
+{
+	if (pg->home != SDSM_PROTO_NO_NODE || home >= SDSM_MAX_NODES)
+		return;
+	pg->home = home;
+	if (!(pg->flags & SDSM_PAGE_HOMED) || home != sdsm_cl.node_id)
+		atomic64_inc(&sdsm_homed_pages[home]);
+	if (home == sdsm_cl.node_id && !(pg->flags & SDSM_PAGE_HOMED)) {
+		pg->flags |= SDSM_PAGE_HOMED;
+		atomic64_inc(&r->pages_homed);
+	}
+}
+
+/* A directory here served its first request: count it once. */
+static void sdsm_page_homed_here(struct sdsm_region *r, struct sdsm_page *pg)
+{
+	if (pg->flags & SDSM_PAGE_HOMED)
+		return;
+	pg->flags |= SDSM_PAGE_HOMED;
+	atomic64_inc(&r->pages_homed);
+	if (pg->home != sdsm_cl.node_id)
+		atomic64_inc(&sdsm_homed_pages[sdsm_cl.node_id]);
+}
+
+/* Keep pages_cached and the node copy in step with the node state. */
+static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
+{
+	bool cached = pg->node.state != SDSM_PROTO_NODE_I;
+
+	if (cached && !(pg->flags & SDSM_PAGE_CACHED)) {
+		pg->flags |= SDSM_PAGE_CACHED;
+		atomic64_inc(&r->pages_cached);
+	} else if (!cached && (pg->flags & SDSM_PAGE_CACHED)) {
+		pg->flags &= ~SDSM_PAGE_CACHED;
+		atomic64_dec(&r->pages_cached);
+	}
+	/* Invalid: no PTE maps the copy any more (map() zapped them). */
+	if (!cached && pg->copy) {
+		__free_page(pg->copy);
+		pg->copy = NULL;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-destination message queues                                      */
+
+/**
+ * struct sdsm_link - messages queued for one node
+ * @lock: protects @queue, @epoch and @dead
+ * @queue: struct sdsm_out, FIFO
+ * @work: drains @queue; one instance runs at a time, so order is kept
+ * @epoch: bumped when the node goes down; older messages are dropped
+ * @dead: the node was reported down and not up since
+ */
+struct sdsm_link {
+	spinlock_t lock;		/* see above */
+	struct list_head queue;
+	struct work_struct work;
+	unsigned int epoch;
+	bool dead;
+};
+
+struct sdsm_out {
+	struct list_head node;
+	unsigned int epoch;
+	u16 type;
+	u16 len;
+	struct page *page;
+	u8 payload[];
+};
+
+static struct sdsm_link sdsm_links[SDSM_MAX_NODES];
+static struct workqueue_struct *sdsm_mem_wq;
+
+static void sdsm_out_free(struct sdsm_out *out)
+{
+	if (out->page)
+		put_page(out->page);
+	kfree(out);
+}
+
+/*
+ * Queue a message for @dst (this node included); takes over @page.
+ * Context: process context, any locks but spinlocks held.
+ */
+static void sdsm_link_queue(u16 dst, u16 type, const void *payload, u32 len,
+			    struct page *page)
+{
+	struct sdsm_link *link;
+	struct sdsm_out *out;
+
+	if (WARN_ON_ONCE(dst >= sdsm_cl.nr_nodes ||
+			 len > SDSM_MSG_MAX_PAYLOAD)) {
+		if (page)
+			put_page(page);
+		return;
+	}
+	link = &sdsm_links[dst];
+	/* Small and bounded; the protocol cannot take a send back. */
+	out = kmalloc(struct_size(out, payload, len),
+		      GFP_KERNEL | __GFP_NOFAIL);
+	out->type = type;
+	out->len = len;
+	out->page = page;
+	memcpy(out->payload, payload, len);
+	spin_lock(&link->lock);
+	out->epoch = link->epoch;
+	list_add_tail(&out->node, &link->queue);
+	spin_unlock(&link->lock);
+	queue_work(sdsm_mem_wq, &link->work);
+}
+
+void sdsm_mem_send(u16 dst, u16 type, const void *payload, u32 len)
+{
+	sdsm_link_queue(dst, type, payload, len, NULL);
+}
+
+/* Not reported down since it was last up (this node always usable). */
+bool sdsm_node_usable(unsigned int node)
+{
+	return node < sdsm_cl.nr_nodes && !READ_ONCE(sdsm_links[node].dead);
+}
+
+static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
+			      const void *payload, u32 len, struct page *page);
+
+static void sdsm_link_work(struct work_struct *work)
+{
+	struct sdsm_link *link = container_of(work, struct sdsm_link, work);
+	unsigned int dst = link - sdsm_links;
+	struct sdsm_peer *peer = &sdsm_cl.peers[dst];
+	struct sdsm_out *out;
+	int ret;
+
+	for (;;) {
+		spin_lock(&link->lock);
+		out = list_first_entry_or_null(&link->queue, struct sdsm_out,
+					       node);
+		if (out && out->epoch == link->epoch && dst != sdsm_cl.node_id &&
+		    READ_ONCE(peer->state) != SDSM_PEER_UP) {
+			/* Not up yet: the UP notification kicks us again. */
+			spin_unlock(&link->lock);
+			return;
+		}
+		if (out)
+			list_del(&out->node);
+		spin_unlock(&link->lock);
+		if (!out)
+			return;
+		if (out->epoch != READ_ONCE(link->epoch)) {
+			sdsm_out_free(out);
+			continue;
+		}
+		if (dst == sdsm_cl.node_id) {
+			sdsm_mem_dispatch(peer, out->type, out->payload,
+					  out->len, out->page);
+		} else {
+			ret = sdsm_send(peer, out->type, out->payload, out->len,
+					out->page);
+			if ((ret == -ETIMEDOUT || ret == -EAGAIN) &&
+			    !READ_ONCE(sdsm_cl.shutdown)) {
+				/* Peer slow but up: keep order, try again. */
+				spin_lock(&link->lock);
+				list_add(&out->node, &link->queue);
+				spin_unlock(&link->lock);
+				cond_resched();
+				continue;
+			}
+			if (!ret && out->page)
+				sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
+			if (ret && ret != -ENOTCONN)
+				pr_warn_ratelimited("node %u: message %u dropped: %d\n",
+						    dst, out->type, ret);
+		}
+		sdsm_out_free(out);
+		cond_resched();
+	}
+}
+
+static void sdsm_link_purge(struct sdsm_link *link)
+{
+	struct sdsm_out *out, *tmp;
+	LIST_HEAD(drop);
+
+	spin_lock(&link->lock);
+	list_splice_init(&link->queue, &drop);
+	spin_unlock(&link->lock);
+	list_for_each_entry_safe(out, tmp, &drop, node)
+		sdsm_out_free(out);
+}
+
+/* ------------------------------------------------------------------ */
+/* The protocol's actions                                              */
+
+/* One protocol call: the page, and the message being received (install). */
+struct sdsm_pctx {
+	struct sdsm_region *r;
+	u64 idx;
+	struct sdsm_page *pg;
+	struct page *in_page;
+	u8 in_data;
+};
+
+static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
+{
+	struct sdsm_pctx *c = priv;
+	struct sdsm_wire_coh w = {
+		.region = cpu_to_be32(msg->region),
+		.seq = cpu_to_be32(msg->seq),
+		.page = cpu_to_be64(msg->page),
+		.type = msg->type,
+		.flags = msg->flags,
+		.err = cpu_to_be16(msg->err),
+	};
+	struct page *src, *snap = NULL;
+
+	if (msg->flags & SDSM_PROTO_F_DATA) {
+		src = msg->type == SDSM_PROTO_MSG_DATA ? c->pg->copy :
+							 c->pg->home_copy;
+		if (src) {
+			snap = alloc_page(GFP_KERNEL | __GFP_NOFAIL);
+			copy_highpage(snap, src);
+			w.data = SDSM_WIRE_DATA_PAGE;
+		} else {
+			w.data = SDSM_WIRE_DATA_ZERO;
+		}
+	}
+	if (msg->type == SDSM_PROTO_MSG_INV ||
+	    msg->type == SDSM_PROTO_MSG_FETCH ||
+	    msg->type == SDSM_PROTO_MSG_FETCH_INV)
+		sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_SENT);
+	trace_sdsm_coh_send(msg->dst, msg->region, msg->page, msg->type,
+			    msg->seq, w.data);
+	sdsm_link_queue(msg->dst, SDSM_MSG_COH, &w, sizeof(w), snap);
+}
+
+static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
+{
+	struct sdsm_pctx *c = priv;
+	bool home = msg->type == SDSM_PROTO_MSG_DATA;
+	struct page **dst = home ? &c->pg->home_copy : &c->pg->copy;
+
+	if (c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page) {
+		if (!*dst)
+			*dst = alloc_page(GFP_HIGHUSER | __GFP_NOFAIL);
+		copy_highpage(*dst, c->in_page);
+	} else if (*dst) {
+		clear_highpage(*dst);
+	} else if (!home) {
+		/* The home copy may stay NULL (zero); a node copy is mapped. */
+		*dst = alloc_page(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOFAIL);
+	}
+	if (!home)
+		sdsm_stat_inc(SDSM_STAT_PAGES_FETCHED);
+}
+
+static void sdsm_op_map(void *priv, enum sdsm_proto_map how)
+{
+	struct sdsm_pctx *c = priv;
+
+	/*
+	 * Read-only is done by zapping too: the next read fault maps the
+	 * page read-only again.  Returns with every TLB of this node clean.
+	 */
+	if (how == SDSM_PROTO_MAP_RW)
+		return;
+	unmap_mapping_range(sdsm_mapping(),
+			    sdsm_region_offset(c->r) + (c->idx << PAGE_SHIFT),
+			    PAGE_SIZE, 1);
+}
+
+static void sdsm_op_wake(void *priv, int err)
+{
+	struct sdsm_pctx *c = priv;
+
+	if (err)
+		c->pg->err = err;
+	else if (c->pg->req_ns)
+		sdsm_stat_fault_latency(ktime_get_ns() - c->pg->req_ns);
+	c->pg->req_ns = 0;
+	wake_up_all(sdsm_page_wq(c->r, c->idx));
+}
+
+static void sdsm_op_error(void *priv, const struct sdsm_proto_msg *msg,
+			  const char *why)
+{
+	pr_warn_ratelimited("protocol error: %s from node %u, region %llu page %llu: %s\n",
+			    sdsm_proto_msg_name(msg->type), msg->src,
+			    msg->region, msg->page, why);
+}
+
+static const struct sdsm_proto_ops sdsm_mem_proto_ops = {
+	.send = sdsm_op_send,
+	.install = sdsm_op_install,
+	.map = sdsm_op_map,
+	.wake = sdsm_op_wake,
+	.error = sdsm_op_error,
+};
+
+static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
+			   struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
+			   u16 home)
+{
+	*c = (struct sdsm_pctx){ .r = r, .idx = idx, .pg = pg };
+	*ctx = (struct sdsm_proto_ctx){
+		.ops = &sdsm_mem_proto_ops,
+		.priv = c,
+		.region = r->id,
+		.page = idx,
+		.self = sdsm_cl.node_id,
+		.home = home,
+	};
+}
+
+/* ------------------------------------------------------------------ */
+/* Receiving                                                           */
+
+static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
+			  struct page *page)
+{
+	struct sdsm_proto_msg msg = {
+		.region = be32_to_cpu(w->region),
+		.page = be64_to_cpu(w->page),
+		.seq = be32_to_cpu(w->seq),
+		.src = src,
+		.dst = sdsm_cl.node_id,
+		.type = w->type,
+		.flags = w->flags,
+		.err = be16_to_cpu(w->err),
+	};
+	struct sdsm_proto_ctx ctx;
+	struct sdsm_region *r;
+	struct sdsm_page *pg;
+	struct sdsm_pctx c;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+	bool to_home;
+
+	trace_sdsm_coh_recv(src, msg.region, msg.page, msg.type, msg.seq,
+			    w->data);
+	r = sdsm_region_get(msg.region);
+	if (!r) {
+		pr_debug("node %u: %s for unknown region %llu dropped\n", src,
+			 sdsm_proto_msg_name(msg.type), msg.region);
+		return;
+	}
+	if (msg.page >= r->npages) {
+		pr_warn_ratelimited("node %u: %s for page %llu beyond region %u\n",
+				    src, sdsm_proto_msg_name(msg.type),
+				    msg.page, r->id);
+		goto out_put;
+	}
+	pg = sdsm_page_get(r, msg.page, true);
+	if (!pg) {
+		pr_err_ratelimited("no memory for page state: %s from node %u dropped\n",
+				   sdsm_proto_msg_name(msg.type), src);
+		goto out_put;
+	}
+	if (page)
+		sdsm_stat_add(SDSM_STAT_BYTES_RECEIVED, PAGE_SIZE);
+	to_home = sdsm_proto_msg_to_home(msg.type);
+	lock = sdsm_page_lock(r, msg.page);
+	mutex_lock(lock);
+	sdsm_pctx_init(&ctx, &c, r, msg.page, pg,
+		       to_home ? sdsm_cl.node_id : pg->home);
+	c.in_page = page;
+	c.in_data = w->data;
+	if (to_home) {
+		if (msg.type == SDSM_PROTO_MSG_READ ||
+		    msg.type == SDSM_PROTO_MSG_WRITE) {
+			pg->flags |= SDSM_PAGE_TOUCHED;
+			sdsm_page_homed_here(r, pg);
+		}
+		sdsm_proto_home_recv(&ctx, &pg->dir, &msg);
+	} else {
+		if (msg.type == SDSM_PROTO_MSG_INV ||
+		    msg.type == SDSM_PROTO_MSG_FETCH_INV)
+			sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_RECEIVED);
+		if (msg.type == SDSM_PROTO_MSG_GRANT_WRITE &&
+		    !(msg.flags & SDSM_PROTO_F_DATA) &&
+		    pg->node.pending == SDSM_PROTO_REQ_WRITE)
+			sdsm_stat_inc(SDSM_STAT_UPGRADES);
+		sdsm_proto_node_recv(&ctx, &pg->node, &msg);
+		sdsm_page_settle(r, pg);
+	}
+	mutex_unlock(lock);
+out_put:
+	sdsm_region_put(r);
+}
+
+/* HOME_REP to a faulting node (cookie 0): cache the home, wake. */
+static void sdsm_home_rep_recv(u16 src, const struct sdsm_wire_home *w)
+{
+	u64 idx = be64_to_cpu(w->page);
+	s32 home = (s32)be32_to_cpu(w->home);
+	struct sdsm_region *r;
+	struct sdsm_page *pg;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+
+	r = sdsm_region_get(be32_to_cpu(w->region));
+	if (!r)
+		return;
+	if (idx >= r->npages)
+		goto out_put;
+	pg = sdsm_page_get(r, idx, false);
+	if (!pg)
+		goto out_put;
+	lock = sdsm_page_lock(r, idx);
+	mutex_lock(lock);
+	if ((pg->flags & SDSM_PAGE_HOME_ASKED) &&
+	    src == sdsm_page_manager(r, idx)) {
+		pg->flags &= ~SDSM_PAGE_HOME_ASKED;
+		if (home < 0 || home >= sdsm_cl.nr_nodes)
+			pg->err = home < 0 ? home : -EPROTO;
+		else
+			sdsm_page_set_home(r, pg, home);
+		wake_up_all(sdsm_page_wq(r, idx));
+	}
+	mutex_unlock(lock);
+out_put:
+	sdsm_region_put(r);
+}
+
+static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
+			      const void *payload, u32 len, struct page *page)
+{
+	union {
+		struct sdsm_wire_coh coh;
+		struct sdsm_wire_home home;
+	} u;
+
+	switch (type) {
+	case SDSM_MSG_COH:
+		if (len < sizeof(u.coh))
+			goto short_msg;
+		memcpy(&u.coh, payload, sizeof(u.coh));
+		if (u.coh.data == SDSM_WIRE_DATA_PAGE && !page) {
+			pr_warn_ratelimited("node %u: page message without its page\n",
+					    peer->id);
+			return;
+		}
+		sdsm_coh_recv(peer->id, &u.coh, page);
+		return;
+	case SDSM_MSG_HOME_REQ:
+	case SDSM_MSG_HOME_REP:
+		if (len < sizeof(u.home))
+			goto short_msg;
+		memcpy(&u.home, payload, sizeof(u.home));
+		if (type == SDSM_MSG_HOME_REQ)
+			sdsm_home_req_recv(peer->id, &u.home);
+		else if (!u.home.cookie)
+			sdsm_home_rep_recv(peer->id, &u.home);
+		else
+			sdsm_region_msg(peer, type, payload, len);
+		return;
+	default:
+		sdsm_region_msg(peer, type, payload, len);
+		return;
+	}
+short_msg:
+	pr_warn_ratelimited("node %u: short message type %u (%u bytes) dropped\n",
+			    peer->id, type, len);
+}
+
+static void sdsm_mem_handler(const struct sdsm_msg *msg)
+{
+	sdsm_mem_dispatch(msg->peer, msg->type, msg->payload, msg->len,
+			  msg->page);
+}
+
+static const u16 sdsm_mem_msg_types[] = {
+	SDSM_MSG_COH, SDSM_MSG_HOME_REQ, SDSM_MSG_HOME_REP,
+	SDSM_MSG_REGION_CLAIM, SDSM_MSG_REGION_ADD, SDSM_MSG_REGION_PREPARE,
+	SDSM_MSG_REGION_COMMIT, SDSM_MSG_REGION_ABORT, SDSM_MSG_POLICY,
+	SDSM_MSG_REPLY,
+};
+
+/* ------------------------------------------------------------------ */
+/* Faults                                                              */
+
+/* Nothing in flight for the page any more (or it failed). */
+static bool sdsm_page_settled(struct sdsm_page *pg)
+{
+	return READ_ONCE(pg->err) ||
+	       (READ_ONCE(pg->node.pending) == SDSM_PROTO_REQ_NONE &&
+		!(READ_ONCE(pg->flags) & SDSM_PAGE_HOME_ASKED));
+}
+
+/*
+ * Resolve the page's home.  Return: 0 known, 1 asked the manager (wait),
+ * or a negative errno.  Locks: the page's mutex.
+ */
+static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
+			   struct sdsm_page *pg)
+{
+	struct sdsm_wire_home w = {};
+	u16 mgr;
+	int home;
+
+	if (pg->home != SDSM_PROTO_NO_NODE)
+		return 0;
+	if (pg->flags & SDSM_PAGE_HOME_ASKED)
+		return 1;
+	mgr = sdsm_page_manager(r, idx);
+	if (sdsm_page_home_computable(r, idx)) {
+		sdsm_page_set_home(r, pg, mgr);
+		return 0;
+	}
+	if (mgr == sdsm_cl.node_id) {
+		home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, true);
+		if (home < 0)
+			return home;
+		sdsm_page_set_home(r, pg, home);
+		return 0;
+	}
+	if (!sdsm_node_usable(mgr))
+		return -EHOSTDOWN;
+	w.region = cpu_to_be32(r->id);
+	w.flags = cpu_to_be32(SDSM_WIRE_HOME_ASSIGN);
+	w.page = cpu_to_be64(idx);
+	pg->flags |= SDSM_PAGE_HOME_ASKED;
+	pg->req_start = jiffies;
+	sdsm_mem_send(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w));
+	return 1;
+}
+
+static vm_fault_t sdsm_fault_insert(struct vm_fault *vmf,
+				    struct sdsm_page *pg, bool mkwrite)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	bool rw = pg->node.state == SDSM_PROTO_NODE_M &&
+		  (vma->vm_flags & VM_WRITE);
+	pgprot_t prot;
+
+	if (WARN_ON_ONCE(!pg->copy))
+		return VM_FAULT_SIGBUS;
+	prot = vm_get_page_prot(rw ? vma->vm_flags :
+				vma->vm_flags & ~VM_WRITE);
+	/* Replace the read-only PTE under the page's mutex. */
+	if (mkwrite)
+		zap_vma_ptes(vma, addr, PAGE_SIZE);
+	return vmf_insert_pfn_prot(vma, addr, page_to_pfn(pg->copy), prot);
+}
+
+static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	struct sdsm_region *r = vma->vm_private_data;
+	bool write = mkwrite || (vmf->flags & FAULT_FLAG_WRITE);
+	u64 idx = vmf->pgoff - (sdsm_region_offset(r) >> PAGE_SHIFT);
+	unsigned long addr = vmf->address;
+	u64 t0 = ktime_get_ns();
+	struct sdsm_proto_ctx ctx;
+	struct sdsm_page *pg;
+	struct sdsm_pctx c;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+	wait_queue_head_t *wq;
+	unsigned long deadline;
+	bool sent = false;
+	vm_fault_t ret;
+	long left;
+	u32 seq;
+	int rc;
+
+	if (idx >= r->npages)
+		return VM_FAULT_SIGBUS;
+	pg = sdsm_page_get(r, idx, true);
+	if (!pg)
+		return VM_FAULT_OOM;
+	lock = sdsm_page_lock(r, idx);
+	wq = sdsm_page_wq(r, idx);
+	trace_sdsm_fault_begin(addr, r->id, idx, write);
+again:
+	mutex_lock(lock);
+	rc = pg->err;
+	if (rc)
+		goto fail;
+	rc = sdsm_fault_home(r, idx, pg);
+	if (rc < 0)
+		goto fail;
+	if (!rc) {
+		sdsm_pctx_init(&ctx, &c, r, idx, pg, pg->home);
+		if (pg->home != sdsm_cl.node_id && !sdsm_node_usable(pg->home))
+			sdsm_proto_node_peer_down(&ctx, &pg->node, pg->home);
+		seq = pg->node.seq;
+		rc = sdsm_proto_fault(&ctx, &pg->node, write);
+		sdsm_page_settle(r, pg);
+		if (rc == SDSM_PROTO_HIT) {
+			ret = sdsm_fault_insert(vmf, pg, mkwrite);
+			mutex_unlock(lock);
+			if (!sent && !(vmf->flags & FAULT_FLAG_TRIED))
+				sdsm_stat_inc(write ?
+					      SDSM_STAT_WRITE_FAULTS_LOCAL :
+					      SDSM_STAT_READ_FAULTS_LOCAL);
+			trace_sdsm_fault_end(addr, r->id, idx, write,
+					     ktime_get_ns() - t0, 0);
+			return ret;
+		}
+		if (rc < 0)
+			goto fail;
+		if (pg->node.seq != seq) {
+			pg->req_start = jiffies;
+			pg->req_ns = ktime_get_ns();
+			sent = true;
+			sdsm_stat_inc(write ? SDSM_STAT_WRITE_FAULTS_REMOTE :
+					      SDSM_STAT_READ_FAULTS_REMOTE);
+		}
+	}
+	/* Wait for the request in flight, bounded from when it was sent. */
+	deadline = pg->req_start + msecs_to_jiffies(sdsm_fault_timeout_ms);
+	if (time_after_eq(jiffies, deadline)) {
+		rc = -ETIMEDOUT;
+		goto fail;
+	}
+	mutex_unlock(lock);
+	if (vmf->flags & FAULT_FLAG_ALLOW_RETRY) {
+		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+			return VM_FAULT_RETRY;
+		/* After the unlock neither vma nor vmf->vma may be used. */
+		kref_get(&r->ref);
+		mmap_read_unlock(vma->vm_mm);
+		wait_event_killable_timeout(*wq, sdsm_page_settled(pg),
+					    max_t(long, deadline - jiffies, 1));
+		trace_sdsm_fault_end(addr, r->id, idx, write,
+				     ktime_get_ns() - t0, 1);
+		sdsm_region_put(r);
+		return VM_FAULT_RETRY;
+	}
+	left = wait_event_killable_timeout(*wq, sdsm_page_settled(pg),
+					   max_t(long, deadline - jiffies, 1));
+	if (left < 0) {
+		rc = -EINTR;
+		goto fail_unlocked;
+	}
+	goto again;
+
+fail:
+	mutex_unlock(lock);
+fail_unlocked:
+	sdsm_stat_inc(SDSM_STAT_FAULT_ERRORS);
+	pr_debug("fault at %#lx (region %u page %llu%s) failed: %d\n", addr,
+		 r->id, idx, write ? ", write" : "", rc);
+	trace_sdsm_fault_end(addr, r->id, idx, write, ktime_get_ns() - t0,
+			     rc);
+	return VM_FAULT_SIGBUS;
+}
+
+static vm_fault_t sdsm_vm_fault(struct vm_fault *vmf)
+{
+	return sdsm_fault_common(vmf, false);
+}
+
+static vm_fault_t sdsm_vm_pfn_mkwrite(struct vm_fault *vmf)
+{
+	vm_fault_t ret = sdsm_fault_common(vmf, true);
+
+	/*
+	 * wp_pfn_shared() goes on to finish_mkwrite_fault() unless told
+	 * NOPAGE; after a retry the mmap lock is gone, so say both.
+	 */
+	if (ret & VM_FAULT_RETRY)
+		ret |= VM_FAULT_NOPAGE;
+	return ret;
+}
+
+/* fork(), split, mremap: one more VMA maps the region. */
+static void sdsm_vm_open(struct vm_area_struct *vma)
+{
+	struct sdsm_region *r = vma->vm_private_data;
+
+	kref_get(&r->ref);
+	spin_lock(&r->lock);
+	r->nr_maps++;
+	spin_unlock(&r->lock);
+}
+
+static void sdsm_vm_close(struct vm_area_struct *vma)
+{
+	struct sdsm_region *r = vma->vm_private_data;
+
+	sdsm_region_unmap(r);
+	sdsm_region_put(r);
+}
+
+static const struct vm_operations_struct sdsm_vm_ops = {
+	.open = sdsm_vm_open,
+	.close = sdsm_vm_close,
+	.fault = sdsm_vm_fault,
+	.pfn_mkwrite = sdsm_vm_pfn_mkwrite,
+};
+
+/*
+ * mmap of /dev/sdsm: MAP_SHARED only (EINVAL), never executable (EPERM),
+ * the range inside one region: ENXIO if no region starts at the offset's
+ * region slot, EINVAL if the range runs past the region's end.
+ */
+int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	u64 len = vma->vm_end - vma->vm_start;
+	struct sdsm_region *r;
+	u64 rel;
+
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	if (vma->vm_pgoff > (U64_MAX >> PAGE_SHIFT))
+		return -ENXIO;
+	r = sdsm_region_get(off >> SDSM_REGION_OFFSET_SHIFT);
+	if (!r)
+		return -ENXIO;
+	rel = off - sdsm_region_offset(r);
+	if (rel >= r->length || len > r->length - rel) {
+		sdsm_region_put(r);
+		return -EINVAL;
+	}
+	if (!sdsm_region_map(r)) {
+		sdsm_region_put(r);
+		return -ENXIO;
+	}
+	vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_flags &= ~VM_MAYEXEC;
+	vma->vm_ops = &sdsm_vm_ops;
+	vma->vm_private_data = r;	/* the reference of sdsm_region_get() */
+	return 0;
+}
+
+/*
+ * The region and page index of @addr in @vma if @vma maps /dev/sdsm, with
+ * a reference; NULL otherwise.  Locks: mmap_lock held.
+ */
+struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,
+				    unsigned long addr)
+{
+	struct sdsm_region *r;
+
+	if (!vma || vma->vm_ops != &sdsm_vm_ops || addr < vma->vm_start ||
+	    addr >= vma->vm_end)
+		return NULL;
+	r = vma->vm_private_data;
+	*idx = vma->vm_pgoff - (sdsm_region_offset(r) >> PAGE_SHIFT) +
+	       ((addr - vma->vm_start) >> PAGE_SHIFT);
+	kref_get(&r->ref);
+	return r;
+}
+
+/* Free the copies of a region nobody references any more. */
+void sdsm_mem_region_free(struct sdsm_region *r)
+{
+	unsigned long c;
+	unsigned int i;
+
+	for (c = 0; c < r->nchunks; c++) {
+		struct sdsm_chunk *chunk = r->chunks[c];
+
+		if (!chunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+			if (chunk->pages[i].copy)
+				__free_page(chunk->pages[i].copy);
+			if (chunk->pages[i].home_copy)
+				__free_page(chunk->pages[i].home_copy);
+		}
+		kvfree(chunk);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Peers                                                               */
+
+static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
+{
+	u16 dead = *(u16 *)arg;
+	unsigned long c;
+	unsigned int i;
+
+	for (c = 0; c < r->nchunks; c++) {
+		struct sdsm_chunk *chunk = READ_ONCE(r->chunks[c]);
+
+		if (!chunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+			struct sdsm_page *pg = &chunk->pages[i];
+			u64 idx = ((u64)c << SDSM_CHUNK_SHIFT) + i;
+			struct sdsm_proto_ctx ctx;
+			struct sdsm_pctx pc;
+			struct mutex *lock;		/* the page's, sdsm_page_lock() */
+
+			if (idx >= r->npages)
+				break;
+			lock = sdsm_page_lock(r, idx);
+			mutex_lock(lock);
+			if (pg->home == dead) {
+				sdsm_pctx_init(&ctx, &pc, r, idx, pg, dead);
+				sdsm_proto_node_peer_down(&ctx, &pg->node, dead);
+				sdsm_page_settle(r, pg);
+			}
+			if (pg->flags & SDSM_PAGE_TOUCHED) {
+				sdsm_pctx_init(&ctx, &pc, r, idx, pg,
+					       sdsm_cl.node_id);
+				sdsm_proto_home_peer_down(&ctx, &pg->dir, dead);
+			}
+			if ((pg->flags & SDSM_PAGE_HOME_ASKED) &&
+			    sdsm_page_manager(r, idx) == dead) {
+				/* The fault asks again and fails. */
+				pg->flags &= ~SDSM_PAGE_HOME_ASKED;
+				wake_up_all(sdsm_page_wq(r, idx));
+			}
+			mutex_unlock(lock);
+		}
+		cond_resched();
+	}
+}
+
+static int sdsm_mem_peer_event(struct notifier_block *nb,
+			       unsigned long event, void *data)
+{
+	struct sdsm_peer *peer = data;
+	struct sdsm_link *link = &sdsm_links[peer->id];
+	u16 id = peer->id;
+
+	switch (event) {
+	case SDSM_PEER_EVENT_DOWN:
+		spin_lock(&link->lock);
+		link->epoch++;
+		WRITE_ONCE(link->dead, true);
+		spin_unlock(&link->lock);
+		sdsm_link_purge(link);
+		sdsm_region_peer_down(id);
+		sdsm_region_for_each(sdsm_mem_region_peer_down, &id);
+		break;
+	case SDSM_PEER_EVENT_UP:
+		WRITE_ONCE(link->dead, false);
+		queue_work(sdsm_mem_wq, &link->work);
+		sdsm_region_peer_up(id);
+		break;
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block sdsm_mem_peer_nb = {
+	.notifier_call = sdsm_mem_peer_event,
+};
+
+/* ------------------------------------------------------------------ */
+
+int sdsm_mem_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	if (sdsm_fault_timeout_ms < 100 || sdsm_fault_timeout_ms > 600000) {
+		pr_err("fault_timeout_ms=%u out of range 100..600000\n",
+		       sdsm_fault_timeout_ms);
+		return -EINVAL;
+	}
+	if (default_region_mb < 1 || default_region_mb > 65536) {
+		pr_err("default_region_mb=%u out of range 1..65536\n",
+		       default_region_mb);
+		return -EINVAL;
+	}
+	for (i = 0; i < ARRAY_SIZE(sdsm_page_locks); i++)
+		mutex_init(&sdsm_page_locks[i]);
+	for (i = 0; i < ARRAY_SIZE(sdsm_page_wqs); i++)
+		init_waitqueue_head(&sdsm_page_wqs[i]);
+	for (i = 0; i < SDSM_MAX_NODES; i++) {
+		spin_lock_init(&sdsm_links[i].lock);
+		INIT_LIST_HEAD(&sdsm_links[i].queue);
+		INIT_WORK(&sdsm_links[i].work, sdsm_link_work);
+		sdsm_links[i].epoch = 0;
+		sdsm_links[i].dead = false;
+		atomic64_set(&sdsm_homed_pages[i], 0);
+	}
+
+	ret = simple_pin_fs(&sdsm_fs_type, &sdsm_fs_mnt, &sdsm_fs_cnt);
+	if (ret) {
+		pr_err("cannot mount the sdsm pseudo file system: %d\n", ret);
+		return ret;
+	}
+	sdsm_inode = alloc_anon_inode(sdsm_fs_mnt->mnt_sb);
+	if (IS_ERR(sdsm_inode)) {
+		ret = PTR_ERR(sdsm_inode);
+		sdsm_inode = NULL;
+		goto out_release_fs;
+	}
+	sdsm_mem_wq = alloc_workqueue("sdsm_mem", WQ_UNBOUND | WQ_MEM_RECLAIM,
+				      0);
+	if (!sdsm_mem_wq) {
+		ret = -ENOMEM;
+		goto out_put_inode;
+	}
+	ret = sdsm_region_init(default_region_mb, sdsm_cl.kobj);
+	if (ret)
+		goto out_destroy_wq;
+	for (i = 0; i < ARRAY_SIZE(sdsm_mem_msg_types); i++) {
+		ret = sdsm_handler_register(sdsm_mem_msg_types[i],
+					    sdsm_mem_handler);
+		if (ret)
+			goto out_unregister;
+	}
+	ret = sdsm_peer_notifier_register(&sdsm_mem_peer_nb);
+	if (ret)
+		goto out_unregister;
+	return 0;
+
+out_unregister:
+	while (i--)
+		sdsm_handler_unregister(sdsm_mem_msg_types[i]);
+	sdsm_region_exit();
+out_destroy_wq:
+	destroy_workqueue(sdsm_mem_wq);
+out_put_inode:
+	iput(sdsm_inode);
+	sdsm_inode = NULL;
+out_release_fs:
+	simple_release_fs(&sdsm_fs_mnt, &sdsm_fs_cnt);
+	return ret;
+}
+
+/* After /dev/sdsm is gone: no file, no VMA, no fault is left. */
+void sdsm_mem_exit(void)
+{
+	unsigned int i;
+
+	sdsm_peer_notifier_unregister(&sdsm_mem_peer_nb);
+	for (i = 0; i < ARRAY_SIZE(sdsm_mem_msg_types); i++)
+		sdsm_handler_unregister(sdsm_mem_msg_types[i]);
+	for (i = 0; i < SDSM_MAX_NODES; i++) {
+		spin_lock(&sdsm_links[i].lock);
+		sdsm_links[i].epoch++;
+		spin_unlock(&sdsm_links[i].lock);
+		cancel_work_sync(&sdsm_links[i].work);
+		sdsm_link_purge(&sdsm_links[i]);
+	}
+	destroy_workqueue(sdsm_mem_wq);
+	sdsm_region_exit();
+	iput(sdsm_inode);
+	sdsm_inode = NULL;
+	simple_release_fs(&sdsm_fs_mnt, &sdsm_fs_cnt);
+}

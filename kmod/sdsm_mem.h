@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * sdsm coherent memory: regions, per-page state, placement and the glue
+ * between the page-fault path, the coherence protocol (sdsm_proto.c) and
+ * the transport (sdsm_send()).
+ *
+ * Files:
+ *  - sdsm_mem.c: the module-owned address_space, mmap, the fault path,
+ *    the protocol's actions, per-destination message queues, peer death.
+ *  - sdsm_region.c: the region table, cluster-wide create / open /
+ *    destroy, placement (policy ranges, page managers), the ioctls of
+ *    regions and placement, sysfs regions/.
+ *
+ * Objects:
+ *  - struct sdsm_region: refcounted (kref); the table holds one reference,
+ *    every VMA one, every in-flight fault or handler one.  Its pages'
+ *    state lives in lazily allocated chunks and is freed with it.
+ *  - struct sdsm_page: node side and home side of one page, plus the copies
+ *    (node copy: what this node's processes map; home copy: the directory's
+ *    data, NULL while all zero).  Protected by the page's hashed mutex,
+ *    sdsm_page_lock().
+ */
+#ifndef SDSM_MEM_H
+#define SDSM_MEM_H
+
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/sdsm.h>
+
+#include "sdsm.h"
+#include "sdsm_proto.h"
+
+/* Region ids: creator node in the high bits, a per-node counter below. */
+#define SDSM_REGION_ID_SHIFT	16
+#define SDSM_REGION_ID_MAX	((SDSM_MAX_NODES << SDSM_REGION_ID_SHIFT) - 1)
+/* The mmap offset of region id is id << SDSM_REGION_OFFSET_SHIFT. */
+#define SDSM_REGION_OFFSET_SHIFT	40
+#define SDSM_REGION_MAX_BYTES	BIT_ULL(SDSM_REGION_OFFSET_SHIFT)
+
+#define SDSM_CHUNK_SHIFT	9
+#define SDSM_CHUNK_PAGES	BIT(SDSM_CHUNK_SHIFT)
+
+/* Policy ranges a region may accumulate through SET_POLICY. */
+#define SDSM_MAX_POLICY_RANGES	256
+
+/* struct sdsm_page.flags */
+enum {
+	SDSM_PAGE_HOME_ASKED = 0x01,	/* HOME_REQ to the manager in flight */
+	SDSM_PAGE_TOUCHED = 0x02,	/* the directory here served a request */
+	SDSM_PAGE_CACHED = 0x04,	/* counted in pages_cached */
+	SDSM_PAGE_HOMED = 0x08,		/* counted in pages_homed */
+};
+
+/**
+ * struct sdsm_page - all this node knows about one page
+ * @node: node-side protocol state
+ * @flags: SDSM_PAGE_*
+ * @home: the page's home as resolved here, SDSM_PROTO_NO_NODE until then
+ * @mgr_home: at the page's manager: the home it fixed, or NO_NODE
+ * @err: sticky negative errno: every fault fails with SIGBUS
+ * @req_start: jiffies when the request in flight was sent
+ * @req_ns: ktime_get_ns() of the same, for the latency histogram
+ * @copy: this node's copy (node state S or M), else NULL
+ * @home_copy: the home copy at the home; NULL means all zeroes
+ * @dir: the directory entry (used at the home only)
+ *
+ * Locks: every field is protected by sdsm_page_lock(region, index).
+ */
+struct sdsm_page {
+	struct sdsm_proto_node node;
+	u8 flags;
+	u16 home;
+	u16 mgr_home;
+	int err;
+	unsigned long req_start;
+	u64 req_ns;
+	struct page *copy;
+	struct page *home_copy;
+	struct sdsm_proto_home dir;
+};
+
+struct sdsm_chunk {
+	struct sdsm_page pages[SDSM_CHUNK_PAGES];
+};
+
+/* One SET_POLICY: pages [first, first + npages) follow @policy. */
+struct sdsm_policy_range {
+	struct list_head node;
+	u64 first;
+	u64 npages;
+	struct sdsm_policy policy;
+};
+
+/**
+ * struct sdsm_region - a region of coherent memory
+ * @ref: references: table, VMAs, faults and handlers in flight
+ * @id: cluster-wide id; mmap offset is id << SDSM_REGION_OFFSET_SHIFT
+ * @name: NUL-terminated; "default" for region 0
+ * @length: bytes
+ * @npages: length / PAGE_SIZE
+ * @policy: the policy at creation (validated, normalized)
+ * @lock: protects @nr_maps against @dying, and @policies
+ * @nr_maps: VMAs of this node that map the region
+ * @dying: destroy in progress (cookie of the destroyer); no new mmap
+ * @policies: struct sdsm_policy_range, newest first
+ * @nr_policies: entries on @policies
+ * @pages_homed: pages whose directory is here and was used
+ * @pages_cached: pages this node holds a copy of (state S or M)
+ * @kobj: regions/<id>
+ * @nchunks: entries of @chunks
+ * @chunks: lazily allocated page state, never freed before the region
+ */
+struct sdsm_region {
+	struct kref ref;
+	u32 id;
+	char name[SDSM_NAME_MAX];
+	u64 length;
+	u64 npages;
+	struct sdsm_policy policy;
+
+	spinlock_t lock;		/* see above */
+	unsigned int nr_maps;
+	u64 dying;
+	struct list_head policies;
+	unsigned int nr_policies;
+
+	atomic64_t pages_homed;
+	atomic64_t pages_cached;
+	struct kobject *kobj;
+
+	unsigned long nchunks;
+	struct sdsm_chunk **chunks;
+};
+
+static inline u64 sdsm_region_offset(const struct sdsm_region *r)
+{
+	return (u64)r->id << SDSM_REGION_OFFSET_SHIFT;
+}
+
+/* module parameters (sdsm_mem.c) */
+extern unsigned int sdsm_fault_timeout_ms;
+
+/* sdsm_mem.c */
+extern atomic64_t sdsm_homed_pages[SDSM_MAX_NODES];
+struct mutex *sdsm_page_lock(const struct sdsm_region *r, u64 idx);
+struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc);
+void sdsm_page_set_home(struct sdsm_region *r, struct sdsm_page *pg, u16 home);
+void sdsm_mem_send(u16 dst, u16 type, const void *payload, u32 len);
+bool sdsm_node_usable(unsigned int node);
+int sdsm_mem_open(struct inode *inode, struct file *file);
+int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma);
+struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,
+				    unsigned long addr);
+void sdsm_mem_region_free(struct sdsm_region *r);
+int sdsm_mem_init(void);
+void sdsm_mem_exit(void);
+
+/* sdsm_region.c */
+struct sdsm_region *sdsm_region_get(u32 id);
+void sdsm_region_put(struct sdsm_region *r);
+bool sdsm_region_map(struct sdsm_region *r);
+void sdsm_region_unmap(struct sdsm_region *r);
+u16 sdsm_page_manager(const struct sdsm_region *r, u64 idx);
+bool sdsm_page_home_computable(struct sdsm_region *r, u64 idx);
+int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
+			u16 requester, bool assign);
+void sdsm_home_req_recv(u16 src, const struct sdsm_wire_home *w);
+void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
+		     u32 len);
+void sdsm_region_peer_up(unsigned int node);
+void sdsm_region_peer_down(unsigned int node);
+void sdsm_region_for_each(void (*fn)(struct sdsm_region *r, void *arg),
+			  void *arg);
+int sdsm_cmd_region_create(struct file *file, void *cmd);
+int sdsm_cmd_region_open(struct file *file, void *cmd);
+int sdsm_cmd_region_info(struct file *file, void *cmd);
+int sdsm_cmd_region_destroy(struct file *file, void *cmd);
+int sdsm_cmd_set_policy(struct file *file, void *cmd);
+int sdsm_cmd_query_home(struct file *file, void *cmd);
+int sdsm_region_init(unsigned int default_mb, struct kobject *parent);
+void sdsm_region_exit(void);
+
+#endif /* SDSM_MEM_H */

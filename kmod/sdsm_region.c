@@ -1,0 +1,1338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm regions and placement: the region table, cluster-wide create / open /
+ * destroy, policy ranges, page managers, and their ioctls and sysfs files.
+ *
+ * Regions.  Region 0 ("default") exists on every node from module load,
+ * identical without any message.  A named region gets an id without
+ * coordination: the creating node's id in the high bits, a per-node counter
+ * below.  Its name is serialized by a registrar, node hash(name) % nodes:
+ * the creator CLAIMs the name there (the registrar records the region, or
+ * answers with the region that already has the name), then sends ADD to
+ * every other node that is up and waits for their answers, so when CREATE
+ * returns every reachable node knows the region.  A node that comes up
+ * later gets every region (and policy range) from every peer.  OPEN by name
+ * is then a local lookup on any node.
+ *
+ * Destroy is two-phase: PREPARE to every node (each refuses with EBUSY if a
+ * VMA of its maps the region, else stops new mmaps), then COMMIT or ABORT.
+ * Memory is freed when the last reference goes (VMAs, faults waiting with
+ * the mmap lock dropped, handlers).  Destroy and SET_POLICY need every node
+ * up (EHOSTDOWN), since a node that misses them would act on stale state.
+ *
+ * Placement.  Every page has a static manager: its home under the region's
+ * creation policy if that is INTERLEAVE, else the page's interleave over all
+ * nodes.  Pages whose range still follows an INTERLEAVE creation policy
+ * have a computable home (the manager itself) and need no message.  Other
+ * pages (BIND, PREFERRED, FIRST_TOUCH, and any range changed by SET_POLICY)
+ * get their home from the manager at a node's first fault; the manager
+ * fixes it at the first touch by anyone and every node caches the answer.
+ * A manager whose own directory already served the page (touched under the
+ * computable rule before a SET_POLICY) answers itself, so a page never gets
+ * two homes.  SET_POLICY therefore changes only pages that nobody touched,
+ * as mbind(2) without MPOL_MF_MOVE.
+ *
+ * Locks: sdsm_regions_mutex serializes changes of the table and of policy
+ * ranges, name lookups and iteration (it may be held while taking page
+ * mutexes, never the other way).  The xarray's lock makes lookups by id
+ * safe against removal (kref_get_unless_zero under it).  region->lock
+ * protects nr_maps against dying, and the policy list for readers.
+ * Cluster calls wait with no lock held.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/jhash.h>
+#include <linux/kstrtox.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "sdsm_mem.h"
+
+static unsigned int max_region_mb = 4096;
+module_param(max_region_mb, uint, 0444);
+MODULE_PARM_DESC(max_region_mb,
+		 "largest region SDSM_IOC_REGION_CREATE accepts, MiB (1..1048576, default 4096)");
+
+static DEFINE_XARRAY(sdsm_regions);
+static DEFINE_MUTEX(sdsm_regions_mutex);
+static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
+static struct kobject *sdsm_regions_kobj;
+
+/* ------------------------------------------------------------------ */
+/* Cluster calls: a request to some nodes, the REPLY messages, a bounded wait */
+
+/**
+ * struct sdsm_call - a request waiting for answers
+ * @node: on sdsm_calls
+ * @cookie: sent with the request, echoed in the answers
+ * @waiting: nodes that have not answered
+ * @status: first error (positive errno) an answer or a death reported
+ * @home: HOME_REP: the answer
+ * @have_region: REPLY carried a region
+ * @region: that region
+ *
+ * Locks: sdsm_calls_lock protects everything but @node's owner fields set
+ * before the call is listed.
+ */
+struct sdsm_call {
+	struct list_head node;
+	u64 cookie;
+	u64 waiting;
+	int status;
+	s32 home;
+	bool have_region;
+	struct sdsm_wire_region region;
+};
+
+static LIST_HEAD(sdsm_calls);
+static DEFINE_SPINLOCK(sdsm_calls_lock);
+static DECLARE_WAIT_QUEUE_HEAD(sdsm_calls_wq);
+static atomic64_t sdsm_cookie_seq;
+
+static void sdsm_call_start(struct sdsm_call *call, u64 waiting)
+{
+	memset(call, 0, sizeof(*call));
+	call->cookie = atomic64_inc_return(&sdsm_cookie_seq);
+	call->waiting = waiting;
+	spin_lock(&sdsm_calls_lock);
+	list_add(&call->node, &sdsm_calls);
+	spin_unlock(&sdsm_calls_lock);
+}
+
+static bool sdsm_call_done(struct sdsm_call *call)
+{
+	bool done;
+
+	spin_lock(&sdsm_calls_lock);
+	done = !call->waiting;
+	spin_unlock(&sdsm_calls_lock);
+	return done;
+}
+
+/* Wait for every answer; return 0 or a negative errno. */
+static int sdsm_call_wait(struct sdsm_call *call)
+{
+	long left;
+	int ret;
+
+	left = wait_event_killable_timeout(sdsm_calls_wq, sdsm_call_done(call),
+					   msecs_to_jiffies(sdsm_fault_timeout_ms));
+	spin_lock(&sdsm_calls_lock);
+	list_del(&call->node);
+	if (call->status)
+		ret = -call->status;
+	else if (left < 0)
+		ret = -EINTR;
+	else if (call->waiting)
+		ret = -ETIMEDOUT;
+	else
+		ret = 0;
+	spin_unlock(&sdsm_calls_lock);
+	return ret;
+}
+
+static void sdsm_call_answer(u16 src, u64 cookie, int status, s32 home,
+			     const struct sdsm_wire_region *region)
+{
+	struct sdsm_call *call;
+
+	spin_lock(&sdsm_calls_lock);
+	list_for_each_entry(call, &sdsm_calls, node) {
+		if (call->cookie != cookie || !(call->waiting & BIT_ULL(src)))
+			continue;
+		call->waiting &= ~BIT_ULL(src);
+		if (status && !call->status)
+			call->status = status;
+		call->home = home;
+		if (region) {
+			call->region = *region;
+			call->have_region = true;
+		}
+		break;
+	}
+	spin_unlock(&sdsm_calls_lock);
+	wake_up_all(&sdsm_calls_wq);
+}
+
+static void sdsm_reply(u16 dst, u64 cookie, int status,
+		       const struct sdsm_wire_region *region)
+{
+	struct sdsm_wire_reply w = {
+		.cookie = cpu_to_be64(cookie),
+		.status = cpu_to_be32(status),
+	};
+
+	if (!cookie)
+		return;
+	if (region)
+		w.region = *region;
+	sdsm_mem_send(dst, SDSM_MSG_REPLY, &w, sizeof(w));
+}
+
+/* Nodes other than this one that are up now. */
+static u64 sdsm_up_peers(void)
+{
+	u64 mask = 0;
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++)
+		if (i != sdsm_cl.node_id &&
+		    READ_ONCE(sdsm_cl.peers[i].state) == SDSM_PEER_UP &&
+		    sdsm_node_usable(i))
+			mask |= BIT_ULL(i);
+	return mask;
+}
+
+static u64 sdsm_all_peers(void)
+{
+	return GENMASK_ULL(sdsm_cl.nr_nodes - 1, 0) & ~BIT_ULL(sdsm_cl.node_id);
+}
+
+static void sdsm_send_mask(u64 mask, u16 type, const void *payload, u32 len)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++)
+		if (mask & BIT_ULL(i))
+			sdsm_mem_send(i, type, payload, len);
+}
+
+/* ------------------------------------------------------------------ */
+/* Policies                                                            */
+
+static u64 sdsm_all_nodes(void)
+{
+	return GENMASK_ULL(sdsm_cl.nr_nodes - 1, 0);
+}
+
+/* Check @p as user input and fill in the defaults; 0 or -EINVAL. */
+static int sdsm_policy_check(struct sdsm_policy *p)
+{
+	u64 all = sdsm_all_nodes();
+
+	switch (p->mode) {
+	case SDSM_POLICY_INTERLEAVE:
+	case SDSM_POLICY_BIND:
+		if (p->preferred_node || (p->nodemask & ~all))
+			return -EINVAL;
+		if (!p->nodemask)
+			p->nodemask = all;
+		if (p->mode == SDSM_POLICY_BIND) {
+			if (p->block_size)
+				return -EINVAL;
+			break;
+		}
+		if (p->block_size % PAGE_SIZE ||
+		    p->block_size > SDSM_REGION_MAX_BYTES)
+			return -EINVAL;
+		if (!p->block_size)
+			p->block_size = PAGE_SIZE;
+		break;
+	case SDSM_POLICY_PREFERRED:
+		if (p->preferred_node >= sdsm_cl.nr_nodes || p->nodemask ||
+		    p->block_size)
+			return -EINVAL;
+		break;
+	case SDSM_POLICY_FIRST_TOUCH:
+		if (p->preferred_node || p->nodemask || p->block_size)
+			return -EINVAL;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The page of @idx in a rotation over @mask, @block bytes per node. */
+static u16 sdsm_interleave(u64 mask, u64 block, u64 idx)
+{
+	u64 bpages = max_t(u64, block >> PAGE_SHIFT, 1);
+	unsigned int n = hweight64(mask), k, bit;
+	u32 rem;
+
+	if (WARN_ON_ONCE(!n))
+		return 0;
+	div_u64_rem(div64_u64(idx, bpages), n, &rem);
+	k = rem;
+	for_each_set_bit(bit, (unsigned long *)&mask, 64)
+		if (!k--)
+			return bit;
+	return 0;
+}
+
+u16 sdsm_page_manager(const struct sdsm_region *r, u64 idx)
+{
+	if (r->policy.mode == SDSM_POLICY_INTERLEAVE)
+		return sdsm_interleave(r->policy.nodemask,
+				       r->policy.block_size, idx);
+	return sdsm_interleave(sdsm_all_nodes(), PAGE_SIZE, idx);
+}
+
+/* The policy of page @idx: true if a SET_POLICY range covers it. */
+static bool sdsm_policy_of(struct sdsm_region *r, u64 idx,
+			   struct sdsm_policy *p)
+{
+	struct sdsm_policy_range *pr;
+	bool ranged = false;
+
+	spin_lock(&r->lock);
+	*p = r->policy;
+	list_for_each_entry(pr, &r->policies, node) {
+		if (idx >= pr->first && idx - pr->first < pr->npages) {
+			*p = pr->policy;
+			ranged = true;
+			break;
+		}
+	}
+	spin_unlock(&r->lock);
+	return ranged;
+}
+
+bool sdsm_page_home_computable(struct sdsm_region *r, u64 idx)
+{
+	struct sdsm_policy p;
+
+	return !sdsm_policy_of(r, idx, &p) &&
+	       p.mode == SDSM_POLICY_INTERLEAVE;
+}
+
+/**
+ * sdsm_manager_decide - the home of a page, at its manager
+ * @r: region
+ * @idx: page
+ * @pg: its state here
+ * @requester: the node whose first touch this is
+ * @assign: fix the home now if it is not yet (a fault); else only tell
+ *
+ * Return: a node id, or -ENOENT if !@assign and the page has no home yet.
+ * Locks: the page's mutex.
+ */
+int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
+			u16 requester, bool assign)
+{
+	struct sdsm_policy p;
+	u64 mask;
+	int home;
+
+	if (pg->mgr_home != SDSM_PROTO_NO_NODE)
+		return pg->mgr_home;
+	if (pg->flags & SDSM_PAGE_TOUCHED) {
+		pg->mgr_home = sdsm_cl.node_id;
+		return pg->mgr_home;
+	}
+	sdsm_policy_of(r, idx, &p);
+	switch (p.mode) {
+	case SDSM_POLICY_INTERLEAVE:
+		home = sdsm_interleave(p.nodemask, p.block_size, idx);
+		break;
+	case SDSM_POLICY_BIND:
+		mask = p.nodemask;
+		if (requester < 64 && (mask & BIT_ULL(requester)))
+			home = requester;
+		else
+			home = sdsm_interleave(mask, PAGE_SIZE, idx);
+		break;
+	case SDSM_POLICY_PREFERRED:
+		if (p.preferred_node == sdsm_cl.node_id ||
+		    (READ_ONCE(sdsm_cl.peers[p.preferred_node].state) ==
+		     SDSM_PEER_UP && sdsm_node_usable(p.preferred_node)))
+			home = p.preferred_node;
+		else
+			home = requester;
+		break;
+	default:
+		home = requester;
+		break;
+	}
+	if (!assign)
+		return p.mode == SDSM_POLICY_INTERLEAVE ? home : -ENOENT;
+	pg->mgr_home = home;
+	return home;
+}
+
+/* HOME_REQ at the page's manager. */
+void sdsm_home_req_recv(u16 src, const struct sdsm_wire_home *w)
+{
+	struct sdsm_wire_home rep = *w;
+	u64 idx = be64_to_cpu(w->page);
+	struct sdsm_region *r;
+	struct sdsm_page *pg;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+	int home;
+
+	r = sdsm_region_get(be32_to_cpu(w->region));
+	if (!r) {
+		home = -ENXIO;
+		goto reply;
+	}
+	if (idx >= r->npages || sdsm_page_manager(r, idx) != sdsm_cl.node_id) {
+		home = -EPROTO;
+		goto out_put;
+	}
+	pg = sdsm_page_get(r, idx, true);
+	if (!pg) {
+		home = -ENOMEM;
+		goto out_put;
+	}
+	lock = sdsm_page_lock(r, idx);
+	mutex_lock(lock);
+	home = sdsm_manager_decide(r, idx, pg, src,
+				   be32_to_cpu(w->flags) & SDSM_WIRE_HOME_ASSIGN);
+	mutex_unlock(lock);
+out_put:
+	sdsm_region_put(r);
+reply:
+	rep.home = cpu_to_be32(home);
+	sdsm_mem_send(src, SDSM_MSG_HOME_REP, &rep, sizeof(rep));
+}
+
+/*
+ * Make pages [first, first + npages) follow @p from now on.
+ * Locks: sdsm_regions_mutex.
+ */
+static int sdsm_policy_apply(struct sdsm_region *r, u64 first, u64 npages,
+			     const struct sdsm_policy *p)
+{
+	struct sdsm_policy_range *pr, *tmp, *nr;
+
+	lockdep_assert_held(&sdsm_regions_mutex);
+	if (first >= r->npages || npages > r->npages - first || !npages)
+		return -EINVAL;
+	nr = kmalloc(sizeof(*nr), GFP_KERNEL);
+	if (!nr)
+		return -ENOMEM;
+	nr->first = first;
+	nr->npages = npages;
+	nr->policy = *p;
+	spin_lock(&r->lock);
+	/* Ranges the new one hides completely are dropped. */
+	list_for_each_entry_safe(pr, tmp, &r->policies, node) {
+		if (pr->first >= first &&
+		    pr->first + pr->npages <= first + npages) {
+			list_del(&pr->node);
+			r->nr_policies--;
+			kfree(pr);
+		}
+	}
+	if (r->nr_policies >= SDSM_MAX_POLICY_RANGES) {
+		spin_unlock(&r->lock);
+		kfree(nr);
+		return -ENOSPC;
+	}
+	list_add(&nr->node, &r->policies);
+	r->nr_policies++;
+	spin_unlock(&r->lock);
+	return 0;
+}
+
+static void sdsm_policy_to_wire(struct sdsm_wire_policy *w,
+				const struct sdsm_policy *p)
+{
+	w->mode = cpu_to_be32(p->mode);
+	w->preferred_node = cpu_to_be32(p->preferred_node);
+	w->nodemask = cpu_to_be64(p->nodemask);
+	w->block_size = cpu_to_be64(p->block_size);
+}
+
+static void sdsm_policy_from_wire(struct sdsm_policy *p,
+				  const struct sdsm_wire_policy *w)
+{
+	p->mode = be32_to_cpu(w->mode);
+	p->preferred_node = be32_to_cpu(w->preferred_node);
+	p->nodemask = be64_to_cpu(w->nodemask);
+	p->block_size = be64_to_cpu(w->block_size);
+}
+
+/* ------------------------------------------------------------------ */
+/* The region table                                                    */
+
+static void sdsm_region_release(struct kref *ref)
+{
+	struct sdsm_region *r = container_of(ref, struct sdsm_region, ref);
+	struct sdsm_policy_range *pr, *tmp;
+
+	sdsm_mem_region_free(r);
+	list_for_each_entry_safe(pr, tmp, &r->policies, node)
+		kfree(pr);
+	kvfree(r->chunks);
+	kfree(r);
+}
+
+void sdsm_region_put(struct sdsm_region *r)
+{
+	kref_put(&r->ref, sdsm_region_release);
+}
+
+struct sdsm_region *sdsm_region_get(u32 id)
+{
+	struct sdsm_region *r;
+
+	xa_lock(&sdsm_regions);
+	r = xa_load(&sdsm_regions, id);
+	if (r && !kref_get_unless_zero(&r->ref))
+		r = NULL;
+	xa_unlock(&sdsm_regions);
+	return r;
+}
+
+/* A new mapping, unless the region is being destroyed. */
+bool sdsm_region_map(struct sdsm_region *r)
+{
+	bool ok;
+
+	spin_lock(&r->lock);
+	ok = !r->dying;
+	if (ok)
+		r->nr_maps++;
+	spin_unlock(&r->lock);
+	return ok;
+}
+
+void sdsm_region_unmap(struct sdsm_region *r)
+{
+	spin_lock(&r->lock);
+	if (!WARN_ON_ONCE(!r->nr_maps))
+		r->nr_maps--;
+	spin_unlock(&r->lock);
+}
+
+static bool sdsm_name_valid(const char *name)
+{
+	size_t len = strnlen(name, SDSM_NAME_MAX), i;
+
+	if (!len || len == SDSM_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!isalnum(name[i]) && !strchr("_.-", name[i]))
+			return false;
+	return true;
+}
+
+static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
+					     u64 length,
+					     const struct sdsm_policy *p)
+{
+	struct sdsm_region *r;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return NULL;
+	kref_init(&r->ref);
+	r->id = id;
+	strscpy(r->name, name, sizeof(r->name));
+	r->length = length;
+	r->npages = length >> PAGE_SHIFT;
+	r->policy = *p;
+	spin_lock_init(&r->lock);
+	INIT_LIST_HEAD(&r->policies);
+	atomic64_set(&r->pages_homed, 0);
+	atomic64_set(&r->pages_cached, 0);
+	r->nchunks = DIV_ROUND_UP(r->npages, SDSM_CHUNK_PAGES);
+	r->chunks = kvcalloc(r->nchunks, sizeof(*r->chunks), GFP_KERNEL);
+	if (!r->chunks) {
+		kfree(r);
+		return NULL;
+	}
+	return r;
+}
+
+static const struct attribute_group sdsm_region_group;
+
+/* Locks: sdsm_regions_mutex.  Takes over the caller's reference. */
+static int sdsm_region_insert(struct sdsm_region *r)
+{
+	char name[16];
+	int ret;
+
+	lockdep_assert_held(&sdsm_regions_mutex);
+	ret = xa_insert(&sdsm_regions, r->id, r, GFP_KERNEL);
+	if (ret) {
+		sdsm_region_put(r);
+		return ret == -EBUSY ? -EEXIST : ret;
+	}
+	snprintf(name, sizeof(name), "%u", r->id);
+	r->kobj = kobject_create_and_add(name, sdsm_regions_kobj);
+	if (!r->kobj || sysfs_create_group(r->kobj, &sdsm_region_group))
+		pr_warn("region %u: sysfs directory incomplete\n", r->id);
+	return 0;
+}
+
+/* Locks: sdsm_regions_mutex.  Drops the table's reference. */
+static void sdsm_region_remove(struct sdsm_region *r)
+{
+	lockdep_assert_held(&sdsm_regions_mutex);
+	xa_erase(&sdsm_regions, r->id);
+	kobject_put(r->kobj);
+	r->kobj = NULL;
+	sdsm_region_put(r);
+}
+
+/* Locks: sdsm_regions_mutex. */
+static struct sdsm_region *sdsm_region_by_name(const char *name)
+{
+	struct sdsm_region *r;
+	unsigned long id;
+
+	lockdep_assert_held(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_regions, id, r)
+		if (!strncmp(r->name, name, SDSM_NAME_MAX))
+			return r;
+	return NULL;
+}
+
+void sdsm_region_for_each(void (*fn)(struct sdsm_region *r, void *arg),
+			  void *arg)
+{
+	struct sdsm_region *r;
+	unsigned long id;
+
+	mutex_lock(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_regions, id, r)
+		fn(r, arg);
+	mutex_unlock(&sdsm_regions_mutex);
+}
+
+static void sdsm_region_to_wire(struct sdsm_wire_region *w,
+				const struct sdsm_region *r)
+{
+	memset(w, 0, sizeof(*w));
+	w->id = cpu_to_be32(r->id);
+	w->length = cpu_to_be64(r->length);
+	sdsm_policy_to_wire(&w->policy, &r->policy);
+	strscpy(w->name, r->name, sizeof(w->name));
+}
+
+/*
+ * A region described by a peer; checked like user input.  Locks:
+ * sdsm_regions_mutex.  Return 0 if known now (already or inserted).
+ */
+static int sdsm_region_learn(const struct sdsm_wire_region *w)
+{
+	u32 id = be32_to_cpu(w->id);
+	u64 length = be64_to_cpu(w->length);
+	struct sdsm_region *r, *named;
+	char name[SDSM_NAME_MAX];
+	struct sdsm_policy p;
+
+	lockdep_assert_held(&sdsm_regions_mutex);
+	memcpy(name, w->name, sizeof(name));
+	sdsm_policy_from_wire(&p, &w->policy);
+	if (!id || id > SDSM_REGION_ID_MAX || !sdsm_name_valid(name) ||
+	    !length || length % PAGE_SIZE ||
+	    length > SDSM_REGION_MAX_BYTES || sdsm_policy_check(&p))
+		return -EINVAL;
+	r = xa_load(&sdsm_regions, id);
+	named = sdsm_region_by_name(name);
+	if (r && r == named)
+		return 0;
+	if (r || named) {
+		pr_warn("region %u '%s' from a peer conflicts with region %u '%s'\n",
+			id, name, r ? r->id : named->id,
+			r ? r->name : named->name);
+		return -EEXIST;
+	}
+	r = sdsm_region_alloc(id, name, length, &p);
+	if (!r)
+		return -ENOMEM;
+	return sdsm_region_insert(r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                            */
+
+/*
+ * CLAIM at the name's registrar: record the region, or tell the one that
+ * has the name.  Locks: none.  Return 0 and fill @have if the name exists
+ * compatibly (@have->id then differs from @w->id), or an errno.
+ */
+static int sdsm_region_claim(const struct sdsm_wire_region *w,
+			     struct sdsm_wire_region *have)
+{
+	struct sdsm_region *r;
+	struct sdsm_policy p;
+	int ret;
+
+	sdsm_policy_from_wire(&p, &w->policy);
+	mutex_lock(&sdsm_regions_mutex);
+	r = sdsm_region_by_name(w->name);
+	if (r) {
+		ret = -EEXIST;
+		if (!(be32_to_cpu(w->flags) & SDSM_WIRE_REGION_EXCL) &&
+		    !r->dying && r->length == be64_to_cpu(w->length) &&
+		    !sdsm_policy_check(&p) &&
+		    !memcmp(&r->policy, &p, sizeof(p))) {
+			sdsm_region_to_wire(have, r);
+			ret = 0;
+		}
+	} else {
+		ret = sdsm_region_learn(w);
+		*have = *w;
+	}
+	mutex_unlock(&sdsm_regions_mutex);
+	return ret;
+}
+
+static u64 sdsm_destroy_token(u16 node, u64 cookie)
+{
+	return ((u64)(node + 1) << 56) ^ cookie;
+}
+
+/* Destroy phase 1 here: 0 or -EBUSY / -ENOENT. */
+static int sdsm_region_prepare(u32 id, u64 token)
+{
+	struct sdsm_region *r = sdsm_region_get(id);
+	int ret = 0;
+
+	if (!r)
+		return -ENOENT;
+	spin_lock(&r->lock);
+	if (r->dying || r->nr_maps)
+		ret = -EBUSY;
+	else
+		r->dying = token;
+	spin_unlock(&r->lock);
+	sdsm_region_put(r);
+	return ret;
+}
+
+static void sdsm_region_finish(u32 id, u64 token, bool commit)
+{
+	struct sdsm_region *r;
+
+	mutex_lock(&sdsm_regions_mutex);
+	r = xa_load(&sdsm_regions, id);
+	if (r && r->dying == token) {
+		if (commit) {
+			sdsm_region_remove(r);
+		} else {
+			spin_lock(&r->lock);
+			r->dying = 0;
+			spin_unlock(&r->lock);
+		}
+	}
+	mutex_unlock(&sdsm_regions_mutex);
+}
+
+static void sdsm_policy_msg(u16 src, const struct sdsm_wire_policy_set *w)
+{
+	struct sdsm_region *r;
+	struct sdsm_policy p;
+	int ret;
+
+	sdsm_policy_from_wire(&p, &w->policy);
+	mutex_lock(&sdsm_regions_mutex);
+	r = xa_load(&sdsm_regions, be32_to_cpu(w->region));
+	if (!r)
+		ret = -ENOENT;
+	else if (sdsm_policy_check(&p))
+		ret = -EINVAL;
+	else
+		ret = sdsm_policy_apply(r, be64_to_cpu(w->first),
+					be64_to_cpu(w->npages), &p);
+	mutex_unlock(&sdsm_regions_mutex);
+	if (ret)
+		pr_warn("node %u: policy for region %u not applied: %d\n", src,
+			be32_to_cpu(w->region), ret);
+	sdsm_reply(src, be64_to_cpu(w->cookie), -ret, NULL);
+}
+
+/* Region messages, in the order @peer sent them (sdsm_mem.c dispatches). */
+void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
+		     u32 len)
+{
+	union {
+		struct sdsm_wire_region region;
+		struct sdsm_wire_policy_set policy;
+		struct sdsm_wire_reply reply;
+		struct sdsm_wire_home home;
+	} u;
+	struct sdsm_wire_region have;
+	u16 src = peer->id;
+	u64 cookie;
+	int ret;
+
+	switch (type) {
+	case SDSM_MSG_REGION_CLAIM:
+	case SDSM_MSG_REGION_ADD:
+	case SDSM_MSG_REGION_PREPARE:
+	case SDSM_MSG_REGION_COMMIT:
+	case SDSM_MSG_REGION_ABORT:
+		if (len < sizeof(u.region))
+			goto short_msg;
+		memcpy(&u.region, payload, sizeof(u.region));
+		u.region.name[SDSM_NAME_MAX - 1] = 0;
+		cookie = be64_to_cpu(u.region.cookie);
+		break;
+	case SDSM_MSG_POLICY:
+		if (len < sizeof(u.policy))
+			goto short_msg;
+		memcpy(&u.policy, payload, sizeof(u.policy));
+		sdsm_policy_msg(src, &u.policy);
+		return;
+	case SDSM_MSG_REPLY:
+		if (len < sizeof(u.reply))
+			goto short_msg;
+		memcpy(&u.reply, payload, sizeof(u.reply));
+		sdsm_call_answer(src, be64_to_cpu(u.reply.cookie),
+				 be32_to_cpu(u.reply.status), 0,
+				 u.reply.region.id ? &u.reply.region : NULL);
+		return;
+	case SDSM_MSG_HOME_REP:
+		if (len < sizeof(u.home))
+			goto short_msg;
+		memcpy(&u.home, payload, sizeof(u.home));
+		sdsm_call_answer(src, be64_to_cpu(u.home.cookie), 0,
+				 (s32)be32_to_cpu(u.home.home), NULL);
+		return;
+	default:
+		pr_warn_ratelimited("node %u: unexpected message type %u\n",
+				    src, type);
+		return;
+	}
+
+	switch (type) {
+	case SDSM_MSG_REGION_CLAIM:
+		memset(&have, 0, sizeof(have));
+		ret = sdsm_region_claim(&u.region, &have);
+		sdsm_reply(src, cookie, -ret, ret ? NULL : &have);
+		break;
+	case SDSM_MSG_REGION_ADD:
+		mutex_lock(&sdsm_regions_mutex);
+		ret = sdsm_region_learn(&u.region);
+		mutex_unlock(&sdsm_regions_mutex);
+		sdsm_reply(src, cookie, -ret, NULL);
+		break;
+	case SDSM_MSG_REGION_PREPARE:
+		ret = sdsm_region_prepare(be32_to_cpu(u.region.id),
+					  sdsm_destroy_token(src, cookie));
+		sdsm_reply(src, cookie, -ret, NULL);
+		break;
+	case SDSM_MSG_REGION_COMMIT:
+	case SDSM_MSG_REGION_ABORT:
+		sdsm_region_finish(be32_to_cpu(u.region.id),
+				   sdsm_destroy_token(src, cookie),
+				   type == SDSM_MSG_REGION_COMMIT);
+		break;
+	}
+	return;
+
+short_msg:
+	pr_warn_ratelimited("node %u: short message type %u (%u bytes) dropped\n",
+			    src, type, len);
+}
+
+/* A peer came up: tell it every region and policy range we know. */
+void sdsm_region_peer_up(unsigned int node)
+{
+	struct sdsm_wire_policy_set wp;
+	struct sdsm_policy_range *pr;
+	struct sdsm_wire_region w;
+	struct sdsm_region *r;
+	unsigned long id;
+
+	mutex_lock(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_regions, id, r) {
+		if (id) {
+			sdsm_region_to_wire(&w, r);
+			sdsm_mem_send(node, SDSM_MSG_REGION_ADD, &w, sizeof(w));
+		}
+		/* Writers hold the mutex too: the list is stable here. */
+		list_for_each_entry_reverse(pr, &r->policies, node) {
+			memset(&wp, 0, sizeof(wp));
+			wp.region = cpu_to_be32(r->id);
+			wp.first = cpu_to_be64(pr->first);
+			wp.npages = cpu_to_be64(pr->npages);
+			sdsm_policy_to_wire(&wp.policy, &pr->policy);
+			sdsm_mem_send(node, SDSM_MSG_POLICY, &wp, sizeof(wp));
+		}
+	}
+	mutex_unlock(&sdsm_regions_mutex);
+}
+
+/* A peer died: calls waiting for it fail with EHOSTDOWN. */
+void sdsm_region_peer_down(unsigned int node)
+{
+	struct sdsm_call *call;
+
+	spin_lock(&sdsm_calls_lock);
+	list_for_each_entry(call, &sdsm_calls, node) {
+		if (!(call->waiting & BIT_ULL(node)))
+			continue;
+		call->waiting &= ~BIT_ULL(node);
+		if (!call->status)
+			call->status = EHOSTDOWN;
+	}
+	spin_unlock(&sdsm_calls_lock);
+	wake_up_all(&sdsm_calls_wq);
+}
+
+/* ------------------------------------------------------------------ */
+/* ioctls                                                              */
+
+static unsigned int sdsm_registrar(const char *name)
+{
+	return jhash(name, strnlen(name, SDSM_NAME_MAX), 0) %
+	       sdsm_cl.nr_nodes;
+}
+
+int sdsm_cmd_region_create(struct file *file, void *cmd)
+{
+	struct sdsm_region_create *c = cmd;
+	unsigned int self = sdsm_cl.node_id, reg;
+	struct sdsm_wire_region w, have;
+	struct sdsm_call call;
+	struct sdsm_region *r;
+	u64 mask;
+	u32 id;
+	int ret;
+
+	if (c->flags & ~SDSM_REGION_F_EXCL)
+		return -EOPNOTSUPP;
+	if (c->__reserved || !sdsm_name_valid(c->name) || !c->length ||
+	    c->length % PAGE_SIZE ||
+	    c->length > (u64)max_region_mb << 20 ||
+	    sdsm_policy_check(&c->policy))
+		return -EINVAL;
+
+	mutex_lock(&sdsm_regions_mutex);
+	do {
+		if (sdsm_region_counter >= (1U << SDSM_REGION_ID_SHIFT) - 1) {
+			mutex_unlock(&sdsm_regions_mutex);
+			return -ENOSPC;
+		}
+		id = (self << SDSM_REGION_ID_SHIFT) | ++sdsm_region_counter;
+	} while (xa_load(&sdsm_regions, id));
+	mutex_unlock(&sdsm_regions_mutex);
+
+	memset(&w, 0, sizeof(w));
+	w.id = cpu_to_be32(id);
+	w.flags = cpu_to_be32(c->flags & SDSM_REGION_F_EXCL ?
+			      SDSM_WIRE_REGION_EXCL : 0);
+	w.length = cpu_to_be64(c->length);
+	sdsm_policy_to_wire(&w.policy, &c->policy);
+	memcpy(w.name, c->name, sizeof(w.name));
+
+	reg = sdsm_registrar(c->name);
+	memset(&have, 0, sizeof(have));
+	if (reg == self) {
+		ret = sdsm_region_claim(&w, &have);
+	} else {
+		if (!sdsm_node_usable(reg) ||
+		    READ_ONCE(sdsm_cl.peers[reg].state) != SDSM_PEER_UP)
+			return -EHOSTDOWN;
+		sdsm_call_start(&call, BIT_ULL(reg));
+		w.cookie = cpu_to_be64(call.cookie);
+		sdsm_mem_send(reg, SDSM_MSG_REGION_CLAIM, &w, sizeof(w));
+		ret = sdsm_call_wait(&call);
+		if (!ret && !call.have_region)
+			ret = -EPROTO;
+		have = call.region;
+		have.cookie = 0;
+		if (!ret) {
+			mutex_lock(&sdsm_regions_mutex);
+			ret = sdsm_region_learn(&have);
+			mutex_unlock(&sdsm_regions_mutex);
+		}
+	}
+	if (ret)
+		return ret;
+
+	if (be32_to_cpu(have.id) == id) {
+		/* Ours: every other node that is up learns it now. */
+		mask = sdsm_up_peers() & ~BIT_ULL(reg);
+		if (mask) {
+			sdsm_call_start(&call, mask);
+			w.cookie = cpu_to_be64(call.cookie);
+			w.flags = 0;
+			sdsm_send_mask(mask, SDSM_MSG_REGION_ADD, &w, sizeof(w));
+			ret = sdsm_call_wait(&call);
+			/* A node that died meanwhile learns it when back. */
+			if (ret == -EHOSTDOWN)
+				ret = 0;
+			if (ret)
+				pr_warn("region %u '%s' created, but not every node confirmed: %d\n",
+					id, c->name, ret);
+		}
+	}
+	r = sdsm_region_get(be32_to_cpu(have.id));
+	if (!r)
+		return -ENOENT;	/* destroyed meanwhile */
+	c->region_id = r->id;
+	c->offset = sdsm_region_offset(r);
+	sdsm_region_put(r);
+	return ret;
+}
+
+static void sdsm_region_info_fill(struct sdsm_region_info *info,
+				  const struct sdsm_region *r)
+{
+	info->region_id = r->id;
+	memcpy(info->name, r->name, sizeof(info->name));
+	info->length = r->length;
+	info->offset = sdsm_region_offset(r);
+	info->policy = r->policy;
+}
+
+int sdsm_cmd_region_open(struct file *file, void *cmd)
+{
+	struct sdsm_region_info *info = cmd;
+	struct sdsm_region *r;
+
+	if (info->flags)
+		return -EOPNOTSUPP;
+	if (info->__reserved || !sdsm_name_valid(info->name))
+		return -EINVAL;
+	mutex_lock(&sdsm_regions_mutex);
+	r = sdsm_region_by_name(info->name);
+	if (r)
+		sdsm_region_info_fill(info, r);
+	mutex_unlock(&sdsm_regions_mutex);
+	return r ? 0 : -ENOENT;
+}
+
+int sdsm_cmd_region_info(struct file *file, void *cmd)
+{
+	struct sdsm_region_info *info = cmd;
+	struct sdsm_region *r;
+
+	if (info->flags)
+		return -EOPNOTSUPP;
+	if (info->__reserved)
+		return -EINVAL;
+	r = sdsm_region_get(info->region_id);
+	if (!r)
+		return -ENOENT;
+	sdsm_region_info_fill(info, r);
+	sdsm_region_put(r);
+	return 0;
+}
+
+/* Every node up and usable, or -EHOSTDOWN. */
+static int sdsm_need_all_up(void)
+{
+	return sdsm_up_peers() == sdsm_all_peers() ? 0 : -EHOSTDOWN;
+}
+
+int sdsm_cmd_region_destroy(struct file *file, void *cmd)
+{
+	struct sdsm_region_destroy *d = cmd;
+	struct sdsm_wire_region w;
+	struct sdsm_call call;
+	struct sdsm_region *r;
+	u64 mask, token;
+	int ret;
+
+	if (d->flags)
+		return -EOPNOTSUPP;
+	if (d->__reserved)
+		return -EINVAL;
+	if (d->region_id == SDSM_DEFAULT_REGION)
+		return -EPERM;
+	r = sdsm_region_get(d->region_id);
+	if (!r)
+		return -ENOENT;
+	sdsm_region_to_wire(&w, r);
+	sdsm_region_put(r);
+	ret = sdsm_need_all_up();
+	if (ret)
+		return ret;
+
+	mask = sdsm_all_peers();
+	sdsm_call_start(&call, mask);
+	token = sdsm_destroy_token(sdsm_cl.node_id, call.cookie);
+	w.cookie = cpu_to_be64(call.cookie);
+	ret = sdsm_region_prepare(d->region_id, token);
+	if (!ret) {
+		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, &w, sizeof(w));
+		ret = sdsm_call_wait(&call);
+	} else {
+		spin_lock(&sdsm_calls_lock);
+		list_del(&call.node);
+		spin_unlock(&sdsm_calls_lock);
+		return ret;
+	}
+	sdsm_send_mask(mask, ret ? SDSM_MSG_REGION_ABORT :
+				   SDSM_MSG_REGION_COMMIT, &w, sizeof(w));
+	sdsm_region_finish(d->region_id, token, !ret);
+	return ret;
+}
+
+int sdsm_cmd_set_policy(struct file *file, void *cmd)
+{
+	struct sdsm_set_policy *c = cmd;
+	struct mm_struct *mm = current->mm;
+	struct sdsm_wire_policy_set w;
+	struct vm_area_struct *vma;
+	struct sdsm_call call;
+	struct sdsm_region *r;
+	u64 first, npages, mask;
+	int ret;
+
+	if (c->flags)
+		return -EOPNOTSUPP;
+	if (!c->length || c->length % PAGE_SIZE || c->addr % PAGE_SIZE ||
+	    c->addr + c->length < c->addr || sdsm_policy_check(&c->policy))
+		return -EINVAL;
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	vma = vma_lookup(mm, c->addr);
+	r = sdsm_vma_region(vma, &first, c->addr);
+	ret = !r ? -EFAULT : c->addr + c->length > vma->vm_end ? -EINVAL : 0;
+	mmap_read_unlock(mm);
+	if (ret)
+		goto out_put;
+	npages = c->length >> PAGE_SHIFT;
+	ret = sdsm_need_all_up();
+	if (ret)
+		goto out_put;
+
+	memset(&w, 0, sizeof(w));
+	w.region = cpu_to_be32(r->id);
+	w.first = cpu_to_be64(first);
+	w.npages = cpu_to_be64(npages);
+	sdsm_policy_to_wire(&w.policy, &c->policy);
+	mask = sdsm_all_peers();
+	if (mask) {
+		sdsm_call_start(&call, mask);
+		w.cookie = cpu_to_be64(call.cookie);
+		sdsm_send_mask(mask, SDSM_MSG_POLICY, &w, sizeof(w));
+		ret = sdsm_call_wait(&call);
+		if (ret)
+			goto out_put;
+	}
+	mutex_lock(&sdsm_regions_mutex);
+	ret = sdsm_policy_apply(r, first, npages, &c->policy);
+	mutex_unlock(&sdsm_regions_mutex);
+out_put:
+	if (r)
+		sdsm_region_put(r);
+	return ret;
+}
+
+/* The home of one address of this process, or a negative errno. */
+static int sdsm_query_one(u64 addr)
+{
+	struct mm_struct *mm = current->mm;
+	struct sdsm_wire_home w = {};
+	struct sdsm_call call;
+	struct sdsm_region *r;
+	struct sdsm_page *pg;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+	int home = -ENOENT;
+	u16 mgr;
+	u64 idx;
+
+	if (addr > ULONG_MAX)
+		return -EFAULT;
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	r = sdsm_vma_region(vma_lookup(mm, addr), &idx, addr);
+	mmap_read_unlock(mm);
+	if (!r)
+		return -EFAULT;
+	mgr = sdsm_page_manager(r, idx);
+	pg = sdsm_page_get(r, idx, true);
+	if (!pg) {
+		home = -ENOMEM;
+		goto out_put;
+	}
+	lock = sdsm_page_lock(r, idx);
+	mutex_lock(lock);
+	if (pg->home != SDSM_PROTO_NO_NODE)
+		home = pg->home;
+	else if (sdsm_page_home_computable(r, idx))
+		home = mgr;
+	else if (mgr == sdsm_cl.node_id)
+		home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, false);
+	else
+		home = -EAGAIN;	/* ask the manager */
+	mutex_unlock(lock);
+	if (home != -EAGAIN)
+		goto out_put;
+
+	if (!sdsm_node_usable(mgr) ||
+	    READ_ONCE(sdsm_cl.peers[mgr].state) != SDSM_PEER_UP) {
+		home = -EHOSTDOWN;
+		goto out_put;
+	}
+	sdsm_call_start(&call, BIT_ULL(mgr));
+	w.cookie = cpu_to_be64(call.cookie);
+	w.region = cpu_to_be32(r->id);
+	w.page = cpu_to_be64(idx);
+	sdsm_mem_send(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w));
+	home = sdsm_call_wait(&call);
+	if (!home)
+		home = call.home;
+out_put:
+	sdsm_region_put(r);
+	return home;
+}
+
+int sdsm_cmd_query_home(struct file *file, void *cmd)
+{
+	struct sdsm_query_home *q = cmd;
+	u64 __user *addrs = u64_to_user_ptr(q->addrs);
+	s32 __user *homes = u64_to_user_ptr(q->homes);
+	u32 i;
+
+	if (q->flags)
+		return -EOPNOTSUPP;
+	if (q->__reserved || !q->count || q->count > 4096)
+		return -EINVAL;
+	for (i = 0; i < q->count; i++) {
+		u64 addr;
+		int home;
+
+		if (get_user(addr, &addrs[i]))
+			return -EFAULT;
+		home = sdsm_query_one(addr);
+		if (home == -EINTR)
+			return -EINTR;
+		if (put_user(home, &homes[i]))
+			return -EFAULT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* sysfs: regions/<id>/{name,size,policy,pages_homed,pages_cached}     */
+
+static struct sdsm_region *sdsm_kobj_region(struct kobject *kobj)
+{
+	u32 id;
+
+	if (kstrtou32(kobject_name(kobj), 10, &id))
+		return NULL;
+	return sdsm_region_get(id);
+}
+
+#define SDSM_REGION_ATTR(field, fmt, expr)				\
+static ssize_t field##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	struct sdsm_region *r = sdsm_kobj_region(kobj);			\
+	ssize_t ret;							\
+									\
+	if (!r)								\
+		return -ENODEV;						\
+	ret = sysfs_emit(buf, fmt, expr);				\
+	sdsm_region_put(r);						\
+	return ret;							\
+}									\
+static struct kobj_attribute sdsm_region_attr_##field = __ATTR_RO(field)
+
+SDSM_REGION_ATTR(name, "%s\n", r->name);
+SDSM_REGION_ATTR(size, "%llu\n", r->length);
+SDSM_REGION_ATTR(pages_homed, "%lld\n", atomic64_read(&r->pages_homed));
+SDSM_REGION_ATTR(pages_cached, "%lld\n", atomic64_read(&r->pages_cached));
+
+static ssize_t policy_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	struct sdsm_region *r = sdsm_kobj_region(kobj);
+	const struct sdsm_policy *p;
+	ssize_t ret;
+
+	if (!r)
+		return -ENODEV;
+	p = &r->policy;
+	switch (p->mode) {
+	case SDSM_POLICY_INTERLEAVE:
+		ret = sysfs_emit(buf, "interleave nodemask=0x%llx block_size=%llu\n",
+				 p->nodemask, p->block_size);
+		break;
+	case SDSM_POLICY_BIND:
+		ret = sysfs_emit(buf, "bind nodemask=0x%llx\n", p->nodemask);
+		break;
+	case SDSM_POLICY_PREFERRED:
+		ret = sysfs_emit(buf, "preferred node=%u\n",
+				 p->preferred_node);
+		break;
+	default:
+		ret = sysfs_emit(buf, "first-touch\n");
+		break;
+	}
+	sdsm_region_put(r);
+	return ret;
+}
+
+static struct kobj_attribute sdsm_region_attr_policy = __ATTR_RO(policy);
+
+static struct attribute *sdsm_region_attrs[] = {
+	&sdsm_region_attr_name.attr,
+	&sdsm_region_attr_size.attr,
+	&sdsm_region_attr_policy.attr,
+	&sdsm_region_attr_pages_homed.attr,
+	&sdsm_region_attr_pages_cached.attr,
+	NULL,
+};
+
+static const struct attribute_group sdsm_region_group = {
+	.attrs = sdsm_region_attrs,
+};
+
+/* ------------------------------------------------------------------ */
+
+int sdsm_region_init(unsigned int default_mb, struct kobject *parent)
+{
+	struct sdsm_policy p = {
+		.mode = SDSM_POLICY_INTERLEAVE,
+		.nodemask = sdsm_all_nodes(),
+		.block_size = PAGE_SIZE,
+	};
+	struct sdsm_region *r;
+	int ret;
+
+	if (max_region_mb < 1 || max_region_mb > (1U << 20)) {
+		pr_err("max_region_mb=%u out of range 1..1048576\n",
+		       max_region_mb);
+		return -EINVAL;
+	}
+	sdsm_region_counter = 0;
+	sdsm_regions_kobj = kobject_create_and_add("regions", parent);
+	if (!sdsm_regions_kobj)
+		return -ENOMEM;
+	r = sdsm_region_alloc(SDSM_DEFAULT_REGION, "default",
+			      (u64)default_mb << 20, &p);
+	if (!r) {
+		ret = -ENOMEM;
+		goto out_put_kobj;
+	}
+	mutex_lock(&sdsm_regions_mutex);
+	ret = sdsm_region_insert(r);
+	mutex_unlock(&sdsm_regions_mutex);
+	if (ret)
+		goto out_put_kobj;
+	return 0;
+
+out_put_kobj:
+	kobject_put(sdsm_regions_kobj);
+	sdsm_regions_kobj = NULL;
+	return ret;
+}
+
+/* Module exit: no file is open, so only the table holds references. */
+void sdsm_region_exit(void)
+{
+	struct sdsm_region *r;
+	unsigned long id;
+
+	mutex_lock(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_regions, id, r) {
+		WARN_ON_ONCE(kref_read(&r->ref) != 1);
+		sdsm_region_remove(r);
+	}
+	mutex_unlock(&sdsm_regions_mutex);
+	xa_destroy(&sdsm_regions);
+	kobject_put(sdsm_regions_kobj);
+	sdsm_regions_kobj = NULL;
+}
