@@ -31,18 +31,18 @@ T=${BENCH_TRACEFS:-/sys/kernel/tracing}
 
 case "${1:-}" in
 trace-on)
-	echo 0 > $T/tracing_on
-	echo > $T/trace
-	echo mono > $T/trace_clock || exit 1
-	echo 8192 > $T/buffer_size_kb
-	echo 1 > $T/events/sdsm/enable || exit 1
-	echo 1 > $T/tracing_on
+	echo 0 > "$T/tracing_on"
+	echo > "$T/trace"
+	echo mono > "$T/trace_clock" || exit 1
+	echo 8192 > "$T/buffer_size_kb"
+	echo 1 > "$T/events/sdsm/enable" || exit 1
+	echo 1 > "$T/tracing_on"
 	exit 0 ;;
 trace-dump)
-	echo 0 > $T/tracing_on
-	cat $T/trace
-	echo 0 > $T/events/sdsm/enable
-	echo > $T/trace
+	echo 0 > "$T/tracing_on"
+	cat "$T/trace"
+	echo 0 > "$T/events/sdsm/enable"
+	echo > "$T/trace"
 	exit 0 ;;
 esac
 
@@ -72,6 +72,9 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+# Steps on other nodes (perftest servers, sharers, matmul workers) carry
+# their own bounds; on_node's must not cut them short.
+export ON_NODE_TIMEOUT=900
 # shellcheck source=/dev/null
 . "$VCLUSTER_LIB"
 
@@ -185,7 +188,7 @@ perftest_pair() {
 		$PT_ARGS > "$PT_OUT.server" 2>&1 &
 	_spid=$!
 	sleep 1
-	wait_until 60 pt_client
+	wait_until 120 pt_client
 	_rc=$?
 	wait $_spid
 	if [ $_rc != 0 ]; then
@@ -236,7 +239,7 @@ fio_sdsm_job() {
 baseline_fio() {
 	_f=/tmp/bench-fio.dat
 	for mode in seq rand; do
-		_rw=read
+		_rw="read"
 		[ $mode = rand ] && _rw=randread
 		for r in $(seq 1 "$REPS"); do
 			step fio_tmpfs_$mode "fio on tmpfs" fio_job tmpfs-$mode \
@@ -281,9 +284,11 @@ fig_read_fault() {
 	[ $PROFILE = 1 ] || return
 	mkdir -p "$B/profile"
 	log "read_fault profile run"
-	on_node 0 "$SDSM_ROOT/tools/bench/guest.sh" trace-on &&
-		on_node 1 "$SDSM_ROOT/tools/bench/guest.sh" trace-on ||
-		{ status profile "failed: cannot enable sdsm tracepoints"; return; }
+	if ! on_node 0 "$SDSM_ROOT/tools/bench/guest.sh" trace-on ||
+	   ! on_node 1 "$SDSM_ROOT/tools/bench/guest.sh" trace-on; then
+		status profile "failed: cannot enable the sdsm tracepoints"
+		return
+	fi
 	read_fault_rep bench-rf-prof 99 "$B/profile/read_fault.txt"
 	on_node 0 "$SDSM_ROOT/tools/bench/guest.sh" trace-dump \
 		> "$B/profile/trace.node0" 2>&1
@@ -375,7 +380,7 @@ fig_fio_sdsm() {
 	_fig=fio_sdsm_${_where}_$_mode
 	_home=1
 	[ "$_where" = local ] && _home=0
-	_rw=read
+	_rw="read"
 	[ "$_mode" = rand ] && _rw=randread
 	sdsm_gate $_fig COHERENT_MEMORY REGIONS PLACEMENT || return
 	for r in $(seq 1 "$REPS"); do

@@ -488,6 +488,23 @@ def profile(raw):
     if not seqs:
         res["status"] = "failed: no faults"
         return res
+    # The steps, from the first message sent to the last received.
+    req, wire, mapping = [], [], []
+    j = 0
+    for _, t0, t1 in faults:
+        while j < len(ev0) and ev0[j][0] < t0:
+            j += 1
+        inside = []
+        k = j
+        while k < len(ev0) and ev0[k][0] <= t1:
+            inside.append(ev0[k])
+            k += 1
+        sends = [t for t, n, _ in inside if n.endswith("send")]
+        recvs = [t for t, n, _ in inside if n.endswith("recv")]
+        if sends and recvs and recvs[-1] >= sends[0]:
+            req.append((sends[0] - t0) / 1000.0)
+            wire.append((recvs[-1] - sends[0]) / 1000.0)
+            mapping.append((t1 - recvs[-1]) / 1000.0)
     key, rows = max(seqs.items(), key=lambda kv: len(kv[1]))
     names = ["fault start (user)"] + list(key) + ["fault end (user)"]
     steps = []
@@ -512,6 +529,20 @@ def profile(raw):
                                "median_us": statistics.median(v)}
                               for k, v in sorted(home.items(),
                                                  key=lambda kv: -len(kv[1]))]
+    if req:
+        total = statistics.median((t1 - t0) / 1000.0 for _, t0, t1 in faults)
+        # Prefer the pair whose reply carries a page (not a heartbeat).
+        pairs = sorted(res["home_processing"],
+                       key=lambda h: (",page" not in h["pair"], -h["count"]))
+        hp = pairs[0]["median_us"] if pairs else None
+        w = statistics.median(wire)
+        res["steps"] = {
+            "faults": len(req), "total_median_us": total,
+            "trap_and_request_us": statistics.median(req),
+            "request_to_reply_us": w,
+            "home_processing_us": hp,
+            "transfer_us": (w - hp) if hp is not None else None,
+            "mapping_and_return_us": statistics.median(mapping)}
     return res
 
 
@@ -523,6 +554,21 @@ def profile_text(p):
     if p["status"] != "ok" or "node0_sequence" not in p:
         lines.append("  " + p["status"])
         return "\n".join(lines) + "\n"
+    st = p.get("steps")
+    if st:
+        lines.append("  per step (medians over %d faults; total %.1f us):"
+                     % (st["faults"], st["total_median_us"]))
+        lines.append("    trap + request (load -> first message sent) "
+                     "%9.1f us" % st["trap_and_request_us"])
+        lines.append("    request sent -> reply received (node 0)     "
+                     "%9.1f us" % st["request_to_reply_us"])
+        if st["home_processing_us"] is not None:
+            lines.append("      of which home processing (node 1)       "
+                         "%9.1f us" % st["home_processing_us"])
+            lines.append("      of which transfer (both directions)     "
+                         "%9.1f us" % st["transfer_us"])
+        lines.append("    mapping + return (reply -> load done)       "
+                     "%9.1f us" % st["mapping_and_return_us"])
     s = p["node0_sequence"]
     lines.append("  node 0 (faulting), %d of %d faults had this event "
                  "sequence; median per step:" % (

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # fake-guest-lib.sh - the parts of tools/vcluster/guest-lib.sh that
 # tools/bench/guest.sh uses, for running it on the host against

@@ -118,6 +118,11 @@ names = [x["to"] for x in s["steps"]]
 assert names[0] == "msg_send(type=3)" and names[1] == "msg_recv(type=4,page)", names
 h = p["home_processing"][0]
 assert abs(h["median_us"] - 250) < 1, h
+st = p["steps"]
+assert abs(st["trap_and_request_us"] - 250) < 1, st
+assert abs(st["request_to_reply_us"] - 250) < 1, st
+assert abs(st["transfer_us"] - 0) < 1, st
+assert abs(st["mapping_and_return_us"] - 500) < 1, st
 PY
 ok $? "the profile breaks a traced fault down by tracepoint"
 
