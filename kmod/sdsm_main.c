@@ -14,6 +14,8 @@
  *
  * The ioctls follow include/uapi/linux/iommufd.h: a table indexed by
  * command number, size-first structs read with copy_struct_from_user().
+ * Coherent memory (mmap, regions, placement) lives in sdsm_mem.c and
+ * sdsm_region.c; this file only wires it to the device.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -28,6 +30,9 @@
 #include <linux/sdsm.h>
 
 #include "sdsm.h"
+#include "sdsm_mem.h"
+#include "sdsm_stats.h"
+#include "sdsm_sync.h"
 
 struct sdsm_cluster sdsm_cl;
 
@@ -150,7 +155,7 @@ static int sdsm_check_params(void)
 /* ------------------------------------------------------------------ */
 /* /dev/sdsm                                                           */
 
-static int sdsm_cmd_get_info(void *cmd)
+static int sdsm_cmd_get_info(struct file *file, void *cmd)
 {
 	struct sdsm_info *info = cmd;
 
@@ -161,19 +166,39 @@ static int sdsm_cmd_get_info(void *cmd)
 	info->api_version = SDSM_API_VERSION;
 	info->node_id = sdsm_cl.node_id;
 	info->nr_nodes = sdsm_cl.nr_nodes;
-	info->features = SDSM_FEATURE_PAGE_TRANSPORT;
+	info->features = SDSM_FEATURE_PAGE_TRANSPORT |
+			 SDSM_FEATURE_COHERENT_MEMORY | SDSM_FEATURE_REGIONS |
+			 SDSM_FEATURE_PLACEMENT | SDSM_FEATURE_LOCKS |
+			 SDSM_FEATURE_BARRIERS;
 	return 0;
+}
+
+static int sdsm_cmd_lock(struct file *file, void *cmd)
+{
+	return sdsm_sync_lock(file, cmd);
+}
+
+static int sdsm_cmd_barrier(struct file *file, void *cmd)
+{
+	return sdsm_sync_barrier(file, cmd);
 }
 
 union sdsm_ioctl_buffer {
 	struct sdsm_info info;
+	struct sdsm_region_create region_create;
+	struct sdsm_region_info region_info;
+	struct sdsm_region_destroy region_destroy;
+	struct sdsm_set_policy set_policy;
+	struct sdsm_query_home query_home;
+	struct sdsm_lock lock;
+	struct sdsm_barrier barrier;
 };
 
 struct sdsm_ioctl_op {
 	unsigned int size;	/* kernel's struct size */
 	unsigned int min_size;	/* size of the first version */
 	unsigned int ioctl_num;
-	int (*execute)(void *cmd);
+	int (*execute)(struct file *file, void *cmd);
 };
 
 static const struct sdsm_ioctl_op sdsm_ioctl_ops[] = {
@@ -182,6 +207,54 @@ static const struct sdsm_ioctl_op sdsm_ioctl_ops[] = {
 		.min_size = offsetofend(struct sdsm_info, features),
 		.ioctl_num = SDSM_IOC_GET_INFO,
 		.execute = sdsm_cmd_get_info,
+	},
+	[SDSM_CMD_REGION_CREATE - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_region_create),
+		.min_size = offsetofend(struct sdsm_region_create, offset),
+		.ioctl_num = SDSM_IOC_REGION_CREATE,
+		.execute = sdsm_cmd_region_create,
+	},
+	[SDSM_CMD_REGION_OPEN - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_region_info),
+		.min_size = offsetofend(struct sdsm_region_info, policy),
+		.ioctl_num = SDSM_IOC_REGION_OPEN,
+		.execute = sdsm_cmd_region_open,
+	},
+	[SDSM_CMD_REGION_INFO - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_region_info),
+		.min_size = offsetofend(struct sdsm_region_info, policy),
+		.ioctl_num = SDSM_IOC_REGION_INFO,
+		.execute = sdsm_cmd_region_info,
+	},
+	[SDSM_CMD_REGION_DESTROY - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_region_destroy),
+		.min_size = offsetofend(struct sdsm_region_destroy, __reserved),
+		.ioctl_num = SDSM_IOC_REGION_DESTROY,
+		.execute = sdsm_cmd_region_destroy,
+	},
+	[SDSM_CMD_SET_POLICY - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_set_policy),
+		.min_size = offsetofend(struct sdsm_set_policy, policy),
+		.ioctl_num = SDSM_IOC_SET_POLICY,
+		.execute = sdsm_cmd_set_policy,
+	},
+	[SDSM_CMD_QUERY_HOME - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_query_home),
+		.min_size = offsetofend(struct sdsm_query_home, homes),
+		.ioctl_num = SDSM_IOC_QUERY_HOME,
+		.execute = sdsm_cmd_query_home,
+	},
+	[SDSM_CMD_LOCK - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_lock),
+		.min_size = offsetofend(struct sdsm_lock, lock_id),
+		.ioctl_num = SDSM_IOC_LOCK,
+		.execute = sdsm_cmd_lock,
+	},
+	[SDSM_CMD_BARRIER - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_barrier),
+		.min_size = offsetofend(struct sdsm_barrier, nodemask),
+		.ioctl_num = SDSM_IOC_BARRIER,
+		.execute = sdsm_cmd_barrier,
 	},
 };
 
@@ -198,7 +271,7 @@ static long sdsm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	    nr - SDSM_CMD_BASE >= ARRAY_SIZE(sdsm_ioctl_ops))
 		return -ENOTTY;
 	op = &sdsm_ioctl_ops[nr - SDSM_CMD_BASE];
-	if (op->ioctl_num != cmd)
+	if (!op->execute || op->ioctl_num != cmd)
 		return -ENOTTY;
 
 	if (get_user(user_size, (u32 __user *)ubuf))
@@ -208,7 +281,7 @@ static long sdsm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	ret = copy_struct_from_user(&buf, op->size, ubuf, user_size);
 	if (ret)
 		return ret;
-	ret = op->execute(&buf);
+	ret = op->execute(file, &buf);
 	if (ret)
 		return ret;
 	if (copy_to_user(ubuf, &buf, min_t(u32, user_size, op->size)))
@@ -218,11 +291,18 @@ static long sdsm_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int sdsm_open(struct inode *inode, struct file *file)
 {
-	return 0;
+	return sdsm_mem_open(inode, file);
+}
+
+static int sdsm_fadvise(struct file *file, loff_t offset, loff_t len,
+			int advice)
+{
+	return 0;	/* no page cache behind /dev/sdsm: nothing to advise */
 }
 
 static int sdsm_release(struct inode *inode, struct file *file)
 {
+	sdsm_sync_release_file(file);
 	return 0;
 }
 
@@ -231,6 +311,8 @@ static const struct file_operations sdsm_fops = {
 	.open = sdsm_open,
 	.release = sdsm_release,
 	.unlocked_ioctl = sdsm_ioctl,
+	.mmap = sdsm_mem_mmap,
+	.fadvise = sdsm_fadvise,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
@@ -268,10 +350,19 @@ static int __init sdsm_init(void)
 	ret = sdsm_sysfs_init();
 	if (ret)
 		goto out_stop_transport;
+	ret = sdsm_stats_init(sdsm_cl.kobj);
+	if (ret)
+		goto out_sysfs_exit;
+	ret = sdsm_mem_init();
+	if (ret)
+		goto out_stats_exit;
+	ret = sdsm_sync_init();
+	if (ret)
+		goto out_mem_exit;
 	ret = misc_register(&sdsm_misc);
 	if (ret) {
 		pr_err("cannot register /dev/sdsm: %d\n", ret);
-		goto out_sysfs_exit;
+		goto out_sync_exit;
 	}
 	sdsm_cluster_run();
 	pr_info("node %u of %u (%pI4), port %u, incarnation %llx\n",
@@ -280,6 +371,12 @@ static int __init sdsm_init(void)
 		sdsm_cl.incarnation);
 	return 0;
 
+out_sync_exit:
+	sdsm_sync_exit();
+out_mem_exit:
+	sdsm_mem_exit();
+out_stats_exit:
+	sdsm_stats_exit();
 out_sysfs_exit:
 	sdsm_sysfs_exit();
 out_stop_transport:
@@ -295,9 +392,12 @@ static void __exit sdsm_exit(void)
 {
 	WRITE_ONCE(sdsm_cl.shutdown, true);
 	misc_deregister(&sdsm_misc);
+	sdsm_mem_exit();
+	sdsm_stats_exit();
 	sdsm_sysfs_exit();
 	sdsm_transport_stop();
 	sdsm_cluster_stop();
+	sdsm_sync_exit();
 	destroy_workqueue(sdsm_cl.wq);
 	pr_info("unloaded\n");
 }
