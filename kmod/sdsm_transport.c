@@ -723,9 +723,20 @@ static int sdsm_cm_reject(struct rdma_cm_id *id, unsigned int reason)
 		.reason = cpu_to_be16(reason),
 	};
 
-	pr_warn_ratelimited("rejected a connection from %pI4: %s\n",
-			    &((struct sockaddr_in *)&id->route.addr.dst_addr)->sin_addr,
-			    sdsm_reject_name(reason));
+	const struct sockaddr_in *src =
+		(struct sockaddr_in *)&id->route.addr.dst_addr;
+	/* Serialized by the listener's handler mutex; only dedups the log. */
+	static __be32 last_addr;
+	static unsigned int last_reason;
+
+	if (src->sin_addr.s_addr != last_addr || reason != last_reason)
+		pr_warn("rejected a connection from %pI4: %s\n",
+			&src->sin_addr, sdsm_reject_name(reason));
+	else
+		pr_debug("rejected a connection from %pI4: %s\n",
+			 &src->sin_addr, sdsm_reject_name(reason));
+	last_addr = src->sin_addr.s_addr;
+	last_reason = reason;
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 	return 1;	/* rdma_cm destroys the new id */
 }

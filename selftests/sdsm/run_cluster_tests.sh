@@ -9,7 +9,7 @@
 #	selftests/sdsm/run_cluster_tests.sh [TEST...]
 #
 # Prints one TAP stream (TAP version 13) and exits 1 if any test failed.
-# Each test runs under a bound (SDSM_TEST_TIMEOUT, default 240 s); its
+# Each test runs under a bound (SDSM_TEST_TIMEOUT, default 400 s); its
 # output is shown as "# " comment lines.  After every test the cluster is
 # restored (eth0 up, rxe0 present, sdsm loaded, every node sees every other
 # up) so the tests are independent; a failed restore fails that test.
@@ -25,7 +25,7 @@ DEV_TEST=$HERE/sdsm_dev_test
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
 
-: "${SDSM_TEST_TIMEOUT:=240}"
+: "${SDSM_TEST_TIMEOUT:=400}"
 N=$SDSM_NR_NODES
 LAST=$((N - 1))
 # Peer silence before "down" is 3 s by default; allow generous slack.
@@ -242,7 +242,11 @@ test_rmmod_peer_unreachable() {
 	sleep 3
 	run_on 0 "$NODE_SH" states
 	run_on 0 "$NODE_SH" unload 30 || rc=1
-	run_on "$LAST" ip link set eth0 up
+	# In these guests rxe0 accepts no connection after its netdev went
+	# down and up (seen with Debian 6.1 rxe, with or without sdsm):
+	# re-create the device as an administrator would.
+	run_on "$LAST" sh -c 'ip link set eth0 up && rdma link delete rxe0 &&
+		rdma link add rxe0 type rxe netdev eth0' || rc=1
 	return $rc
 }
 
@@ -277,7 +281,7 @@ test_rmmod_resolve_pending() {
 # active (towards higher ids) and passive (from lower ids).
 test_rmmod_mid_connect() {
 	local d rc=0 v=1
-	for d in 0 0.1 0.3 0.7 1.5 3; do
+	for d in 0 0.5 2; do
 		run_on $v "$NODE_SH" unload 60 || return 1
 		run_on $v "$NODE_SH" load || return 1
 		sleep "$d"
