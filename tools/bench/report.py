@@ -438,6 +438,7 @@ def parse_trace(path):
                     continue
                 ts = int(round(float(m.group(3)) * 1e9))
                 args = dict(re.findall(r"(\w+)=(\S+)", m.group(5)))
+                args["_label"] = ev_label(m.group(4), args, m.group(5))
                 ev.append((ts, m.group(4), args))
     except OSError:
         return None
@@ -445,9 +446,15 @@ def parse_trace(path):
     return ev
 
 
-def ev_label(name, args):
+def ev_label(name, args, rest):
+    """A short label: message events by type (and whether they carry a
+    page), coherence events by their message name."""
     label = name.replace("sdsm_", "")
-    if "type" in args:
+    if name.startswith("sdsm_coh_"):
+        words = [w for w in rest.split() if "=" not in w]
+        label += "(%s%s)" % (words[0] if words else "?",
+                             ",data" if args.get("data") == "1" else "")
+    elif "type" in args:
         label += "(type=%s%s)" % (args["type"],
                                   ",page" if args.get("page") == "1" else "")
     return label
@@ -481,15 +488,19 @@ def profile(raw):
         while k < len(ev0) and ev0[k][0] <= t1:
             inside.append(ev0[k])
             k += 1
-        key = tuple(ev_label(n, a) for _, n, a in inside)
+        key = tuple(a["_label"] for _, n, a in inside)
         stamps = [t0] + [t for t, _, _ in inside] + [t1]
         gaps = [(b - a) / 1000.0 for a, b in zip(stamps, stamps[1:])]
         seqs.setdefault(key, []).append(gaps)
     if not seqs:
         res["status"] = "failed: no faults"
         return res
-    # The issue's steps, from the first message sent to the last received.
-    req, wire, mapping = [], [], []
+    # The issue's steps.  Protocol (coh_*) events are preferred to
+    # transport (msg_*) ones when the module has both.
+    coh = any(n.startswith("sdsm_coh_") for _, n, _ in ev0)
+    kind = "sdsm_coh_" if coh else "sdsm_msg_"
+    per = {"trap": [], "request": [], "wire": [], "mapping": [],
+           "return": [], "kernel": []}
     j = 0
     for _, t0, t1 in faults:
         while j < len(ev0) and ev0[j][0] < t0:
@@ -499,12 +510,23 @@ def profile(raw):
         while k < len(ev0) and ev0[k][0] <= t1:
             inside.append(ev0[k])
             k += 1
-        sends = [t for t, n, _ in inside if n.endswith("send")]
-        recvs = [t for t, n, _ in inside if n.endswith("recv")]
-        if sends and recvs and recvs[-1] >= sends[0]:
-            req.append((sends[0] - t0) / 1000.0)
-            wire.append((recvs[-1] - sends[0]) / 1000.0)
-            mapping.append((t1 - recvs[-1]) / 1000.0)
+        sends = [t for t, n, _ in inside if n == kind + "send"]
+        recvs = [t for t, n, _ in inside if n == kind + "recv"]
+        begin = [t for t, n, _ in inside if n == "sdsm_fault_begin"]
+        end = [(t, a) for t, n, a in inside if n == "sdsm_fault_end"]
+        if not sends or not recvs or recvs[-1] < sends[0]:
+            continue
+        start = begin[0] if begin else t0
+        stop = end[-1][0] if end else t1
+        if begin:
+            per["trap"].append((begin[0] - t0) / 1000.0)
+        per["request"].append((sends[0] - start) / 1000.0)
+        per["wire"].append((recvs[-1] - sends[0]) / 1000.0)
+        per["mapping"].append((stop - recvs[-1]) / 1000.0)
+        if end:
+            per["return"].append((t1 - end[-1][0]) / 1000.0)
+            if "latency_ns" in end[-1][1]:
+                per["kernel"].append(int(end[-1][1]["latency_ns"]) / 1000.0)
     key, rows = max(seqs.items(), key=lambda kv: len(kv[1]))
     names = ["fault start (user)"] + list(key) + ["fault end (user)"]
     steps = []
@@ -515,34 +537,42 @@ def profile(raw):
                              "of": len(faults), "steps": steps}
     # Node 1 (the home): from each received message to the next message it
     # sends back to node 0: the home's processing time.
+    coh1 = any(n.startswith("sdsm_coh_") for _, n, _ in ev1)
+    kind1 = "sdsm_coh_" if coh1 else "sdsm_msg_"
     home = {}
     for i, (t, n, a) in enumerate(ev1):
-        if not n.endswith("recv") or a.get("node") != "0":
+        if n != kind1 + "recv" or a.get("node") != "0":
             continue
         for t2, n2, a2 in ev1[i + 1:i + 50]:
-            if n2.endswith("send") and a2.get("node") == "0":
-                home.setdefault("%s -> %s" % (ev_label(n, a),
-                                              ev_label(n2, a2)),
+            if n2 == kind1 + "send" and a2.get("node") == "0":
+                home.setdefault("%s -> %s" % (a["_label"], a2["_label"]),
                                 []).append((t2 - t) / 1000.0)
                 break
     res["home_processing"] = [{"pair": k, "count": len(v),
                                "median_us": statistics.median(v)}
                               for k, v in sorted(home.items(),
                                                  key=lambda kv: -len(kv[1]))]
-    if req:
+    if per["request"]:
+        med = {k: (statistics.median(v) if v else None)
+               for k, v in per.items()}
         total = statistics.median((t1 - t0) / 1000.0 for _, t0, t1 in faults)
         # Prefer the pair whose reply carries a page (not a heartbeat).
         pairs = sorted(res["home_processing"],
-                       key=lambda h: (",page" not in h["pair"], -h["count"]))
+                       key=lambda h: (not (",page" in h["pair"] or
+                                           ",data" in h["pair"]),
+                                      -h["count"]))
         hp = pairs[0]["median_us"] if pairs else None
-        w = statistics.median(wire)
         res["steps"] = {
-            "faults": len(req), "total_median_us": total,
-            "trap_and_request_us": statistics.median(req),
-            "request_to_reply_us": w,
+            "faults": len(per["request"]), "events": kind.rstrip("_"),
+            "total_median_us": total,
+            "kernel_fault_median_us": med["kernel"],
+            "trap_us": med["trap"],
+            "request_us": med["request"],
+            "request_to_reply_us": med["wire"],
             "home_processing_us": hp,
-            "transfer_us": (w - hp) if hp is not None else None,
-            "mapping_and_return_us": statistics.median(mapping)}
+            "transfer_us": (med["wire"] - hp) if hp is not None else None,
+            "mapping_us": med["mapping"],
+            "return_us": med["return"]}
     return res
 
 
@@ -556,19 +586,23 @@ def profile_text(p):
         return "\n".join(lines) + "\n"
     st = p.get("steps")
     if st:
-        lines.append("  per step (medians over %d faults; total %.1f us):"
-                     % (st["faults"], st["total_median_us"]))
-        lines.append("    trap + request (load -> first message sent) "
-                     "%9.1f us" % st["trap_and_request_us"])
-        lines.append("    request sent -> reply received (node 0)     "
-                     "%9.1f us" % st["request_to_reply_us"])
-        if st["home_processing_us"] is not None:
-            lines.append("      of which home processing (node 1)       "
-                         "%9.1f us" % st["home_processing_us"])
-            lines.append("      of which transfer (both directions)     "
-                         "%9.1f us" % st["transfer_us"])
-        lines.append("    mapping + return (reply -> load done)       "
-                     "%9.1f us" % st["mapping_and_return_us"])
+        lines.append("  per step, medians over %d faults (user-timed total "
+                     "%.1f us%s):" % (
+                         st["faults"], st["total_median_us"],
+                         "; in-kernel %.1f us" % st["kernel_fault_median_us"]
+                         if st["kernel_fault_median_us"] is not None else ""))
+
+        def row(name, v):
+            if v is not None:
+                lines.append("    %-48s %9.1f us" % (name, v))
+        row("trap (load -> fault_begin)", st["trap_us"])
+        row("request (-> first %s send)" % st["events"], st["request_us"])
+        row("request sent -> reply received", st["request_to_reply_us"])
+        row("  of which home processing (node 1)", st["home_processing_us"])
+        row("  of which transfer, both ways", st["transfer_us"])
+        row("mapping (reply -> fault_end)" if st["return_us"] is not None
+            else "mapping + return (reply -> load done)", st["mapping_us"])
+        row("return to user (fault_end -> load done)", st["return_us"])
     s = p["node0_sequence"]
     lines.append("  node 0 (faulting), %d of %d faults had this event "
                  "sequence; median per step:" % (

@@ -71,11 +71,21 @@ ok "$bad" "every status is ok ($(cat "$TMP"/full/out/status.* | sort | uniq -c |
 pf=$TMP/full/out/profile/read_fault.txt
 awk '/^#/ { print; next } { t = $2 + $1 * 2000000; printf "%d %.0f %.0f\n", $1, t, t + 1000000 }' \
 	"$pf" > "$pf.new" && mv "$pf.new" "$pf"
-awk '!/^#/ { t0 = $2 / 1e9; t1 = $3 / 1e9; d = (t1 - t0) / 4;
-	printf "   sdsm_bench-42 [000] ..... %.6f: sdsm_msg_send: node=1 type=3 len=16 page=0 seq=%d\n", t0 + d, NR;
-	printf "   kworker/0:1-7 [000] ..... %.6f: sdsm_msg_recv: node=1 type=4 len=4112 page=1 seq=%d\n", t0 + 2 * d, NR }' \
+awk '!/^#/ { t0 = $2 / 1e9; d = 0.0001;
+	printf "   sdsm_bench-42 [000] ..... %.6f: sdsm_fault_begin: addr=0x7f0000%03x000 region=3 page=%d write=0\n", t0 + d, $1, $1;
+	printf "   sdsm_bench-42 [000] ..... %.6f: sdsm_coh_send: node=1 region=3 page=%d READ seq=%d data=0\n", t0 + 3 * d, $1, NR;
+	printf "   sdsm_bench-42 [000] ..... %.6f: sdsm_msg_send: node=1 type=32 len=40 page=0 seq=%d\n", t0 + 3 * d, NR;
+	printf "   kworker/0:1-7 [000] ..... %.6f: sdsm_msg_recv: node=1 type=33 len=4136 page=1 seq=%d\n", t0 + 8 * d, NR;
+	printf "   kworker/0:1-7 [000] ..... %.6f: sdsm_coh_recv: node=1 region=3 page=%d DATA seq=%d data=1\n", t0 + 8 * d, $1, NR;
+	printf "   sdsm_bench-42 [000] ..... %.6f: sdsm_fault_end: addr=0x7f0000%03x000 region=3 page=%d write=0 latency_ns=800000 result=0\n", t0 + 9 * d, $1, $1 }' \
 	"$TMP/full/out/profile/read_fault.txt" > "$TMP/full/out/profile/trace.node0"
-printf '   kworker/0:1-9 [000] ..... 100.000100: sdsm_msg_recv: node=0 type=3 len=16 page=0 seq=1\n   kworker/0:1-9 [000] ..... 100.000350: sdsm_msg_send: node=0 type=4 len=4112 page=1 seq=1\n' \
+printf '%s\n' \
+	'   kworker/0:1-9 [000] ..... 100.000100: sdsm_msg_recv: node=0 type=32 len=40 page=0 seq=1' \
+	'   kworker/0:1-9 [000] ..... 100.000100: sdsm_coh_recv: node=0 region=3 page=0 READ seq=1 data=0' \
+	'   kworker/0:1-9 [000] ..... 100.000300: sdsm_coh_send: node=0 region=3 page=0 DATA seq=1 data=1' \
+	'   kworker/0:1-9 [000] ..... 100.000300: sdsm_msg_send: node=0 type=33 len=4136 page=1 seq=1' \
+	'   kworker/0:1-9 [000] ..... 101.000100: sdsm_msg_recv: node=0 type=2 len=16 page=0 seq=2' \
+	'   kworker/0:1-9 [000] ..... 101.000110: sdsm_msg_send: node=0 type=2 len=16 page=0 seq=2' \
 	> "$TMP/full/out/profile/trace.node1"
 
 python3 "$BENCH/report.py" "$TMP/full/out" "$TMP/full/report" \
@@ -115,14 +125,15 @@ p = json.load(open(sys.argv[1]))["profile"]
 s = p["node0_sequence"]
 assert s["faults_with_this_sequence"] == s["of"] == 16, s
 names = [x["to"] for x in s["steps"]]
-assert names[0] == "msg_send(type=3)" and names[1] == "msg_recv(type=4,page)", names
+assert names[:3] == ["fault_begin", "coh_send(READ)", "msg_send(type=32)"], names
 h = p["home_processing"][0]
-assert abs(h["median_us"] - 250) < 1, h
+assert h["pair"] == "coh_recv(READ) -> coh_send(DATA,data)", h
 st = p["steps"]
-assert abs(st["trap_and_request_us"] - 250) < 1, st
-assert abs(st["request_to_reply_us"] - 250) < 1, st
-assert abs(st["transfer_us"] - 0) < 1, st
-assert abs(st["mapping_and_return_us"] - 500) < 1, st
+for k, v in (("trap_us", 100), ("request_us", 200), ("request_to_reply_us", 500),
+             ("home_processing_us", 200), ("transfer_us", 300),
+             ("mapping_us", 100), ("return_us", 100),
+             ("kernel_fault_median_us", 800)):
+    assert abs(st[k] - v) < 1, (k, st)
 PY
 ok $? "the profile breaks a traced fault down by tracepoint"
 
