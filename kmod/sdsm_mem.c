@@ -91,9 +91,13 @@ static int sdsm_fs_init_fs_context(struct fs_context *fc)
 	return init_pseudo(fc, 0x5344534d) ? 0 : -ENOMEM;
 }
 
+/*
+ * No .owner: a pinned mount would hold a module reference for as long as
+ * the module is loaded and rmmod could never succeed; sdsm_mem_exit()
+ * releases the mount before the module's text goes away.
+ */
 static struct file_system_type sdsm_fs_type = {
 	.name = "sdsm",
-	.owner = THIS_MODULE,
 	.init_fs_context = sdsm_fs_init_fs_context,
 	.kill_sb = kill_anon_super,
 };

@@ -4,7 +4,10 @@
  * Documentation/ABI/testing/sysfs-kernel-sdsm):
  *
  *   node_id, nr_nodes
- *   nodes/<n>/{addr,state,rtt_us,tx_msgs,rx_msgs,tx_bytes,rx_bytes}
+ *   nodes/<n>/{addr,state,rtt_us,tx_msgs,rx_msgs,tx_bytes,rx_bytes,
+ *             homed_pages}
+ *
+ * stats/ is sdsm_stats.c's, regions/ is sdsm_region.c's.
  *
  * Every file is read-only.  A node directory is named by its id, which is
  * how its show functions find the struct sdsm_peer.  The directories are
@@ -16,6 +19,7 @@
 #include <linux/sysfs.h>
 
 #include "sdsm.h"
+#include "sdsm_mem.h"
 
 static ssize_t node_id_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -122,7 +126,20 @@ static struct sdsm_counter_attr sdsm_attr_rx_bytes = {
 	.offset = offsetof(struct sdsm_peer, rx_bytes),
 };
 
+/* Pages this node knows to be homed at the node (sdsm_mem.c counts). */
+static ssize_t homed_pages_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	struct sdsm_peer *peer = sdsm_kobj_peer(kobj);
+
+	if (!peer)
+		return -ENODEV;
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&sdsm_homed_pages[peer->id]));
+}
+
 static struct kobj_attribute sdsm_attr_addr = __ATTR_RO(addr);
+static struct kobj_attribute sdsm_attr_homed_pages = __ATTR_RO(homed_pages);
 static struct kobj_attribute sdsm_attr_state = __ATTR_RO(state);
 static struct kobj_attribute sdsm_attr_rtt_us = __ATTR_RO(rtt_us);
 
@@ -134,6 +151,7 @@ static struct attribute *sdsm_node_attrs[] = {
 	&sdsm_attr_rx_msgs.attr.attr,
 	&sdsm_attr_tx_bytes.attr.attr,
 	&sdsm_attr_rx_bytes.attr.attr,
+	&sdsm_attr_homed_pages.attr,
 	NULL,
 };
 
