@@ -15,7 +15,8 @@ CFLAGS	+= -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11
 export CC CFLAGS KVER KDIR CACHE SRCDIR
 
 # Kernel and uapi sources that checkpatch and sparse judge.
-KSRC	= $(wildcard kmod/*.c kmod/*.h) uapi/linux/sdsm.h
+KSRC	= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h)) \
+	  uapi/linux/sdsm.h
 
 .PHONY: all deps module userspace linux-source checkpatch sparse unit \
 	selftests check demo bench clean

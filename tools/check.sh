@@ -42,8 +42,9 @@ result() {
 	fi
 }
 
-# count_tap LOG PREFIX: add the top-level TAP results found in LOG.
-# Nested kselftest lines start with '#' and are not counted twice.
+# count_tap LOG PREFIX: add the top-level TAP results found in LOG to the
+# totals and leave their number in $tap_n (no subshell: the totals are
+# globals).  Nested kselftest lines start with '#' and are not counted twice.
 count_tap() {
 	local line name n=0
 	while IFS= read -r line; do
@@ -68,7 +69,7 @@ count_tap() {
 			;;
 		esac
 	done < "$1"
-	echo "$n"
+	tap_n=$n
 }
 
 # step NAME SECONDS CMD...: run CMD bounded, log to $logdir/NAME.log.
@@ -131,7 +132,8 @@ fi
 if want unit; then
 	step unit 1200 make -s unit
 	rc=$?
-	n=$(count_tap "$logdir/unit.log" unit)
+	count_tap "$logdir/unit.log" unit
+	n=$tap_n
 	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/unit.log"; }; then
 		show_tail "$logdir/unit.log"
 		result "host unit tests ran (status $rc, $n results)" 1
@@ -142,7 +144,8 @@ fi
 if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
 	step vcluster 1200 tools/vcluster/selftest.sh
 	rc=$?
-	n=$(count_tap "$logdir/vcluster.log" vcluster)
+	count_tap "$logdir/vcluster.log" vcluster
+	n=$tap_n
 	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/vcluster.log"; }; then
 		show_tail "$logdir/vcluster.log"
 		result "vcluster self-test ran (status $rc, $n results)" 1
@@ -154,7 +157,8 @@ if want cluster; then
 		--timeout 2700 --out "$logdir/cluster" -- \
 		selftests/sdsm/run_cluster_tests.sh
 	rc=$?
-	n=$(count_tap "$logdir/cluster.log" cluster)
+	count_tap "$logdir/cluster.log" cluster
+	n=$tap_n
 	# vcluster exit 4: some node's kernel log showed an oops, WARNING,
 	# BUG, lockdep or hung-task report.  That is a failure of its own.
 	if [ $rc -eq 4 ]; then
