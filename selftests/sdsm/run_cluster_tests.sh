@@ -36,6 +36,11 @@ ALL_TESTS="all_up kselftest rtt_and_counters page_payload module_reload
 rdma_link_delete rmmod_peer_unreachable rmmod_resolve_pending
 rmmod_mid_connect bad_params"
 
+# Coherent memory, regions and placement (issue 3): test_mem_* functions.
+# shellcheck source=selftests/sdsm/mem_tests.sh
+. "$HERE/mem_tests.sh" || { echo "Bail out! mem_tests.sh"; exit 1; }
+ALL_TESTS="$ALL_TESTS $MEM_TESTS"
+
 log() {
 	echo "$*"
 }
@@ -339,6 +344,10 @@ node_id=0 nodes=\$SDSM_NODES port=65536|port=65536 out of range 1..65535
 node_id=0 nodes=\$SDSM_NODES heartbeat_ms=5|heartbeat_ms=5 out of range 10..60000
 node_id=0 nodes=\$SDSM_NODES peer_timeout_ms=600|peer_timeout_ms=600 out of range 1000..600000
 node_id=0 nodes=\$SDSM_NODES heartbeat_ms=100 peer_timeout_ms=700000|peer_timeout_ms=700000 out of range 200..600000
+node_id=0 nodes=\$SDSM_NODES fault_timeout_ms=50|fault_timeout_ms=50 out of range 100..600000
+node_id=0 nodes=\$SDSM_NODES default_region_mb=0|default_region_mb=0 out of range 1..65536
+node_id=0 nodes=\$SDSM_NODES default_region_mb=70000|default_region_mb=70000 out of range 1..65536
+node_id=0 nodes=\$SDSM_NODES max_region_mb=0|max_region_mb=0 out of range 1..1048576
 EOF
 	return $rc
 }

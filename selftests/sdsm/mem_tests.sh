@@ -1,0 +1,329 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# mem_tests.sh - cluster tests of coherent memory, regions and placement
+# (issue 3).  Sourced by run_cluster_tests.sh, which provides run_on, nodes,
+# others, log, now_ms, N, LAST, NODE_SH and restores the cluster after each
+# test; each test_mem_* returns 0 on success.  Every wait is bounded; sizes
+# are small because the guests are slow TCG VMs.
+#
+# Offsets into the default region are chosen per test so that tests do not
+# see each other's data (the module is not reloaded between tests).  The
+# default region interleaves page by page: page k is homed at node k % N.
+
+MEM_UTIL=$HERE/sdsm_mem_util
+MEM_TEST=$HERE/sdsm_mem_test
+PG=4096
+
+# shellcheck disable=SC2034 # used by run_cluster_tests.sh
+MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
+mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
+mem_placement mem_set_policy mem_fio mem_big_region mem_node_leaves"
+
+mu() {
+	local k=$1
+	shift
+	run_on "$k" "$MEM_UTIL" "$@"
+}
+
+stat_of() {
+	run_on "$1" cat "/sys/kernel/sdsm/stats/$2"
+}
+
+# C kselftest of bad input, mmap rules and the region lifecycle, per node.
+test_mem_kselftest() {
+	local k rc=0
+	for k in $(nodes); do
+		run_on "$k" "$MEM_TEST" || rc=1
+	done
+	return $rc
+}
+
+# Write on one node, read on every other; then the other way round.
+test_mem_visibility() {
+	local base=$((1024 * PG)) k v rc=0
+	mu 0 poke $base 4242 || return 1
+	for k in $(others 0); do
+		v=$(mu "$k" peek $base) || return 1
+		[ "$v" = 4242 ] || { log "node $k reads $v, not 4242"; rc=1; }
+	done
+	mu "$LAST" poke $base 4343 || return 1
+	for k in $(nodes); do
+		v=$(mu "$k" peek $base)
+		[ "$v" = 4343 ] || { log "node $k reads $v, not 4343"; rc=1; }
+	done
+	# 64 pages: every home, fetched, then rewritten elsewhere.
+	mu 1 fill $((base + PG)) $((64 * PG)) 11 || return 1
+	for k in $(others 1); do
+		mu "$k" check $((base + PG)) $((64 * PG)) 11 || rc=1
+	done
+	mu 0 fill $((base + PG)) $((64 * PG)) 12 || return 1
+	for k in $(nodes); do
+		mu "$k" check $((base + PG)) $((64 * PG)) 12 || rc=1
+	done
+	run_on 1 cat /sys/kernel/sdsm/stats/fault_latency_hist |
+		awk '$2 > 0 { printf "# latency %s us: %s\n", $1, $2 }'
+	return $rc
+}
+
+# A region created on one node is opened by name, mapped and shared on all.
+test_mem_region_by_name() {
+	local name=vis.$$ k out v rc=0
+	out=$(mu 1 create $name $((16 * PG)) first) || return 1
+	log "created on node 1: id offset = $out"
+	for k in $(nodes); do
+		v=$(run_on "$k" cat "/sys/kernel/sdsm/regions/${out%% *}/name")
+		[ "$v" = "$name" ] || { log "node $k: sysfs name '$v'"; rc=1; }
+	done
+	mu 2 -r $name poke $((3 * PG)) 777 || rc=1
+	for k in 0 1; do
+		v=$(mu "$k" -r $name peek $((3 * PG)))
+		[ "$v" = 777 ] || { log "node $k reads $v"; rc=1; }
+	done
+	# Same name, other length: EEXIST from any node.
+	if mu 0 create $name $((32 * PG)) first 2>/dev/null; then
+		log "second create with another length succeeded"
+		rc=1
+	fi
+	mu 0 -r $name destroy $name || rc=1
+	for k in $(nodes); do
+		if run_on "$k" test -e "/sys/kernel/sdsm/regions/${out%% *}"; then
+			log "node $k still has the region"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+# Message passing: data then flag on pages with different homes; a reader
+# on a third node must never see the flag before the data.
+test_mem_litmus_mp() {
+	local off=$((2048 * PG)) iters=150 rc=0 pid
+	mu 0 poke $off 0 && mu 0 poke $((off + PG)) 0 || return 1
+	run_on 2 "$MEM_UTIL" mp_reader $off $iters 150000 &
+	pid=$!
+	sleep 1
+	mu 1 mp_writer $off $iters || rc=1
+	wait $pid || rc=1
+	return $rc
+}
+
+# Each node increments its own word of one page; all counts must survive.
+test_mem_false_sharing() {
+	local off=$((3072 * PG)) iters=60 k pids="" v rc=0
+	mu 0 fill $off $PG 0 >/dev/null
+	for k in $(nodes); do
+		mu "$k" poke $((off + 8 * k)) 0 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$MEM_UTIL" falseshare $off "$k" $iters &
+		pids="$pids $!"
+	done
+	for k in $pids; do
+		wait "$k" || rc=1
+	done
+	for k in $(nodes); do
+		v=$(mu 0 peek $((off + 8 * k)))
+		[ "$v" = $iters ] || { log "slot $k = $v, not $iters"; rc=1; }
+	done
+	log "invalidations received on node 0: $(stat_of 0 invalidations_received)"
+	return $rc
+}
+
+# Four processes per node fill disjoint ranges at once; a node checks all.
+test_mem_many_procs() {
+	local base=$((4096 * PG)) k rc=0
+	for k in $(nodes); do
+		run_on "$k" sh -c "for p in 0 1 2 3; do $MEM_UTIL fill \$(( $base + ($k * 4 + \$p) * 8 * $PG )) $((8 * PG)) 21 & done; wait" || rc=1
+	done
+	for k in $(nodes); do
+		mu $(( (k + 1) % N )) check $((base + k * 32 * PG)) $((32 * PG)) 21 || rc=1
+	done
+	return $rc
+}
+
+# A forked child shares the mapping and sees a remote write (invalidation
+# reaches it through the shared address_space).
+test_mem_fork() {
+	local off=$((5120 * PG)) pid out rc=0
+	mu 0 poke $off 5 || return 1
+	run_on 0 "$MEM_UTIL" fork_watch $off 5 60000 > /tmp/mem_fork.$$ &
+	pid=$!
+	wait_until 30 grep -q child-ready /tmp/mem_fork.$$ || rc=1
+	mu 1 poke $off 6 || rc=1
+	wait $pid || rc=1
+	out=$(tail -n 1 /tmp/mem_fork.$$)
+	rm -f /tmp/mem_fork.$$
+	[ "$out" = 6 ] || { log "child read '$out', not 6"; rc=1; }
+	return $rc
+}
+
+# Processes killed and unmapping while invalidations fly; then rmmod works
+# everywhere (no leaked reference, no oops).
+test_mem_unmap_exit_inflight() {
+	local off=$((6144 * PG)) k rc=0
+	for k in $(nodes); do
+		run_on "$k" sh -c "for p in 1 2 3; do timeout -s KILL \$((p + 1)) $MEM_UTIL touch_loop $off $((16 * PG)) 8000 & done; $MEM_UTIL touch_loop $off $((16 * PG)) 3000; wait; true" &
+	done
+	wait
+	for k in $(nodes); do
+		v=$(run_on "$k" cat /sys/module/sdsm/refcnt)
+		[ "$v" = 0 ] || { log "node $k: refcnt $v"; rc=1; }
+		if run_on "$k" sh -c 'dmesg | grep -q "BUG\|WARNING\|Oops"'; then
+			log "node $k: kernel warning"
+			rc=1
+		fi
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}
+
+# Each policy places a page where it says; QUERY_HOME agrees on all nodes.
+test_mem_placement() {
+	local t=pl.$$ k h rc=0 f0 f1
+	expect_home() {	# region page from-node want
+		local got
+		got=$(mu "$3" -r "$1" home $(($2 * PG)))
+		[ "$got" = "$4" ] || { log "$1 page $2 from node $3: home $got, want $4"; rc=1; }
+	}
+	f0=$(stat_of 2 write_faults_remote)
+	mu 0 create $t.ft $((8 * PG)) first >/dev/null || return 1
+	expect_home $t.ft 0 1 -2		# no home before the first touch
+	mu 2 -r $t.ft poke 0 1 || rc=1
+	for k in $(nodes); do expect_home $t.ft 0 "$k" 2; done
+	mu 1 -r $t.ft peek $PG >/dev/null || rc=1
+	expect_home $t.ft 1 0 1
+
+	mu 0 create $t.bind $((8 * PG)) bind 0x2 >/dev/null || return 1
+	mu 0 -r $t.bind poke 0 1 || rc=1	# node 0 not in the mask
+	mu 2 -r $t.bind poke $PG 1 || rc=1
+	mu 1 -r $t.bind poke $((2 * PG)) 1 || rc=1
+	for k in $(nodes); do
+		expect_home $t.bind 0 "$k" 1
+		expect_home $t.bind 1 "$k" 1
+		expect_home $t.bind 2 "$k" 1
+	done
+
+	mu 0 create $t.pref $((8 * PG)) preferred 2 >/dev/null || return 1
+	mu 0 -r $t.pref poke 0 1 || rc=1
+	mu 1 -r $t.pref poke $PG 1 || rc=1
+	expect_home $t.pref 0 1 2
+	expect_home $t.pref 1 0 2
+
+	mu 1 create $t.il $((8 * PG)) interleave 0x5 8192 >/dev/null || return 1
+	for k in 0 1 2 3 4 5; do
+		h=$(( (k / 2) % 2 == 0 ? 0 : 2 ))
+		expect_home $t.il $k 1 $h	# known before any touch
+	done
+	mu 2 -r $t.il fill 0 $((6 * PG)) 3 || rc=1
+	mu 0 -r $t.il check 0 $((6 * PG)) 3 || rc=1
+	h=$(run_on 0 cat /sys/kernel/sdsm/nodes/2/homed_pages)
+	[ "$h" -ge 2 ] || { log "node 0 knows $h pages homed at node 2"; rc=1; }
+
+	f1=$(stat_of 2 write_faults_remote)
+	[ "$f1" -gt "$f0" ] || { log "write_faults_remote did not move"; rc=1; }
+	for k in ft bind pref il; do
+		mu 0 -r $t.$k destroy $t.$k || rc=1
+	done
+	return $rc
+}
+
+# SET_POLICY before the first touch takes effect; touched pages keep homes.
+test_mem_set_policy() {
+	local off=$((7168 * PG)) k got rc=0
+	# Page off+PG is homed at its interleave node once touched.
+	mu 0 poke $((off + PG)) 9 || return 1
+	mu 0 setpol $off $((8 * PG)) first || return 1
+	got=$(mu 2 home $((off + 2 * PG)))
+	[ "$got" = -2 ] || { log "untouched page after SET_POLICY: home $got, want -2"; rc=1; }
+	mu 2 poke $((off + 2 * PG)) 1 || rc=1
+	mu 1 poke $((off + 3 * PG)) 1 || rc=1
+	for k in $(nodes); do
+		got=$(mu "$k" home $((off + 2 * PG)) $((off + 3 * PG)) $((off + PG)) | tr '\n' ' ')
+		[ "$got" = "2 1 $(( (7168 + 1) % N )) " ] ||
+			{ log "node $k: homes $got"; rc=1; }
+	done
+	v=$(mu 1 peek $((off + PG)))
+	[ "$v" = 9 ] || { log "touched page reads $v"; rc=1; }
+	return $rc
+}
+
+# fio over the mmap engine: write on one node, verify on another.
+test_mem_fio() {
+	local rc=0 rw
+	command -v fio >/dev/null || { log "fio missing"; return 1; }
+	for rw in write randwrite; do
+		run_on 1 fio --name=sdsm --ioengine=mmap --filename=/dev/sdsm \
+			--offset=48M --size=8M --bs=4k --rw=$rw --randrepeat=1 \
+			--verify=crc32c --do_verify=0 --output-format=terse \
+			>/dev/null || { log "fio $rw on node 1 failed"; rc=1; }
+		run_on 2 fio --name=sdsm --ioengine=mmap --filename=/dev/sdsm \
+			--offset=48M --size=8M --bs=4k --rw=$rw --randrepeat=1 \
+			--verify=crc32c --verify_only --verify_fatal=1 \
+			--output-format=terse >/dev/null ||
+			{ log "fio verify of $rw on node 2 failed"; rc=1; }
+	done
+	return $rc
+}
+
+# 258 MiB interleaved over 3 nodes in 86 MiB blocks: each node fills the
+# block it homes, then every node verifies a sample of the others' blocks.
+test_mem_big_region() {
+	local name=big.$$ blk=$((86 << 20)) k j rc=0 t0
+	[ "$N" = 3 ] || { log "needs 3 nodes"; return 0; }
+	mu 0 create $name $((3 * blk)) interleave 0x7 $blk >/dev/null || return 1
+	t0=$(now_ms)
+	for k in $(nodes); do
+		mu "$k" -r $name fill $((k * blk)) $blk 31 &
+	done
+	wait || rc=1
+	log "filled 258 MiB in $(( $(now_ms) - t0 )) ms"
+	t0=$(now_ms)
+	for k in $(nodes); do
+		for j in $(others "$k"); do
+			mu "$k" -r $name check $((j * blk)) $blk 31 97 || rc=1
+		done
+	done
+	log "verified a 1/97 sample in $(( $(now_ms) - t0 )) ms"
+	for k in $(nodes); do
+		log "node $k: region pages_homed $(run_on "$k" sh -c "cat /sys/kernel/sdsm/regions/*/pages_homed | tr '\n' ' '")"
+	done
+	mu 0 -r $name destroy $name || rc=1
+	return $rc
+}
+
+# A node leaves: faults on pages homed there get SIGBUS within the timeout,
+# pages homed elsewhere keep working, rmmod works everywhere afterwards.
+test_mem_node_leaves() {
+	local off=$((8192 * PG)) k ms rc=0 gone=$LAST
+	# off is homed at node (8192 % N); pick pages homed at each node.
+	local p0=$(( off + ((0 - 8192 % N + N) % N) * PG ))
+	local pg=$(( off + ((gone - 8192 % N + N) % N) * PG ))
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" load fault_timeout_ms=3000 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
+	done
+	mu 0 poke $pg 1 || return 1	# node 0 caches a page homed at $gone
+	run_on "$gone" "$NODE_SH" unload 60 || return 1
+	for k in $(others "$gone"); do
+		run_on "$k" "$NODE_SH" wait_not_up "$gone" "$DOWN_SEC" || rc=1
+		ms=$(mu "$k" expect_sigbus $pg 20000) ||
+			{ log "node $k: no SIGBUS on page homed at $gone"; rc=1; }
+		log "node $k: SIGBUS after ${ms:-?} ms"
+		ms=$(mu "$k" expect_sigbus $((pg + N * PG)) 20000) ||
+			{ log "node $k: no SIGBUS on an untouched page"; rc=1; }
+	done
+	mu 1 poke $p0 55 || rc=1
+	[ "$(mu 0 peek $p0)" = 55 ] || { log "page homed at 0 broken"; rc=1; }
+	for k in $(others "$gone"); do
+		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sdsm_mem_util - small actions on sdsm coherent memory for the cluster
+ * tests (run_cluster_tests.sh drives several nodes with them).
+ *
+ *   sdsm_mem_util [-r NAME] CMD ARGS...
+ *
+ * -r NAME works in the named region (opened by name), else the default
+ * region.  Offsets are bytes from the start of the region.  Exit status 0
+ * on success, 1 on a failed check, 2 on a usage or system error.
+ *
+ *   info                          node_id nr_nodes features (hex)
+ *   create NAME LEN MODE [MASK [BLOCK|NODE]]  prints "ID OFFSET"
+ *                                 MODE: interleave bind preferred first
+ *   destroy NAME                  destroy by name
+ *   fill OFF LEN SEED             write pattern words
+ *   check OFF LEN SEED [STEP]     verify them (every STEP-th page)
+ *   poke OFF VAL / peek OFF       one u64
+ *   waitval OFF VAL MS            read until *OFF == VAL, at most MS ms
+ *   mp_writer OFF ITER            message passing: data page OFF, flag page
+ *                                 OFF+4096; data=i then flag=i
+ *   mp_reader OFF ITER MS         check data >= flag while flag < ITER
+ *   falseshare OFF SLOT ITER      increment u64 slot SLOT of page OFF ITER
+ *                                 times, each a read-modify-write
+ *   home OFF...                   SDSM_IOC_QUERY_HOME, one line per OFF
+ *   setpol OFF LEN MODE [MASK [BLOCK|NODE]]   SDSM_IOC_SET_POLICY
+ *   fork_watch OFF OLD MS         fork; the child waits until *OFF != OLD
+ *                                 and prints it; parent waits for the child
+ *   expect_sigbus OFF MS          read OFF; succeed if SIGBUS arrives (prints
+ *                                 the ms it took) within MS ms
+ *   touch_loop OFF LEN MS         read and write every page until MS pass
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/sdsm.h>
+
+static int fd = -1;
+static uint64_t region_off;	/* mmap offset of the region */
+static uint64_t region_len;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "sdsm_mem_util: %s: %s\n", what, strerror(errno));
+	exit(2);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static uint64_t num(const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 0);
+
+	if (*end == 'k' || *end == 'K')
+		v <<= 10;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20;
+	else if (*end)
+		fprintf(stderr, "sdsm_mem_util: bad number '%s'\n", s), exit(2);
+	return v;
+}
+
+static volatile uint64_t *map(uint64_t off, uint64_t len)
+{
+	uint64_t a = off & ~4095ULL, l = (off - a + len + 4095) & ~4095ULL;
+	char *p;
+
+	p = mmap(NULL, l, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 region_off + a);
+	if (p == MAP_FAILED)
+		die("mmap");
+	return (volatile uint64_t *)(p + (off - a));
+}
+
+static uint64_t pattern(uint64_t seed, uint64_t off)
+{
+	return (seed * 0x9e3779b97f4a7c15ULL) ^ (off * 0xff51afd7ed558ccdULL) ^
+	       off;
+}
+
+static int parse_policy(int argc, char **argv, struct sdsm_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (argc < 1)
+		return -1;
+	if (!strcmp(argv[0], "interleave"))
+		p->mode = SDSM_POLICY_INTERLEAVE;
+	else if (!strcmp(argv[0], "bind"))
+		p->mode = SDSM_POLICY_BIND;
+	else if (!strcmp(argv[0], "preferred"))
+		p->mode = SDSM_POLICY_PREFERRED;
+	else if (!strcmp(argv[0], "first"))
+		p->mode = SDSM_POLICY_FIRST_TOUCH;
+	else
+		return -1;
+	if (p->mode == SDSM_POLICY_PREFERRED) {
+		if (argc > 1)
+			p->preferred_node = num(argv[1]);
+		return 0;
+	}
+	if (argc > 1 && p->mode != SDSM_POLICY_FIRST_TOUCH)
+		p->nodemask = num(argv[1]);
+	if (argc > 2 && p->mode == SDSM_POLICY_INTERLEAVE)
+		p->block_size = num(argv[2]);
+	return 0;
+}
+
+static int open_region(const char *name)
+{
+	struct sdsm_region_info info = { .size = sizeof(info) };
+
+	strncpy(info.name, name, sizeof(info.name) - 1);
+	if (ioctl(fd, SDSM_IOC_REGION_OPEN, &info))
+		return -1;
+	region_off = info.offset;
+	region_len = info.length;
+	return info.region_id;
+}
+
+static sigjmp_buf sigbus_jmp;
+
+static void on_sigbus(int sig)
+{
+	siglongjmp(sigbus_jmp, 1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *region = NULL;
+	const char *cmd;
+	uint64_t i;
+
+	if (argc > 2 && !strcmp(argv[1], "-r")) {
+		region = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "usage: sdsm_mem_util [-r NAME] CMD ARGS... (see the source)\n");
+		return 2;
+	}
+	cmd = argv[1];
+	argv += 2;
+	argc -= 2;
+	fd = open("/dev/sdsm", O_RDWR);
+	if (fd < 0)
+		die("open /dev/sdsm");
+	if (region && open_region(region) < 0)
+		die("SDSM_IOC_REGION_OPEN");
+
+	if (!strcmp(cmd, "info")) {
+		struct sdsm_info info = { .size = sizeof(info) };
+
+		if (ioctl(fd, SDSM_IOC_GET_INFO, &info))
+			die("SDSM_IOC_GET_INFO");
+		printf("%u %u %llx\n", info.node_id, info.nr_nodes,
+		       (unsigned long long)info.features);
+		return 0;
+	}
+	if (!strcmp(cmd, "create") && argc >= 3) {
+		struct sdsm_region_create c = { .size = sizeof(c) };
+
+		strncpy(c.name, argv[0], sizeof(c.name) - 1);
+		c.length = num(argv[1]);
+		if (parse_policy(argc - 2, argv + 2, &c.policy))
+			return 2;
+		if (ioctl(fd, SDSM_IOC_REGION_CREATE, &c))
+			die("SDSM_IOC_REGION_CREATE");
+		printf("%u %llu\n", c.region_id, (unsigned long long)c.offset);
+		return 0;
+	}
+	if (!strcmp(cmd, "destroy") && argc >= 1) {
+		struct sdsm_region_destroy d = { .size = sizeof(d) };
+		int id = open_region(argv[0]);
+
+		if (id < 0)
+			die("SDSM_IOC_REGION_OPEN");
+		d.region_id = id;
+		if (ioctl(fd, SDSM_IOC_REGION_DESTROY, &d))
+			die("SDSM_IOC_REGION_DESTROY");
+		return 0;
+	}
+	if ((!strcmp(cmd, "fill") || !strcmp(cmd, "check")) && argc >= 3) {
+		uint64_t off = num(argv[0]), len = num(argv[1]);
+		uint64_t seed = num(argv[2]), step = 1, bad = 0;
+		volatile uint64_t *p = map(off, len);
+
+		if (argc > 3)
+			step = num(argv[3]) ? num(argv[3]) : 1;
+		for (i = 0; i < len / 8; i++) {
+			uint64_t want = pattern(seed, off + i * 8);
+
+			if (cmd[0] == 'f') {
+				p[i] = want;
+				continue;
+			}
+			if ((i * 8 / 4096) % step) {
+				i += 4096 / 8 - 1;
+				continue;
+			}
+			if (p[i] != want && !bad++)
+				fprintf(stderr, "mismatch at offset %" PRIu64 ": %" PRIx64 " != %" PRIx64 "\n",
+					off + i * 8, p[i], want);
+		}
+		if (bad) {
+			fprintf(stderr, "%" PRIu64 " words wrong\n", bad);
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(cmd, "poke") && argc >= 2) {
+		*map(num(argv[0]), 8) = num(argv[1]);
+		return 0;
+	}
+	if (!strcmp(cmd, "peek") && argc >= 1) {
+		printf("%" PRIu64 "\n", *map(num(argv[0]), 8));
+		return 0;
+	}
+	if (!strcmp(cmd, "waitval") && argc >= 3) {
+		volatile uint64_t *p = map(num(argv[0]), 8);
+		uint64_t want = num(argv[1]), end = now_ms() + num(argv[2]);
+
+		while (*p != want) {
+			if (now_ms() > end) {
+				fprintf(stderr, "value %" PRIu64 ", not %" PRIu64 "\n",
+					*p, want);
+				return 1;
+			}
+			usleep(1000);
+		}
+		return 0;
+	}
+	if (!strcmp(cmd, "mp_writer") && argc >= 2) {
+		uint64_t off = num(argv[0]), n = num(argv[1]);
+		volatile uint64_t *data = map(off, 8);
+		volatile uint64_t *flag = map(off + 4096, 8);
+
+		for (i = 1; i <= n; i++) {
+			*data = i;
+			__sync_synchronize();
+			*flag = i;
+			__sync_synchronize();
+		}
+		return 0;
+	}
+	if (!strcmp(cmd, "mp_reader") && argc >= 3) {
+		uint64_t off = num(argv[0]), n = num(argv[1]);
+		uint64_t end = now_ms() + num(argv[2]), reads = 0;
+		volatile uint64_t *data = map(off, 8);
+		volatile uint64_t *flag = map(off + 4096, 8);
+		uint64_t f = 0, d;
+
+		while (f < n) {
+			f = *flag;
+			__sync_synchronize();
+			d = *data;
+			reads++;
+			if (d < f) {
+				fprintf(stderr, "flag %" PRIu64 " seen before data (data %" PRIu64 ")\n",
+					f, d);
+				return 1;
+			}
+			if (now_ms() > end) {
+				fprintf(stderr, "flag only reached %" PRIu64 " of %" PRIu64 "\n",
+					f, n);
+				return 1;
+			}
+		}
+		printf("%" PRIu64 " reads\n", reads);
+		return 0;
+	}
+	if (!strcmp(cmd, "falseshare") && argc >= 3) {
+		volatile uint64_t *p = map(num(argv[0]), 4096);
+		uint64_t slot = num(argv[1]), n = num(argv[2]);
+
+		for (i = 0; i < n; i++)
+			p[slot] = p[slot] + 1;
+		return 0;
+	}
+	if (!strcmp(cmd, "home") && argc >= 1) {
+		struct sdsm_query_home q = { .size = sizeof(q) };
+		uint64_t *addrs = calloc(argc, sizeof(*addrs));
+		int32_t *homes = calloc(argc, sizeof(*homes));
+		int k;
+
+		for (k = 0; k < argc; k++)
+			addrs[k] = (uintptr_t)map(num(argv[k]), 8);
+		q.count = argc;
+		q.addrs = (uintptr_t)addrs;
+		q.homes = (uintptr_t)homes;
+		if (ioctl(fd, SDSM_IOC_QUERY_HOME, &q))
+			die("SDSM_IOC_QUERY_HOME");
+		for (k = 0; k < argc; k++)
+			printf("%d\n", homes[k]);
+		return 0;
+	}
+	if (!strcmp(cmd, "setpol") && argc >= 3) {
+		struct sdsm_set_policy s = { .size = sizeof(s) };
+		uint64_t len = num(argv[1]);
+
+		s.addr = (uintptr_t)map(num(argv[0]), len);
+		s.length = len;
+		if (parse_policy(argc - 2, argv + 2, &s.policy))
+			return 2;
+		if (ioctl(fd, SDSM_IOC_SET_POLICY, &s))
+			die("SDSM_IOC_SET_POLICY");
+		return 0;
+	}
+	if (!strcmp(cmd, "fork_watch") && argc >= 3) {
+		volatile uint64_t *p = map(num(argv[0]), 8);
+		uint64_t old = num(argv[1]), ms = num(argv[2]);
+		int status;
+		pid_t pid;
+
+		if (*p != old) {
+			fprintf(stderr, "parent sees %" PRIu64 " before fork\n", *p);
+			return 1;
+		}
+		fflush(stdout);
+		pid = fork();
+		if (pid < 0)
+			die("fork");
+		if (!pid) {
+			uint64_t end = now_ms() + ms;
+
+			printf("child-ready\n");
+			fflush(stdout);
+			while (*p == old) {
+				if (now_ms() > end) {
+					fprintf(stderr, "child never saw a change\n");
+					_exit(1);
+				}
+				usleep(1000);
+			}
+			printf("%" PRIu64 "\n", *p);
+			_exit(0);
+		}
+		if (waitpid(pid, &status, 0) < 0)
+			die("waitpid");
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+	}
+	if (!strcmp(cmd, "expect_sigbus") && argc >= 2) {
+		volatile uint64_t *p = map(num(argv[0]), 8);
+		uint64_t t0 = now_ms(), ms = num(argv[1]);
+		volatile uint64_t v;
+
+		signal(SIGBUS, on_sigbus);
+		alarm((ms + 999) / 1000 + 1);
+		if (sigsetjmp(sigbus_jmp, 1)) {
+			printf("%" PRIu64 "\n", now_ms() - t0);
+			return now_ms() - t0 <= ms ? 0 : 1;
+		}
+		v = *p;
+		fprintf(stderr, "read %" PRIu64 " without SIGBUS\n", (uint64_t)v);
+		return 1;
+	}
+	if (!strcmp(cmd, "touch_loop") && argc >= 3) {
+		uint64_t off = num(argv[0]), len = num(argv[1]);
+		uint64_t end = now_ms() + num(argv[2]);
+		volatile uint64_t *p = map(off, len);
+
+		while (now_ms() < end)
+			for (i = 0; i < len / 8; i += 512)
+				p[i] = p[i] + 1;
+		return 0;
+	}
+	fprintf(stderr, "sdsm_mem_util: unknown command or missing arguments: %s\n",
+		cmd);
+	return 2;
+}
