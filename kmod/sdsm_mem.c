@@ -525,7 +525,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 				   sdsm_proto_msg_name(msg.type), src);
 		goto out_put;
 	}
-	if (page)
+	if (page && src != sdsm_cl.node_id)
 		sdsm_stat_add(SDSM_STAT_BYTES_RECEIVED, PAGE_SIZE);
 	to_home = sdsm_proto_msg_to_home(msg.type);
 	lock = sdsm_page_lock(r, msg.page);
