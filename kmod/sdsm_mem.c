@@ -871,7 +871,8 @@ int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
 	struct sdsm_region *r;
 	u64 rel;
 
-	if (!(vma->vm_flags & VM_SHARED))
+	/* MAYSHARE: MAP_SHARED of a read-only file has no VM_SHARED. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;

@@ -99,6 +99,7 @@ TEST_F(mem, features)
 TEST_F(mem, map_read_write)
 {
 	volatile uint64_t *p;
+	int ro;
 
 	REQUIRE_DEV();
 	p = map_at(self->fd, 0, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED);
@@ -111,6 +112,16 @@ TEST_F(mem, map_read_write)
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(0x1235, p[PAGE / 8]);
 	munmap((void *)p, 2 * PAGE);
+	/* A read-only open maps read-only, shared, and sees the same. */
+	ro = open("/dev/sdsm", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, ro);
+	EXPECT_EQ(EACCES, map_err(ro, 0, PAGE, PROT_READ | PROT_WRITE,
+				  MAP_SHARED));
+	p = map_at(ro, PAGE, PAGE, PROT_READ, MAP_SHARED);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0x1235, p[0]);
+	munmap((void *)p, PAGE);
+	close(ro);
 }
 
 TEST_F(mem, mmap_errors)
