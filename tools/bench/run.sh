@@ -78,11 +78,11 @@ fi
 # Sizes: small by default (TCG guests on 2 host cores), 4x with --long.
 ARGS="--reps $REPS"
 if [ "$LONG" = 1 ]; then
-	ARGS="$ARGS --lat-iters 4000 --bw-iters 4000 --fault-pages 512"
+	ARGS="$ARGS --lat-iters 2000 --bw-iters 2000 --fault-pages 512"
 	ARGS="$ARGS --wf-pages 256 --fio-pages 1024 --pp-rounds 200 --mm-n 512"
 	: "${TIMEOUT:=$((1200 + 1200 * REPS / 5 * 4))}"
 else
-	ARGS="$ARGS --lat-iters 1000 --bw-iters 1000 --fault-pages 128"
+	ARGS="$ARGS --lat-iters 500 --bw-iters 500 --fault-pages 128"
 	ARGS="$ARGS --wf-pages 64 --fio-pages 256 --pp-rounds 50 --mm-n 256"
 	: "${TIMEOUT:=$((600 + 150 * REPS))}"
 fi

@@ -107,6 +107,8 @@ assert len(d["samples"]["read_fault"]) == 2
 assert len(d["samples"]["read_fault"][0]) == 16
 assert len(d["samples"]["ib_read_lat"][0]) == 48
 assert d["baselines"]["ib_read_bw"]["bw"]["median"] == 10.5 * (1 << 20)
+assert d["baselines"]["link_lat"]["source"] in ("ib_read_lat", "ib_read_lat_ev")
+assert len(d["samples"]["ib_read_lat_ev"]) == 2
 assert d["samples"]["matmul"]["one_node"][0]["verified"]
 PY
 ok $? "results.json has every figure with a ratio and the raw samples"
