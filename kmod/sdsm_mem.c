@@ -294,9 +294,15 @@ bool sdsm_node_usable(unsigned int node)
 static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 			      const void *payload, u32 len, struct page *page);
 
-static void sdsm_link_work(struct work_struct *work)
+/*
+ * Messages to this node are delivered by whoever holds sdsm_self_drain: the
+ * link's work item, or a faulting task that finishes its own transaction
+ * (home here) without waiting for a worker; one drainer keeps them FIFO.
+ */
+static DEFINE_MUTEX(sdsm_self_drain);
+
+static void sdsm_link_drain(struct sdsm_link *link)
 {
-	struct sdsm_link *link = container_of(work, struct sdsm_link, work);
 	unsigned int dst = link - sdsm_links;
 	struct sdsm_peer *peer = &sdsm_cl.peers[dst];
 	struct sdsm_out *out;
@@ -345,6 +351,34 @@ static void sdsm_link_work(struct work_struct *work)
 		sdsm_out_free(out);
 		cond_resched();
 	}
+}
+
+static void sdsm_link_work(struct work_struct *work)
+{
+	struct sdsm_link *link = container_of(work, struct sdsm_link, work);
+
+	if (link != &sdsm_links[sdsm_cl.node_id]) {
+		sdsm_link_drain(link);
+		return;
+	}
+	mutex_lock(&sdsm_self_drain);
+	sdsm_link_drain(link);
+	mutex_unlock(&sdsm_self_drain);
+}
+
+/*
+ * Deliver what is queued for this node now, in the caller, unless someone
+ * else is at it.  Context: no page mutex held.
+ */
+static void sdsm_self_drain_try(void)
+{
+	struct sdsm_link *link = &sdsm_links[sdsm_cl.node_id];
+
+	if (list_empty_careful(&link->queue) ||
+	    !mutex_trylock(&sdsm_self_drain))
+		return;
+	sdsm_link_drain(link);
+	mutex_unlock(&sdsm_self_drain);
 }
 
 static void sdsm_link_purge(struct sdsm_link *link)
@@ -445,7 +479,8 @@ static void sdsm_op_wake(void *priv, int err)
 
 	if (err)
 		c->pg->err = err;
-	else if (c->pg->req_ns)
+	else if (c->pg->req_ns && c->pg->home != sdsm_cl.node_id)
+		/* The histogram is of remote homes' answers. */
 		sdsm_stat_fault_latency(ktime_get_ns() - c->pg->req_ns);
 	c->pg->req_ns = 0;
 	wake_up_all(sdsm_page_wq(c->r, c->idx));
@@ -783,6 +818,10 @@ again:
 		goto fail;
 	}
 	mutex_unlock(lock);
+	/* Home (or manager) here: run the transaction without a worker. */
+	sdsm_self_drain_try();
+	if (sdsm_page_settled(pg))
+		goto again;
 	if (vmf->flags & FAULT_FLAG_ALLOW_RETRY) {
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
 			return VM_FAULT_RETRY;
