@@ -84,7 +84,7 @@ if [ "$LONG" = 1 ]; then
 else
 	ARGS="$ARGS --lat-iters 500 --bw-iters 500 --fault-pages 128"
 	ARGS="$ARGS --wf-pages 64 --fio-pages 256 --pp-rounds 50 --mm-n 256"
-	: "${TIMEOUT:=$((600 + 150 * REPS))}"
+	: "${TIMEOUT:=$((900 + 300 * REPS))}"
 fi
 [ "$PROFILE" = 1 ] && ARGS="$ARGS --profile"
 
