@@ -155,7 +155,7 @@ fi
 if want cluster; then
 	step cluster 3000 tools/vcluster/vcluster run -n "$nodes" --on 0 \
 		--timeout 2700 --out "$logdir/cluster" -- \
-		selftests/sdsm/run_cluster_tests.sh
+		selftests/sdsm/run_all.sh
 	rc=$?
 	count_tap "$logdir/cluster.log" cluster
 	n=$tap_n
