@@ -1139,6 +1139,15 @@ int sdsm_sync_init(void)
 		goto out_unregister_handlers;
 	mutex_lock(&sdsm_sync.lock);
 	sdsm_sync.running = true;
+	/*
+	 * Peers that came up before the notifier was registered: the state
+	 * turns UP before the UP event and DOWN before the DOWN event, and
+	 * events after the registration serialize with us on the lock.
+	 */
+	for (i = 0; i < sdsm_cl.nr_nodes; i++)
+		if (i != sdsm_cl.node_id &&
+		    READ_ONCE(sdsm_cl.peers[i].state) == SDSM_PEER_UP)
+			sdsm_sync.peers[i].up = true;
 	mutex_unlock(&sdsm_sync.lock);
 	return 0;
 

@@ -12,8 +12,10 @@ struct sdsm_lock;
 struct sdsm_barrier;
 
 /*
- * Module init, after sdsm_cluster_start() and before sdsm_cluster_run()
- * (so every peer UP event is seen); undone by sdsm_sync_exit().
+ * Module init, after sdsm_cluster_start(); best before
+ * sdsm_transport_start(), so that no peer can send a lock or barrier
+ * message before the handlers exist (peers already up are picked up from
+ * their state).  Undone by sdsm_sync_exit().
  */
 int sdsm_sync_init(void);
 /*
