@@ -6,7 +6,7 @@ set -eu
 
 pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils \
 linux-image-amd64 linux-headers-amd64 linux-source-6.1 \
-qemu-system-x86 vde2 busybox-static iproute2 \
+qemu-system-x86 busybox-static iproute2 \
 rdma-core ibverbs-utils perftest fio sparse python3 \
 pkg-config gnuplot-nox man-db groff-base"
 
