@@ -52,7 +52,9 @@ count_tap() {
 		"not ok "*)
 			n=$((n + 1))
 			name=${line#not ok }
-			if [[ $line =~ \#[[:space:]]*(SKIP|skip) ]]; then
+			# SKIP, and TODO (known unfinished work, see
+			# selftests/sdsm/run_all.sh), count as skipped.
+			if [[ $line =~ \#[[:space:]]*(SKIP|skip|TODO|todo) ]]; then
 				skipped=$((skipped + 1))
 			else
 				failed=$((failed + 1))
@@ -142,7 +144,7 @@ fi
 
 # 4. The harness's own tests (TAP), then the selftests inside a cluster.
 if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
-	step vcluster 1200 tools/vcluster/selftest.sh
+	step vcluster 900 tools/vcluster/selftest.sh
 	rc=$?
 	count_tap "$logdir/vcluster.log" vcluster
 	n=$tap_n
@@ -153,8 +155,8 @@ if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
 fi
 
 if want cluster; then
-	step cluster 3000 tools/vcluster/vcluster run -n "$nodes" --on 0 \
-		--timeout 2700 --out "$logdir/cluster" -- \
+	step cluster 3300 tools/vcluster/vcluster run -n "$nodes" --on 0 \
+		--timeout 3100 --out "$logdir/cluster" -- \
 		selftests/sdsm/run_all.sh
 	rc=$?
 	count_tap "$logdir/cluster.log" cluster
