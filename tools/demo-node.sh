@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Runs on node 0 of the demo cluster (see tools/demo.sh).
 set -u
-. tools/vcluster/guest-lib.sh
+. "$VCLUSTER_LIB"
 
 n=$SDSM_NR_NODES
 all_up() {
@@ -17,7 +17,7 @@ echo "== sdsm demo: $n nodes, this is node $SDSM_NODE_ID =="
 for ((k = 0; k < n; k++)); do
 	echo "-- node $k waits for its peers"
 	if ! on_node "$k" bash -c "$(declare -f all_up); n=$n; \
-		. tools/vcluster/guest-lib.sh; wait_until 60 all_up"; then
+		. \"\$VCLUSTER_LIB\"; wait_until 60 all_up"; then
 		echo "node $k: not every peer came up within 60 s" >&2
 		on_node "$k" grep -r . /sys/kernel/sdsm/nodes >&2
 		exit 1
