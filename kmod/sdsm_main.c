@@ -338,9 +338,15 @@ static int __init sdsm_init(void)
 	spin_lock_init(&sdsm_cl.reap_lock);
 	INIT_LIST_HEAD(&sdsm_cl.reap_list);
 
+	/* Counters first: every later layer may count from its first step. */
+	ret = sdsm_stats_alloc();
+	if (ret)
+		return ret;
 	sdsm_cl.wq = alloc_workqueue("sdsm", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	if (!sdsm_cl.wq)
-		return -ENOMEM;
+	if (!sdsm_cl.wq) {
+		ret = -ENOMEM;
+		goto out_free_stats;
+	}
 	ret = sdsm_cluster_start();
 	if (ret)
 		goto out_destroy_wq;
@@ -385,6 +391,8 @@ out_stop_transport:
 	sdsm_cluster_stop();
 out_destroy_wq:
 	destroy_workqueue(sdsm_cl.wq);
+out_free_stats:
+	sdsm_stats_free();
 	return ret;
 }
 
@@ -399,6 +407,7 @@ static void __exit sdsm_exit(void)
 	sdsm_cluster_stop();
 	sdsm_sync_exit();
 	destroy_workqueue(sdsm_cl.wq);
+	sdsm_stats_free();	/* last: everything above may still count */
 	pr_info("unloaded\n");
 }
 

@@ -5,8 +5,9 @@
  *   /sys/kernel/sdsm/stats/<counter>           one decimal number
  *   /sys/kernel/sdsm/stats/fault_latency_hist  "<lo>-<hi> <count>" lines, us
  *
- * The per-CPU area is allocated before the sysfs files appear and freed after
- * they are gone; kernfs drains running reads on removal, so no lock is needed.
+ * The per-CPU area is allocated first at module init and freed last at exit
+ * (sdsm_stats_alloc/free), so it outlives the sysfs files and every path that
+ * counts; kernfs drains running reads on removal, so no lock is needed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -103,13 +104,21 @@ static const struct attribute_group sdsm_stats_group = {
 	.attrs = sdsm_stats_attr_ptrs,
 };
 
+int sdsm_stats_alloc(void)
+{
+	sdsm_stats = alloc_percpu(struct sdsm_stats_cpu);
+	return sdsm_stats ? 0 : -ENOMEM;
+}
+
+void sdsm_stats_free(void)
+{
+	free_percpu(sdsm_stats);
+	sdsm_stats = NULL;
+}
+
 int sdsm_stats_init(struct kobject *parent)
 {
 	int i, ret;
-
-	sdsm_stats = alloc_percpu(struct sdsm_stats_cpu);
-	if (!sdsm_stats)
-		return -ENOMEM;
 
 	for (i = 0; i < SDSM_NR_STATS; i++) {
 		struct sdsm_stat_attr *sa = &sdsm_stat_attrs[i];
@@ -125,10 +134,8 @@ int sdsm_stats_init(struct kobject *parent)
 	sdsm_stats_attr_ptrs[SDSM_NR_STATS + 1] = NULL;
 
 	sdsm_stats_kobj = kobject_create_and_add("stats", parent);
-	if (!sdsm_stats_kobj) {
-		ret = -ENOMEM;
-		goto out_free_percpu;
-	}
+	if (!sdsm_stats_kobj)
+		return -ENOMEM;
 	ret = sysfs_create_group(sdsm_stats_kobj, &sdsm_stats_group);
 	if (ret)
 		goto out_put_kobj;
@@ -137,9 +144,6 @@ int sdsm_stats_init(struct kobject *parent)
 out_put_kobj:
 	kobject_put(sdsm_stats_kobj);
 	sdsm_stats_kobj = NULL;
-out_free_percpu:
-	free_percpu(sdsm_stats);
-	sdsm_stats = NULL;
 	return ret;
 }
 
@@ -150,6 +154,4 @@ void sdsm_stats_exit(void)
 		kobject_put(sdsm_stats_kobj);
 		sdsm_stats_kobj = NULL;
 	}
-	free_percpu(sdsm_stats);
-	sdsm_stats = NULL;
 }

@@ -55,6 +55,13 @@ static inline void sdsm_stat_inc(enum sdsm_stat s)
 void sdsm_stat_fault_latency(u64 ns);
 u64 sdsm_stat_read(enum sdsm_stat s);
 
+/*
+ * The counters live from sdsm_stats_alloc(), first thing at module init, to
+ * sdsm_stats_free(), last thing at exit, so every path may count without a
+ * check.  sdsm_stats_init()/exit() add and remove only the sysfs files.
+ */
+int sdsm_stats_alloc(void);
+void sdsm_stats_free(void);
 int sdsm_stats_init(struct kobject *parent);
 void sdsm_stats_exit(void);
 

@@ -193,13 +193,6 @@ static void sdsm_sync_free(void *p)
 	kfree(p);
 }
 
-/* sdsm_stats is set up by sdsm_stats_init(); count only once it is. */
-static void sdsm_sync_stat(enum sdsm_stat s)
-{
-	if (READ_ONCE(sdsm_stats))
-		sdsm_stat_inc(s);
-}
-
 /*
  * Hook points for release consistency.  The default memory is
  * sequentially consistent (MSI): every write is visible to every node once
@@ -1000,9 +993,9 @@ static int sdsm_sync_acquire(struct file *file, u64 lock_id, bool try,
 		held->manager = req.manager;
 		hash_add(sdsm_sync.held, &held->hnode, lock_id);
 		held = NULL;
-		sdsm_sync_stat(SDSM_STAT_LOCK_ACQUIRES);
+		sdsm_stat_inc(SDSM_STAT_LOCK_ACQUIRES);
 		if (req.waited)
-			sdsm_sync_stat(SDSM_STAT_LOCK_WAITS);
+			sdsm_stat_inc(SDSM_STAT_LOCK_WAITS);
 		sdsm_sync_acquire_hook(lock_id);
 	}
 out_unlock:
@@ -1074,7 +1067,7 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 
 	ret = sdsm_sync_req_wait(&req, cmd->timeout_ms);
 	if (!ret) {
-		sdsm_sync_stat(SDSM_STAT_BARRIER_WAITS);
+		sdsm_stat_inc(SDSM_STAT_BARRIER_WAITS);
 		sdsm_sync_acquire_hook(req.key);
 	}
 out_unlock:
