@@ -193,7 +193,8 @@ perftest_pair() {
 	_rc=$?
 	wait $_spid
 	if [ $_rc != 0 ]; then
-		status "$_fig" "failed: $PT_TOOL: $(tail -n 1 "$PT_OUT")"
+		log "$_fig: $PT_TOOL failed: $(grep -v -e '^-*$' -e '^ *$' \
+			"$PT_OUT" | tail -n 1)"
 		return 1
 	fi
 	return 0
@@ -220,8 +221,16 @@ baseline_perftest() {
 		fi
 		for r in $(seq 1 "$REPS"); do
 			log "$t rep $r"
+			# One retry: under load a server may start too late.
 			perftest_pair $t $_tool "$B/$t.$r.txt" \
-				"-s 4096 -n $_it $_u $_ev" || continue 2
+				"-s 4096 -n $_it $_u $_ev" ||
+			perftest_pair $t $_tool "$B/$t.$r.txt" \
+				"-s 4096 -n $_it $_u $_ev" || {
+				status $t "failed: rep $r: $(grep -v \
+					-e '^-*$' -e '^ *$' "$B/$t.$r.txt" |
+					tail -n 1)"
+				continue 2
+			}
 		done
 		status $t ok
 	done
