@@ -43,7 +43,11 @@ $(SRCDIR)/.stamp: | deps
 		linux-source-6.1/tools/testing/selftests/kselftest.h
 	@touch $@
 
-userspace: selftests unit-build userlib sdsmctl
+userspace: selftests unit-build userlib sdsmctl bench-build
+
+# Benchmark programs (tools/bench/); `make bench` runs them in a cluster.
+bench-build: userlib
+	$(MAKE) --no-print-directory -C tools/bench
 
 # libsdsm and sdsmctl (userlib/, tools/sdsmctl/).
 userlib:
@@ -86,5 +90,6 @@ clean:
 	-$(MAKE) -C tests/host clean
 	-$(if $(wildcard userlib/Makefile),$(MAKE) -C userlib clean)
 	-$(if $(wildcard tools/sdsmctl/Makefile),$(MAKE) -C tools/sdsmctl clean)
+	-$(MAKE) -C tools/bench clean
 	rm -rf build out
-.PHONY: unit-build userlib sdsmctl
+.PHONY: unit-build userlib sdsmctl bench-build

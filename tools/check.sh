@@ -142,6 +142,18 @@ if want unit; then
 	fi
 fi
 
+# 3b. The benchmark pipeline's host test (TAP; fakes, no guests).
+if want unit; then
+	step bench-host 600 make -s -C tools/bench check
+	rc=$?
+	count_tap "$logdir/bench-host.log" bench-host
+	n=$tap_n
+	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/bench-host.log"; }; then
+		show_tail "$logdir/bench-host.log"
+		result "bench host test ran (status $rc, $n results)" 1
+	fi
+fi
+
 # 4. The harness's own tests (TAP), then the selftests inside a cluster.
 if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
 	step vcluster 900 tools/vcluster/selftest.sh
