@@ -167,8 +167,8 @@ if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
 fi
 
 if want cluster; then
-	step cluster 3300 tools/vcluster/vcluster run -n "$nodes" --on 0 \
-		--timeout 3100 --out "$logdir/cluster" -- \
+	step cluster 3900 tools/vcluster/vcluster run -n "$nodes" --on 0 \
+		--timeout 3700 --out "$logdir/cluster" -- \
 		selftests/sdsm/run_all.sh
 	rc=$?
 	count_tap "$logdir/cluster.log" cluster

@@ -29,11 +29,14 @@ rmmod_mid_connect bad_params"
 mem=$(HERE=$here bash -c '. "$HERE/mem_tests.sh" >/dev/null 2>&1; echo $MEM_TESTS')
 
 # name | bound (s) | TODO mark ("" = gating) | command
+# The bounds add up to what fits CI's 90 minutes with the other steps: the
+# membership suite takes ~4 min a test on a 2-core TCG host; the TODO suites
+# get what is left until their issues are done.
 suites=(
-	"membership|1200||run_cluster_tests.sh $membership"
-	"locks-barriers|600|issue 3 in progress|sync_tests.sh"
+	"membership|2700||run_cluster_tests.sh $membership"
+	"locks-barriers|300|issue 3 in progress|sync_tests.sh"
 	"sdsmctl|300|issue 4 in progress|sdsmctl_tests.sh"
-	"coherent-memory|900|issue 3 in progress|run_cluster_tests.sh $mem"
+	"coherent-memory|300|issue 3 in progress|run_cluster_tests.sh $mem"
 )
 
 # mark_todo MARK: add "# TODO MARK" to result lines that carry no directive.
