@@ -92,6 +92,22 @@ show_tail() {
 	tail -n "${2:-40}" "$1" | sed 's/^/#   /'
 }
 
+# tap_step NAME SECONDS WHAT CMD...: a step whose output is TAP; counts its
+# results, and fails once more if it printed none, or exited non-zero
+# without a failing line to say why.
+tap_step() {
+	local name=$1 secs=$2 what=$3 rc
+	shift 3
+	step "$name" "$secs" "$@"
+	rc=$?
+	count_tap "$logdir/$name.log" "$name"
+	if [ "$tap_n" -eq 0 ] || { [ $rc -ne 0 ] &&
+			! grep -q '^not ok' "$logdir/$name.log"; }; then
+		show_tail "$logdir/$name.log"
+		result "$what ran (status $rc, $tap_n results)" 1
+	fi
+}
+
 # 1. Dependencies and build.  Nothing else can run without a build.
 if ! step deps 1800 tools/deps.sh; then
 	show_tail "$logdir/deps.log"
@@ -130,40 +146,16 @@ if want sparse; then
 	result "sparse (C=2)" $rc
 fi
 
-# 3. Host unit tests (TAP).
+# 3. Host unit tests, and the benchmark pipeline's host test (fakes, no
+# guests); both TAP.
 if want unit; then
-	step unit 1200 make -s unit
-	rc=$?
-	count_tap "$logdir/unit.log" unit
-	n=$tap_n
-	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/unit.log"; }; then
-		show_tail "$logdir/unit.log"
-		result "host unit tests ran (status $rc, $n results)" 1
-	fi
-fi
-
-# 3b. The benchmark pipeline's host test (TAP; fakes, no guests).
-if want unit; then
-	step bench-host 600 make -s -C tools/bench check
-	rc=$?
-	count_tap "$logdir/bench-host.log" bench-host
-	n=$tap_n
-	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/bench-host.log"; }; then
-		show_tail "$logdir/bench-host.log"
-		result "bench host test ran (status $rc, $n results)" 1
-	fi
+	tap_step unit 1200 "host unit tests" make -s unit
+	tap_step bench-host 600 "bench host test" make -s -C tools/bench check
 fi
 
 # 4. The harness's own tests (TAP), then the selftests inside a cluster.
 if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
-	step vcluster 900 tools/vcluster/selftest.sh
-	rc=$?
-	count_tap "$logdir/vcluster.log" vcluster
-	n=$tap_n
-	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && ! grep -q '^not ok' "$logdir/vcluster.log"; }; then
-		show_tail "$logdir/vcluster.log"
-		result "vcluster self-test ran (status $rc, $n results)" 1
-	fi
+	tap_step vcluster 900 "vcluster self-test" tools/vcluster/selftest.sh
 fi
 
 if want cluster; then
