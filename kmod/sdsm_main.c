@@ -145,6 +145,9 @@ static int sdsm_check_params(void)
 		       peer_timeout_ms, 2 * heartbeat_ms);
 		return -EINVAL;
 	}
+	ret = sdsm_mem_check_params();
+	if (ret)
+		return ret;
 	sdsm_cl.node_id = node_id;
 	sdsm_cl.port = port;
 	sdsm_cl.heartbeat_ms = heartbeat_ms;
@@ -350,25 +353,29 @@ static int __init sdsm_init(void)
 	ret = sdsm_cluster_start();
 	if (ret)
 		goto out_destroy_wq;
-	ret = sdsm_transport_start();
-	if (ret)
-		goto out_destroy_wq;
 	ret = sdsm_sysfs_init();
 	if (ret)
-		goto out_stop_transport;
+		goto out_stop_cluster;
 	ret = sdsm_stats_init(sdsm_cl.kobj);
 	if (ret)
 		goto out_sysfs_exit;
+	/*
+	 * Every message handler and peer notifier is registered before the
+	 * listener exists, so no message from a peer finds its layer missing.
+	 */
 	ret = sdsm_mem_init();
 	if (ret)
 		goto out_stats_exit;
 	ret = sdsm_sync_init();
 	if (ret)
 		goto out_mem_exit;
+	ret = sdsm_transport_start();
+	if (ret)
+		goto out_sync_exit;
 	ret = misc_register(&sdsm_misc);
 	if (ret) {
 		pr_err("cannot register /dev/sdsm: %d\n", ret);
-		goto out_sync_exit;
+		goto out_stop_transport;
 	}
 	sdsm_cluster_run();
 	pr_info("node %u of %u (%pI4), port %u, incarnation %llx\n",
@@ -377,6 +384,9 @@ static int __init sdsm_init(void)
 		sdsm_cl.incarnation);
 	return 0;
 
+out_stop_transport:
+	WRITE_ONCE(sdsm_cl.shutdown, true);
+	sdsm_transport_stop();
 out_sync_exit:
 	sdsm_sync_exit();
 out_mem_exit:
@@ -385,9 +395,7 @@ out_stats_exit:
 	sdsm_stats_exit();
 out_sysfs_exit:
 	sdsm_sysfs_exit();
-out_stop_transport:
-	WRITE_ONCE(sdsm_cl.shutdown, true);
-	sdsm_transport_stop();
+out_stop_cluster:
 	sdsm_cluster_stop();
 out_destroy_wq:
 	destroy_workqueue(sdsm_cl.wq);

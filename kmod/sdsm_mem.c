@@ -1055,11 +1055,9 @@ static struct notifier_block sdsm_mem_peer_nb = {
 
 /* ------------------------------------------------------------------ */
 
-int sdsm_mem_init(void)
+/* Called by sdsm_init() before anything starts: one log line per error. */
+int sdsm_mem_check_params(void)
 {
-	unsigned int i;
-	int ret;
-
 	if (sdsm_fault_timeout_ms < 100 || sdsm_fault_timeout_ms > 600000) {
 		pr_err("fault_timeout_ms=%u out of range 100..600000\n",
 		       sdsm_fault_timeout_ms);
@@ -1070,6 +1068,14 @@ int sdsm_mem_init(void)
 		       default_region_mb);
 		return -EINVAL;
 	}
+	return sdsm_region_check_params();
+}
+
+int sdsm_mem_init(void)
+{
+	unsigned int i;
+	int ret;
+
 	for (i = 0; i < ARRAY_SIZE(sdsm_page_locks); i++)
 		mutex_init(&sdsm_page_locks[i]);
 	for (i = 0; i < ARRAY_SIZE(sdsm_page_wqs); i++)

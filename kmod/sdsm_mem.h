@@ -153,6 +153,7 @@ int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma);
 struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,
 				    unsigned long addr);
 void sdsm_mem_region_free(struct sdsm_region *r);
+int sdsm_mem_check_params(void);
 int sdsm_mem_init(void);
 void sdsm_mem_exit(void);
 
@@ -178,6 +179,7 @@ int sdsm_cmd_region_info(struct file *file, void *cmd);
 int sdsm_cmd_region_destroy(struct file *file, void *cmd);
 int sdsm_cmd_set_policy(struct file *file, void *cmd);
 int sdsm_cmd_query_home(struct file *file, void *cmd);
+int sdsm_region_check_params(void);
 int sdsm_region_init(unsigned int default_mb, struct kobject *parent);
 void sdsm_region_exit(void);
 

@@ -1282,6 +1282,16 @@ static const struct attribute_group sdsm_region_group = {
 
 /* ------------------------------------------------------------------ */
 
+int sdsm_region_check_params(void)
+{
+	if (max_region_mb < 1 || max_region_mb > (1U << 20)) {
+		pr_err("max_region_mb=%u out of range 1..1048576\n",
+		       max_region_mb);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int sdsm_region_init(unsigned int default_mb, struct kobject *parent)
 {
 	struct sdsm_policy p = {
@@ -1292,11 +1302,6 @@ int sdsm_region_init(unsigned int default_mb, struct kobject *parent)
 	struct sdsm_region *r;
 	int ret;
 
-	if (max_region_mb < 1 || max_region_mb > (1U << 20)) {
-		pr_err("max_region_mb=%u out of range 1..1048576\n",
-		       max_region_mb);
-		return -EINVAL;
-	}
 	sdsm_region_counter = 0;
 	sdsm_regions_kobj = kobject_create_and_add("regions", parent);
 	if (!sdsm_regions_kobj)
