@@ -14,13 +14,15 @@
 #	sdsm_unload			rmmod sdsm, bounded
 #
 # How on_node works: every node runs an agent (vc_agent, started by
-# guest-init) that polls $SDSM_SHARED/.vcluster/q/nodeK for request
-# directories.  A caller builds a request (one file per argument, the cwd) in
-# a private directory and renames it into the queue, which is atomic on the
-# host file system behind 9p.  The agent moves it to taken/, runs it in the
-# background in its own process group, then writes out and rc and renames the
-# directory to done/, where the caller finds it.  A caller that gives up
-# drops a file in cancel/ and the runner kills the process group.
+# guest-init) that polls $SDSM_SHARED/.vcluster/q/nodeK for request files.
+# A caller writes a request (its cwd and each argument, NUL-terminated) to
+# new/ID and renames it into the queue, which is atomic on the host file
+# system behind 9p.  The agent moves it to taken/ and runs it in the
+# background, in a subshell of its own process group, with output to
+# done/ID.out; then it writes the status line to done/ID.rc, which the
+# caller waits for.  A caller that gives up drops a file in cancel/ and the
+# runner kills the process group.  Request files are left in place for the
+# life of the cluster: deleting each would cost an exec per call.
 # The agent itself is tools/vcluster/guest-agent (bash).
 
 : "${ON_NODE_TIMEOUT:=120}"
@@ -31,9 +33,44 @@ vc_msg() {
 	echo "vcluster: $*" >&2
 }
 
-vc_now() {
-	date +%s
-}
+# Every guest polls files all the time (its agent, its init, callers of
+# on_node), and under TCG one fork+exec costs 100-500 ms of guest CPU: a
+# polling loop that runs `sleep` and `date` would eat the whole vCPU.  So in
+# bash the clock is $EPOCHSECONDS and vc_sleep waits in `read -t` on a FIFO
+# that nobody writes, neither of which forks; other shells fall back to the
+# commands.
+if [ -n "${BASH_VERSION:-}" ] && [ -n "${EPOCHSECONDS:-}" ]; then
+	vc_now() {
+		echo "$EPOCHSECONDS"
+	}
+	_vc_fifo=/run/vcluster-sleep.fifo
+	[ -p "$_vc_fifo" ] || mkfifo -m 600 "$_vc_fifo" 2>/dev/null
+	# shellcheck disable=SC3020 # bash only, inside the BASH_VERSION test
+	if [ -p "$_vc_fifo" ] && { exec {_vc_sleep_fd}<>"$_vc_fifo"; } 2>/dev/null; then
+		vc_sleep() {
+			read -r -t "$1" -u "$_vc_sleep_fd" _ 2>/dev/null
+			return 0
+		}
+	else
+		vc_sleep() {
+			sleep "$1"
+		}
+	fi
+	# _vc_clock: set _vc_t to the time in seconds.
+	_vc_clock() {
+		_vc_t=$EPOCHSECONDS
+	}
+else
+	vc_now() {
+		date +%s
+	}
+	vc_sleep() {
+		sleep "$1"
+	}
+	_vc_clock() {
+		_vc_t=$(date +%s)
+	}
+fi
 
 # vc_bounded SEC CMD [ARGS...]: run CMD, return its status, or 124 after
 # SEC seconds without waiting for it (a task stuck in the kernel cannot be
@@ -45,15 +82,17 @@ vc_bounded() {
 	rm -f "$_b_st"
 	( "$@"; echo $? > "$_b_st.tmp"; mv "$_b_st.tmp" "$_b_st" ) &
 	_b_pid=$!
-	_b_end=$(( $(vc_now) + _b_to ))
+	_vc_clock
+	_b_end=$((_vc_t + _b_to))
 	while [ ! -e "$_b_st" ]; do
-		if [ "$(vc_now)" -ge "$_b_end" ]; then
+		_vc_clock
+		if [ "$_vc_t" -ge "$_b_end" ]; then
 			kill -KILL "$_b_pid" 2>/dev/null
 			return 124
 		fi
-		sleep 0.2
+		vc_sleep 0.2
 	done
-	_b_rc=$(cat "$_b_st")
+	read -r _b_rc < "$_b_st"
 	rm -f "$_b_st"
 	wait "$_b_pid" 2>/dev/null
 	return "$_b_rc"
@@ -63,13 +102,15 @@ vc_bounded() {
 wait_until() {
 	_wu_to=$1
 	shift
-	_wu_end=$(( $(vc_now) + _wu_to ))
+	_vc_clock
+	_wu_end=$((_vc_t + _wu_to))
 	while :; do
 		if "$@"; then
 			return 0
 		fi
-		[ "$(vc_now)" -lt "$_wu_end" ] || return 1
-		sleep 0.25
+		_vc_clock
+		[ "$_vc_t" -lt "$_wu_end" ] || return 1
+		vc_sleep 0.25
 	done
 }
 
@@ -95,31 +136,43 @@ on_node() {
 		return 2
 	fi
 	_on_q=$(vc_qdir)
-	_on_id="$(date +%s%N)-$SDSM_NODE_ID-$$-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
-	_on_tmp="$_on_q/new/$_on_id"
-	mkdir -p "$_on_tmp" || return 125
-	_on_i=0
-	for _on_a in "$@"; do
-		printf '%s' "$_on_a" > "$_on_tmp/arg.$_on_i"
-		_on_i=$((_on_i + 1))
-	done
-	echo "$_on_i" > "$_on_tmp/argc"
-	pwd > "$_on_tmp/cwd"
-	mkdir -p "$_on_q/q/node$_on_k"
-	if ! mv "$_on_tmp" "$_on_q/q/node$_on_k/$_on_id"; then
+	if [ -n "${EPOCHREALTIME:-}" ]; then
+		_on_id="${EPOCHREALTIME/./}-$SDSM_NODE_ID-$BASHPID-$RANDOM$RANDOM"
+	else
+		_on_id="$(date +%s%N)-$SDSM_NODE_ID-$$-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')"
+	fi
+	# The request is one file: the cwd, then each argument, NUL-terminated.
+	if ! printf '%s\0' "$(pwd)" "$@" > "$_on_q/new/$_on_id" ||
+	   ! mv "$_on_q/new/$_on_id" "$_on_q/q/node$_on_k/$_on_id"; then
 		vc_msg "on_node: cannot queue the request"
 		return 125
 	fi
-	if ! wait_until "$ON_NODE_TIMEOUT" test -e "$_on_q/done/$_on_id/rc"; then
+	if ! wait_until "$ON_NODE_TIMEOUT" vc_on_done "$_on_q/done/$_on_id"; then
 		vc_msg "on_node $_on_k: timed out after ${ON_NODE_TIMEOUT}s: $*"
-		mkdir -p "$_on_q/cancel"
 		: > "$_on_q/cancel/$_on_id"
 		return 124
 	fi
-	cat "$_on_q/done/$_on_id/out"
-	_on_rc=$(cat "$_on_q/done/$_on_id/rc")
-	rm -rf "$_on_q/done/$_on_id"
+	vc_cat "$_on_q/done/$_on_id.out"
 	return "$_on_rc"
+}
+
+# vc_on_done PREFIX: true once the agent has written PREFIX.rc (sets _on_rc).
+# The agent writes the status and its newline in one write after the output
+# is complete, so a status line without its newline is not there yet.
+vc_on_done() {
+	[ -e "$1.rc" ] && IFS= read -r _on_rc < "$1.rc" && [ -n "$_on_rc" ]
+}
+
+# vc_cat FILE: cat without an exec in bash (see vc_sleep).
+vc_cat() {
+	if [ -n "${BASH_VERSION:-}" ]; then
+		while IFS= read -r _vc_l; do
+			printf '%s\n' "$_vc_l"
+		done < "$1"
+		printf '%s' "$_vc_l"
+	else
+		cat "$1"
+	fi
 }
 
 # cluster_barrier NAME [TIMEOUT_SEC]: every node in $SDSM_CMD_NODES arrives
