@@ -350,6 +350,7 @@ int main(int argc, char **argv)
 				usleep(1000);
 			}
 			printf("%" PRIu64 "\n", *p);
+			fflush(stdout);	/* _exit() does not flush stdio */
 			_exit(0);
 		}
 		if (waitpid(pid, &status, 0) < 0)

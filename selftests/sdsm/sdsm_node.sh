@@ -95,7 +95,13 @@ load)
 	sdsm_load "$@" ;;
 restore)
 	rc=0
-	ip link set eth0 up || rc=1
+	# rxe0 accepts no connection after eth0 went down and up (Debian 6.1
+	# rxe, with or without sdsm): a test that took eth0 down gets rxe0
+	# made again.
+	if ! ip -o link show eth0 | grep -q '[<,]UP[,>]'; then
+		ip link set eth0 up || rc=1
+		rdma link delete rxe0 2>/dev/null
+	fi
 	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
 		rdma link add rxe0 type rxe netdev eth0 || rc=1
 	fi

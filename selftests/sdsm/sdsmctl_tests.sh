@@ -6,8 +6,9 @@
 #
 #	tools/vcluster/vcluster run -n 3 --on 0 -- selftests/sdsm/sdsmctl_tests.sh
 #
-# Placement, region and statistics tests SKIP, with the reason, until the
-# module reports SDSM_FEATURE_PLACEMENT / _REGIONS and exports stats/.
+# Placement, region and statistics tests SKIP, with the reason, on a module
+# without SDSM_FEATURE_PLACEMENT / _REGIONS or stats/.  The last test takes
+# node 2 out of the cluster and brings it back with `sdsmctl join`.
 # Needs userlib/build/placement_prog (make -C userlib), else builds it in
 # /tmp with the guest's gcc.
 set -u
@@ -23,7 +24,7 @@ NR=${SDSM_NR_NODES:-3}
 n=0
 failed=0
 echo "TAP version 13"
-echo "1..9"
+echo "1..10"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $*"; failed=1; }
@@ -95,14 +96,13 @@ done
 [ $rc = 127 ] || { echo "# missing command: exit $rc"; good=0; }
 if [ $good = 1 ]; then ok "bad flags and node lists exit 2"; else not_ok "bad flags and node lists exit 2"; fi
 
-# 4: libsdsm errors are clear without the placement feature.
-out=$(SDSM_POLICY=interleave:all "$PROG" 2>&1); rc=$?
-if has_feature placement && has_feature regions; then
-	skip "placement_prog reports a missing feature" "module has placement"
-elif [ $rc = 4 ] && grep -q '^SKIP: module lacks' <<< "$out"; then
-	ok "placement_prog reports a missing feature"
+# 4: libsdsm names a missing device clearly, the module being loaded.
+out=$(SDSM_DEVICE=/dev/sdsm-missing "$PROG" 2>&1); rc=$?
+if [ $rc = 1 ] &&
+   grep -qx 'placement_prog: /dev/sdsm-missing: missing, but the sdsm module is loaded' <<< "$out"; then
+	ok "libsdsm: a missing device is named, with the module loaded"
 else
-	not_ok "placement_prog reports a missing feature"
+	not_ok "libsdsm: a missing device is named, with the module loaded"
 	diag <<< "$out (exit $rc)"
 fi
 
@@ -165,5 +165,44 @@ else
 		not_ok "region create, show, destroy"
 		diag <<< "$out (exit $rc)"
 	fi
+fi
+# 10: a node leaves; sdsmctl on it says the module is not loaded; it joins
+# again from a config file with `sdsmctl join`, and every node sees it up.
+j=$((NR - 1))
+cfg=$SDSM_SHARED/sdsmctl-join.$$.conf
+{
+	echo "# written by sdsmctl_tests.sh"
+	for ((k = 0; k < NR; k++)); do
+		echo "node $k 198.18.0.$((k + 1))"
+	done
+} > "$cfg"
+good=1
+on_node "$j" sdsm_unload > /dev/null 2>&1 || { echo "# rmmod on node $j failed"; good=0; }
+out=$(on_node "$j" "$SDSMCTL" --show 2>&1); rc=$?
+if [ $rc != 1 ] || ! grep -q 'sdsm module not loaded' <<< "$out"; then
+	echo "# sdsmctl --show without the module: exit $rc"
+	diag <<< "$out"
+	good=0
+fi
+out=$(on_node "$j" "$SDSMCTL" join --module "$SDSM_KO" "$cfg" 2>&1); rc=$?
+if [ $rc != 0 ]; then
+	echo "# sdsmctl join on node $j: exit $rc"
+	diag <<< "$out"
+	good=0
+fi
+node_up() { [ "$(cat "$SYSFS/nodes/$1/state" 2>/dev/null)" = up ]; }
+if ! wait_until 60 node_up "$j"; then
+	echo "# node $j is not up on node 0 60 s after joining"
+	good=0
+fi
+out=$(on_node "$j" cat "$SYSFS/node_id" 2>&1)
+[ "$out" = "$j" ] || { echo "# node $j: sysfs node_id '$out'"; good=0; }
+rm -f "$cfg"
+if [ $good = 1 ]; then
+	ok "a node leaves and joins again with sdsmctl join"
+else
+	not_ok "a node leaves and joins again with sdsmctl join"
+	# Leave the cluster whole for whatever runs next.
+	on_node "$j" sdsm_loaded || on_node "$j" sdsm_load > /dev/null 2>&1
 fi
 exit $failed

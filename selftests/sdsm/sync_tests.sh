@@ -102,11 +102,11 @@ expect() {
 }
 
 held_pid() {
-	sed -n 's/^held pid=\([0-9]*\)$/\1/p' "$WORK/$1.out"
+	sed -n 's/^held pid=\([0-9]*\)$/\1/p' "$WORK/$1.out" 2>/dev/null
 }
 
 waiting_pid() {
-	sed -n 's/^waiting pid=\([0-9]*\)$/\1/p' "$WORK/$1.out"
+	sed -n 's/^waiting pid=\([0-9]*\)$/\1/p' "$WORK/$1.out" 2>/dev/null
 }
 
 is_held() {

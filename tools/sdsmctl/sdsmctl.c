@@ -369,7 +369,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sdsmctl_policy_opt po;
-	int hardware = 0, show = 0, c, ret, dashdash;
+	int hardware = 0, show = 0, c, ret, dashdash, i;
 	char **rest;
 	int nrest;
 
@@ -448,6 +448,12 @@ int main(int argc, char **argv)
 		if (po.set)
 			return sdsmctl_usage_err("policy options cannot precede '%s'",
 						 rest[0]);
+		for (i = 1; i < nrest && strcmp(rest[i], "--"); i++) {
+			if (!strcmp(rest[i], "--help") || !strcmp(rest[i], "-h")) {
+				sdsmctl_help();
+				return 0;
+			}
+		}
 		optind = 0;
 		if (!strcmp(rest[0], "region"))
 			return sdsmctl_region_main(nrest, rest);

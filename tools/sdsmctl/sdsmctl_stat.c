@@ -128,7 +128,9 @@ int sdsmctl_stat_main(int argc, char **argv)
 	long count = 0, i;
 	int c;
 
-	while ((c = getopt(argc, argv, "+:i:c:")) != -1) {
+	static const struct option none[] = { { NULL, 0, NULL, 0 } };
+
+	while ((c = getopt_long(argc, argv, "+:i:c:", none, NULL)) != -1) {
 		char *end;
 
 		switch (c) {
@@ -149,6 +151,9 @@ int sdsmctl_stat_main(int argc, char **argv)
 			return sdsmctl_usage_err("stat: option '-%c' needs a value",
 						 optopt);
 		default:
+			if (optopt)
+				return sdsmctl_usage_err("stat: unknown option '-%c'",
+							 optopt);
 			return sdsmctl_usage_err("stat: unknown option '%s'",
 						 argv[optind - 1]);
 		}
