@@ -302,16 +302,27 @@ int sdsm_latency_hist(struct sdsm_hist_bucket *buckets, int max)
 		return sdsm_fail(EINVAL, "sdsm_latency_hist: bad arguments");
 	if (sdsm_read_file("stats/fault_latency_hist", buf, sizeof(buf)) < 0)
 		return -1;
+	/*
+	 * "<lo>-<hi> <count>" for [lo, hi); the last bucket is open,
+	 * "<lo>- <count>", and is returned with hi_us = UINT64_MAX.
+	 */
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		unsigned long long lo, hi, n;
 		char tail;
 
-		if (sscanf(line, "%llu-%llu %llu %c", &lo, &hi, &n, &tail) != 3 ||
-		    hi < lo)
+		if (sscanf(line, "%llu-%llu %llu %c", &lo, &hi, &n, &tail) == 3 &&
+		    hi > lo) {
+			/* a closed bucket */
+		} else if (sscanf(line, "%llu- %llu %c", &lo, &n, &tail) == 2 &&
+			   strchr(line, ' ') == strchr(line, '-') + 1 &&
+			   !strtok_r(NULL, "\n", &save)) {
+			hi = UINT64_MAX;	/* the open last bucket */
+		} else {
 			return sdsm_fail(EINVAL,
 					 "%s/stats/fault_latency_hist: bad line '%s'",
 					 sdsm_sysfs_root(), line);
+		}
 		if (count < max) {
 			buckets[count].lo_us = lo;
 			buckets[count].hi_us = hi;

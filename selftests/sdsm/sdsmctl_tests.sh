@@ -151,21 +151,38 @@ else
 	fi
 fi
 
-# 9: region create / show / destroy.
+# 9: region create / show / destroy.  An interleaved region's homes are
+# known before any touch (2 1 1 pages on 3 nodes for 4 pages); a
+# first-touch region's pages are untouched until written.
 if ! has_feature regions; then
 	skip "region create, show, destroy" "module lacks SDSM_FEATURE_REGIONS"
 else
-	out=$( { vc_bounded 60 "$SDSMCTL" region create sdsmctl.t 16k --interleave=all &&
-		 vc_bounded 60 "$SDSMCTL" region show sdsmctl.t &&
-		 vc_bounded 60 "$SDSMCTL" region destroy sdsmctl.t; } 2>&1); rc=$?
-	if [ $rc = 0 ] && grep -q '^pages: 4$' <<< "$out" &&
-	   grep -q '^untouched: 4$' <<< "$out"; then
-		ok "region create, show, destroy"
+	want_il="pages: 4"
+	for ((k = 0; k < NR; k++)); do
+		c=$(( 4 / NR + (k < 4 % NR ? 1 : 0) ))
+		[ $c -gt 0 ] && want_il="$want_il|node $k: $c"
+	done
+	want_il="$want_il|untouched: 0"
+	out=$( { vc_bounded 60 "$SDSMCTL" region create sdsmctl.il 16k --interleave=all &&
+		 vc_bounded 60 "$SDSMCTL" region show sdsmctl.il &&
+		 vc_bounded 60 "$SDSMCTL" region destroy sdsmctl.il; } 2>&1); rc=$?
+	got_il=$(grep -E '^(pages|node [0-9]+|untouched):' <<< "$out" | paste -sd'|')
+	out2=$( { vc_bounded 60 "$SDSMCTL" region create sdsmctl.ft 16k --localalloc &&
+		  vc_bounded 60 "$SDSMCTL" region show sdsmctl.ft &&
+		  vc_bounded 60 "$SDSMCTL" region list &&
+		  vc_bounded 60 "$SDSMCTL" region destroy sdsmctl.ft; } 2>&1); rc2=$?
+	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1)
+	if [ $rc = 0 ] && [ "$got_il" = "$want_il" ] && [ $rc2 = 0 ] &&
+	   grep -q '^untouched: 4$' <<< "$out2" &&
+	   grep -q 'sdsmctl\.ft' <<< "$out2" &&
+	   ! grep -q 'sdsmctl\.' <<< "$listed"; then
+		ok "region create, show, list, destroy"
 	else
-		not_ok "region create, show, destroy"
-		diag <<< "$out (exit $rc)"
+		not_ok "region create, show, list, destroy"
+		diag <<< "$out (exit $rc; want $want_il)"$'\n'"$out2 (exit $rc2)"$'\n'"after destroy: $listed"
 	fi
 fi
+
 # 10: a node leaves; sdsmctl on it says the module is not loaded; it joins
 # again from a config file with `sdsmctl join`, and every node sees it up.
 j=$((NR - 1))

@@ -66,7 +66,7 @@ put nodes/0/homed_pages 42; put nodes/0/free_kb 1024
 put nodes/1/addr 198.18.0.2; put nodes/1/state self; put nodes/1/rtt_us 0
 put nodes/2/addr 198.18.0.3; put nodes/2/state down; put nodes/2/rtt_us 0
 put stats/read_faults_remote 7
-put stats/fault_latency_hist "0-1 5"
+put stats/fault_latency_hist "$(printf '0-1 5\n1-2 0\n2- 4')"
 put regions/1/name shared.a
 put regions/1/size 65536
 
@@ -227,6 +227,7 @@ t_9() {
 
 t_10() {
 	expect_out 0 '^read_faults_remote +7$' "$SDSMCTL" stat
+	expect_out 0 '^ +2- +4$' "$SDSMCTL" stat
 	grep -qE '^upgrades +-$' <<< "$out" || say "stat: missing counter not '-'"
 	grep -qE '^0 +up +10 +11 +1000 +1100$' <<< "$out" || say "stat: node 0"
 	grep -qE '^ +0-1 +5$' <<< "$out" || say "stat: histogram"

@@ -311,7 +311,7 @@ static void make_fixture(void)
 	put("nodes/1/rtt_us", "0\n");
 	put("stats/read_faults_remote", "7\n");
 	put("stats/bytes_sent", "18446744073709551615\n");
-	put("stats/fault_latency_hist", "0-1 5\n2-3 7\n4-7 0\n");
+	put("stats/fault_latency_hist", "0-1 5\n1-2 7\n2-4 0\n4- 3\n");
 	put("regions/1/name", "shared.a\n");
 	put("regions/1/size", "65536\n");
 }
@@ -809,7 +809,7 @@ static bool test_sysfs_nodes(void)
 
 static bool test_sysfs_stats(void)
 {
-	struct sdsm_hist_bucket h[2];
+	struct sdsm_hist_bucket h[4];
 	struct sdsm_stats s;
 	uint64_t v;
 	char buf[16];
@@ -827,15 +827,25 @@ static bool test_sysfs_stats(void)
 	      "lock_waits");
 	CHECK(sdsm_stat_name(SDSM_STAT_NR) == NULL, "past the end");
 	n = sdsm_latency_hist(h, 2);
-	CHECK(n == 3 && h[0].lo_us == 0 && h[0].hi_us == 1 && h[0].count == 5 &&
-	      h[1].lo_us == 2 && h[1].count == 7, "hist %d", n);
+	CHECK(n == 4 && h[0].lo_us == 0 && h[0].hi_us == 1 && h[0].count == 5 &&
+	      h[1].lo_us == 1 && h[1].hi_us == 2 && h[1].count == 7,
+	      "hist %d", n);
+	n = sdsm_latency_hist(h, 4);
+	CHECK(n == 4 && h[3].lo_us == 4 && h[3].hi_us == UINT64_MAX &&
+	      h[3].count == 3, "open last bucket %d", n);
+	put("stats/fault_latency_hist", "0-1 5\n1- 3\n2-4 0\n");
+	errno = 0;
+	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
+	put("stats/fault_latency_hist", "0-1 5\n1-1 3\n");
+	errno = 0;
+	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
 	put("stats/fault_latency_hist", "0-1 5\nbogus\n");
 	errno = 0;
 	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
 	put("stats/fault_latency_hist", "3-1 5\n");
 	errno = 0;
 	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
-	put("stats/fault_latency_hist", "0-1 5\n2-3 7\n4-7 0\n");
+	put("stats/fault_latency_hist", "0-1 5\n1-2 7\n2-4 0\n4- 3\n");
 	put("stats/upgrades", "-1\n");
 	errno = 0;
 	CHECK_ERR(sdsm_stats_read(&s), -1, EINVAL);

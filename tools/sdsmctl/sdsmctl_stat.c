@@ -98,11 +98,17 @@ static void sdsmctl_report(const struct sdsmctl_sample *now,
 	nh = sdsm_latency_hist(hist, 64);
 	if (nh > 0) {
 		printf("fault latency (us)     count\n");
-		for (i = 0; i < nh && i < 64; i++)
-			printf("%8llu-%-8llu %14llu\n",
-			       (unsigned long long)hist[i].lo_us,
-			       (unsigned long long)hist[i].hi_us,
-			       (unsigned long long)hist[i].count);
+		for (i = 0; i < nh && i < 64; i++) {
+			if (hist[i].hi_us == UINT64_MAX)	/* open bucket */
+				printf("%8llu-%-8s %14llu\n",
+				       (unsigned long long)hist[i].lo_us, "",
+				       (unsigned long long)hist[i].count);
+			else
+				printf("%8llu-%-8llu %14llu\n",
+				       (unsigned long long)hist[i].lo_us,
+				       (unsigned long long)hist[i].hi_us,
+				       (unsigned long long)hist[i].count);
+		}
 	} else if (nh < 0 && errno != ENOENT) {
 		sdsmctl_err("%s", sdsm_last_error());
 	}
