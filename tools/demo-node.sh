@@ -1,8 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs on node 0 of the demo cluster (see tools/demo.sh).
+# Runs on node 0 of the demo cluster (see tools/demo.sh): membership, then
+# the main job: coherent memory shared across nodes, placed like NUMA
+# memory, a counter under a cluster lock, and the statistics.
 set -u
 . "$VCLUSTER_LIB"
+
+S=$SDSM_ROOT/selftests/sdsm
+MU=$S/sdsm_mem_util
+SYNC=$S/sync_test
+CTL=$SDSM_ROOT/tools/sdsmctl/sdsmctl
+PROG=$SDSM_ROOT/userlib/build/placement_prog
 
 n=$SDSM_NR_NODES
 all_up() {
@@ -42,3 +50,62 @@ for ((k = 0; k < n; k++)); do
 		done'
 	echo
 done
+
+fail() {
+	echo "demo: $*" >&2
+	exit 1
+}
+
+echo "== sdsmctl --hardware (node 0)"
+"$CTL" --hardware || fail "sdsmctl --hardware failed"
+echo
+
+echo "== coherent memory: one word and 64 pages, written on one node, read on all"
+off=$((4 << 20))
+"$MU" poke $off 4242 || fail "poke on node 0 failed"
+for ((k = 0; k < n; k++)); do
+	echo "node $k reads $(on_node "$k" "$MU" peek $off) at offset $off"
+done
+last=$((n - 1))
+on_node "$last" "$MU" fill $((off + 4096)) $((64 * 4096)) 7 ||
+	fail "fill on node $last failed"
+echo "node $last wrote a pattern over 64 pages (homes: every node)"
+for ((k = 0; k < n; k++)); do
+	if on_node "$k" "$MU" check $((off + 4096)) $((64 * 4096)) 7; then
+		echo "node $k: all 64 pages verified"
+	else
+		fail "node $k: the pattern does not verify"
+	fi
+done
+echo
+
+echo "== placement, numactl style: sdsmctl POLICY -- placement_prog 6"
+for pol in --interleave=all --membind=$last --localalloc; do
+	printf '%-18s ' "$pol"
+	"$CTL" "$pol" -- "$PROG" 6 || fail "sdsmctl $pol failed"
+done
+echo
+
+echo "== a counter in shared memory under a cluster lock: 2 processes x 10 increments per node"
+coff=$(( (40 << 20) + 64 ))
+id=$((RANDOM + 777000))
+before=$("$SYNC" memread $coff) || fail "memread failed"
+pids=()
+for ((k = 0; k < n; k++)); do
+	for p in 1 2; do
+		on_node "$k" "$SYNC" memloop $id 10 $coff > /dev/null &
+		pids+=($!)
+	done
+done
+for p in "${pids[@]}"; do
+	wait "$p" || fail "a counting process failed"
+done
+for ((k = 0; k < n; k++)); do
+	v=$(on_node "$k" "$SYNC" memread $coff)
+	echo "node $k reads $((v - before)) more than before (want $((n * 20)))"
+	[ $((v - before)) = $((n * 20)) ] || fail "lost updates"
+done
+echo
+
+echo "== sdsmctl stat (node 0)"
+"$CTL" stat | grep -v ' 0$'
