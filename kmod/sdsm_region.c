@@ -267,9 +267,19 @@ static u16 sdsm_interleave(u64 mask, u64 block, u64 idx)
 	return 0;
 }
 
+/*
+ * True if @p names every page's home by itself: interleave, or bind to a
+ * single node.  Such a page's home is its manager, computed anywhere.
+ */
+static bool sdsm_policy_computes_home(const struct sdsm_policy *p)
+{
+	return p->mode == SDSM_POLICY_INTERLEAVE ||
+	       (p->mode == SDSM_POLICY_BIND && hweight64(p->nodemask) == 1);
+}
+
 u16 sdsm_page_manager(const struct sdsm_region *r, u64 idx)
 {
-	if (r->policy.mode == SDSM_POLICY_INTERLEAVE)
+	if (sdsm_policy_computes_home(&r->policy))
 		return sdsm_interleave(r->policy.nodemask,
 				       r->policy.block_size, idx);
 	return sdsm_interleave(sdsm_all_nodes(), PAGE_SIZE, idx);
@@ -299,8 +309,7 @@ bool sdsm_page_home_computable(struct sdsm_region *r, u64 idx)
 {
 	struct sdsm_policy p;
 
-	return !sdsm_policy_of(r, idx, &p) &&
-	       p.mode == SDSM_POLICY_INTERLEAVE;
+	return !sdsm_policy_of(r, idx, &p) && sdsm_policy_computes_home(&p);
 }
 
 /**

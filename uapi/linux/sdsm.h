@@ -262,8 +262,9 @@ struct sdsm_set_policy {
  * @__reserved: must be 0
  * @addrs: user pointer to @count __u64 addresses in this process
  * @homes: user pointer to @count __s32: out, per address, the node id of
- *	the home, or a negative errno: -ENOENT (no home yet: a page whose
- *	policy is not INTERLEAVE and that no node has touched), -EFAULT (not
+ *	the home, or a negative errno: -ENOENT (no home yet: a page that no
+ *	node has touched and whose policy is neither INTERLEAVE nor BIND to
+ *	a single node), -EFAULT (not
  *	an address mapped from /dev/sdsm), -EHOSTDOWN (the node that knows is
  *	down)
  *
