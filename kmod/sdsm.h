@@ -15,6 +15,7 @@
  * Messaging API for upper layers (process context only):
  *  - sdsm_send(peer, type, payload, len, page) sends one message with an
  *    optional page; it sleeps (bounded) for a send credit.
+ *    sdsm_send_nowait() is the same but fails with -EAGAIN instead.
  *  - sdsm_handler_register(type, fn) installs the receive handler for a
  *    type.  Handlers run in process context, may sleep and send, and see the
  *    messages of one peer in the order that peer sent them.  They must not
@@ -217,6 +218,8 @@ typedef void (*sdsm_handler_fn)(const struct sdsm_msg *msg);
 /* sdsm_cluster.c */
 int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
 	      u32 len, struct page *page);
+int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
+		     u32 len, struct page *page);
 int sdsm_handler_register(u16 type, sdsm_handler_fn fn);
 void sdsm_handler_unregister(u16 type);
 int sdsm_peer_notifier_register(struct notifier_block *nb);

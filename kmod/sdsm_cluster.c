@@ -249,6 +249,28 @@ int sdsm_peer_notifier_unregister(struct notifier_block *nb)
 	return blocking_notifier_chain_unregister(&sdsm_peer_notifier, nb);
 }
 
+static int sdsm_peer_send(struct sdsm_peer *peer, u16 type,
+			  const void *payload, u32 len, struct page *page,
+			  bool wait)
+{
+	struct sdsm_conn *conn = NULL;
+	int ret;
+
+	if (!peer || peer->id == sdsm_cl.node_id)
+		return -EINVAL;
+	spin_lock(&peer->lock);
+	if (peer->state == SDSM_PEER_UP) {
+		conn = peer->conn;
+		kref_get(&conn->ref);
+	}
+	spin_unlock(&peer->lock);
+	if (!conn)
+		return -ENOTCONN;
+	ret = sdsm_conn_send(conn, type, payload, len, page, wait);
+	sdsm_conn_put(conn);
+	return ret;
+}
+
 /**
  * sdsm_send - send a message to an UP peer
  * @peer: destination, not this node
@@ -266,22 +288,24 @@ int sdsm_peer_notifier_unregister(struct notifier_block *nb)
 int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
 	      u32 len, struct page *page)
 {
-	struct sdsm_conn *conn = NULL;
-	int ret;
+	return sdsm_peer_send(peer, type, payload, len, page, true);
+}
 
-	if (!peer || peer->id == sdsm_cl.node_id)
-		return -EINVAL;
-	spin_lock(&peer->lock);
-	if (peer->state == SDSM_PEER_UP) {
-		conn = peer->conn;
-		kref_get(&conn->ref);
-	}
-	spin_unlock(&peer->lock);
-	if (!conn)
-		return -ENOTCONN;
-	ret = sdsm_conn_send(conn, type, payload, len, page, true);
-	sdsm_conn_put(conn);
-	return ret;
+/**
+ * sdsm_send_nowait - sdsm_send() that never sleeps for a send slot
+ * @peer: destination, not this node
+ * @type: enum sdsm_msg_type
+ * @payload: @len bytes, copied
+ * @len: at most SDSM_MSG_MAX_PAYLOAD
+ * @page: optional page, as for sdsm_send()
+ *
+ * Context: process context; callable with mutexes held.
+ * Return: as sdsm_send(), or -EAGAIN when every send slot is taken.
+ */
+int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
+		     u32 len, struct page *page)
+{
+	return sdsm_peer_send(peer, type, payload, len, page, false);
 }
 
 static void sdsm_peer_work(struct work_struct *work)
