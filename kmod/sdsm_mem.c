@@ -375,8 +375,9 @@ bool sdsm_node_usable(unsigned int node)
 
 /*
  * Messages to this node are delivered by whoever holds sdsm_self_drain: the
- * link's work item, or a faulting task that finishes its own transaction
- * (home here) without waiting for a worker; one drainer keeps them FIFO.
+ * link's work item, a faulting task that finishes its own transaction
+ * (home here) without waiting for a worker, or the receive handler whose
+ * message queued them; one drainer keeps them FIFO.
  */
 static DEFINE_MUTEX(sdsm_self_drain);
 
@@ -731,6 +732,12 @@ static void sdsm_mem_handler(const struct sdsm_msg *msg)
 {
 	sdsm_mem_dispatch(msg->peer, msg->type, msg->payload, msg->len,
 			  msg->page);
+	/*
+	 * A message that completes a transaction homed here (the last ACK of
+	 * an invalidation, a FETCH's data) queued the grant to this node:
+	 * deliver it now rather than after a worker's wake-up.
+	 */
+	sdsm_self_drain_try();
 }
 
 static const u16 sdsm_mem_msg_types[] = {
