@@ -204,7 +204,21 @@ test_mem_placement() {
 		expect_home $t.bind 0 "$k" 1
 		expect_home $t.bind 1 "$k" 1
 		expect_home $t.bind 2 "$k" 1
+		expect_home $t.bind 5 "$k" 1	# one node: known untouched
 	done
+	# After SET_POLICY a touched page keeps its home, an untouched one
+	# follows the new rule.
+	mu 2 -r $t.bind setpol 0 $((8 * PG)) first || rc=1
+	expect_home $t.bind 6 0 -2
+	mu 0 -r $t.bind poke $((6 * PG)) 1 || rc=1
+	for k in $(nodes); do
+		expect_home $t.bind 2 "$k" 1
+		expect_home $t.bind 6 "$k" 0
+	done
+	mu 0 create $t.bind2 $((8 * PG)) bind 0x6 >/dev/null || return 1
+	expect_home $t.bind2 0 0 -2		# two nodes: the first touch decides
+	mu 2 -r $t.bind2 poke 0 1 || rc=1
+	for k in $(nodes); do expect_home $t.bind2 0 "$k" 2; done
 
 	mu 0 create $t.pref $((8 * PG)) preferred 2 >/dev/null || return 1
 	mu 0 -r $t.pref poke 0 1 || rc=1
@@ -224,7 +238,7 @@ test_mem_placement() {
 
 	f1=$(stat_of 2 write_faults_remote)
 	[ "$f1" -gt "$f0" ] || { log "write_faults_remote did not move"; rc=1; }
-	for k in ft bind pref il; do
+	for k in ft bind bind2 pref il; do
 		mu 0 -r $t.$k destroy $t.$k || rc=1
 	done
 	return $rc
