@@ -809,6 +809,12 @@ static bool test_sysfs_nodes(void)
 
 static bool test_sysfs_stats(void)
 {
+	static const char *const bad_hist[] = {
+		"0-1 5\n1- 3\n2-4 0\n",	/* open bucket not last */
+		"0-1 5\n1-1 3\n",		/* empty bucket */
+		"0-1 5\nbogus\n",
+		"3-1 5\n",			/* hi < lo */
+	};
 	struct sdsm_hist_bucket h[4];
 	struct sdsm_stats s;
 	uint64_t v;
@@ -833,18 +839,13 @@ static bool test_sysfs_stats(void)
 	n = sdsm_latency_hist(h, 4);
 	CHECK(n == 4 && h[3].lo_us == 4 && h[3].hi_us == UINT64_MAX &&
 	      h[3].count == 3, "open last bucket %d", n);
-	put("stats/fault_latency_hist", "0-1 5\n1- 3\n2-4 0\n");
-	errno = 0;
-	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
-	put("stats/fault_latency_hist", "0-1 5\n1-1 3\n");
-	errno = 0;
-	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
-	put("stats/fault_latency_hist", "0-1 5\nbogus\n");
-	errno = 0;
-	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
-	put("stats/fault_latency_hist", "3-1 5\n");
-	errno = 0;
-	CHECK_ERR(sdsm_latency_hist(h, 2), -1, EINVAL);
+	for (i = 0; i < (int)(sizeof(bad_hist) / sizeof(bad_hist[0])); i++) {
+		put("stats/fault_latency_hist", bad_hist[i]);
+		errno = 0;
+		n = sdsm_latency_hist(h, 2);
+		CHECK(n == -1 && errno == EINVAL, "bad histogram %d: got %d (%s)",
+		      i, n, sdsm_last_error());
+	}
 	put("stats/fault_latency_hist", "0-1 5\n1-2 7\n2-4 0\n4- 3\n");
 	put("stats/upgrades", "-1\n");
 	errno = 0;
