@@ -99,15 +99,14 @@ static void sdsmctl_report(const struct sdsmctl_sample *now,
 	if (nh > 0) {
 		printf("fault latency (us)     count\n");
 		for (i = 0; i < nh && i < 64; i++) {
-			if (hist[i].hi_us == UINT64_MAX)	/* open bucket */
-				printf("%8llu-%-8s %14llu\n",
-				       (unsigned long long)hist[i].lo_us, "",
-				       (unsigned long long)hist[i].count);
-			else
-				printf("%8llu-%-8llu %14llu\n",
-				       (unsigned long long)hist[i].lo_us,
-				       (unsigned long long)hist[i].hi_us,
-				       (unsigned long long)hist[i].count);
+			char hi[24] = "";	/* empty: the open last bucket */
+
+			if (hist[i].hi_us != UINT64_MAX)
+				snprintf(hi, sizeof(hi), "%llu",
+					 (unsigned long long)hist[i].hi_us);
+			printf("%8llu-%-8s %14llu\n",
+			       (unsigned long long)hist[i].lo_us, hi,
+			       (unsigned long long)hist[i].count);
 		}
 	} else if (nh < 0 && errno != ENOENT) {
 		sdsmctl_err("%s", sdsm_last_error());
