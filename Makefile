@@ -1,10 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# sdsm top-level Makefile.  `make` builds the module against the Debian
-# kernel the test guests run, plus every user-space part.  See README.rst.
+# sdsm top-level Makefile.  `make` builds the module and the user-space
+# tools; it needs only a compiler and the headers of the kernel it builds for,
+# no root and no apt.  `make check`, `make demo` and `make bench` install
+# what testing needs first (tools/deps.sh).  See README.md.
+#
+# The kernel: the newest Debian kernel with image and headers (the one the
+# test guests boot, tools/kver.sh), else the running kernel's build tree, as
+# for any out-of-tree module; KVER= or KDIR= on the command line override.
+# Both are recursive variables, never exported: a recipe that installs the
+# headers (deps) runs before the child make that needs them, and that child
+# must look again rather than inherit the empty value found at start.
 
-KVER	?= $(shell tools/kver.sh 2>/dev/null)
-KDIR	?= /usr/src/linux-headers-$(KVER)
+KVER	?= $(shell tools/kver.sh 2>/dev/null || \
+		{ r=$$(uname -r); [ -d /lib/modules/$$r/build ] && echo $$r; })
+KDIR	?= $(firstword $(wildcard /usr/src/linux-headers-$(KVER) \
+				  /lib/modules/$(KVER)/build))
 CACHE	:= $(CURDIR)/.cache
 SRCTAR	:= /usr/src/linux-source-6.1.tar.xz
 SRCDIR	:= $(CACHE)/linux-source
@@ -12,28 +23,35 @@ SRCDIR	:= $(CACHE)/linux-source
 CC	?= gcc
 CFLAGS	?= -O2 -g
 CFLAGS	+= -Wall -Wextra -Werror=implicit-function-declaration -std=gnu11
-export CC CFLAGS KVER KDIR CACHE SRCDIR
+export CC CFLAGS CACHE SRCDIR
 
 # Kernel and uapi sources that checkpatch and sparse judge.
 KSRC	= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h)) \
 	  uapi/linux/sdsm.h
 
-.PHONY: all deps module userspace linux-source checkpatch sparse unit \
-	selftests check demo bench clean
+.PHONY: all deps module kdir userspace tests linux-source checkpatch sparse \
+	unit selftests check demo bench clean
 
 all: module userspace
 
 deps:
 	@tools/deps.sh
 
-module: deps
-	@test -n "$(KVER)" || { echo "no kernel headers; run make deps" >&2; exit 1; }
+kdir:
+	@test -n "$(KDIR)" || { echo "no kernel headers found: install" \
+		"linux-headers-$$(uname -r), or run make deps (root) for" \
+		"the kernel the test guests boot" >&2; exit 1; }
+
+module: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 # Pieces of linux-source-6.1 we use but never commit: checkpatch and the
-# kselftest harness.  Extracted once into .cache/.
+# kselftest harness.  Extracted once into .cache/; the tarball is a test
+# dependency, installed by deps only when it is missing.
 linux-source: $(SRCDIR)/.stamp
-$(SRCDIR)/.stamp: | deps
+$(SRCTAR):
+	@tools/deps.sh
+$(SRCDIR)/.stamp: $(SRCTAR)
 	@mkdir -p $(SRCDIR)
 	tar -C $(SRCDIR) --strip-components=1 -xf $(SRCTAR) \
 		linux-source-6.1/scripts/checkpatch.pl \
@@ -43,7 +61,11 @@ $(SRCDIR)/.stamp: | deps
 		linux-source-6.1/tools/testing/selftests/kselftest.h
 	@touch $@
 
-userspace: selftests unit-build userlib sdsmctl bench-build
+userspace: userlib sdsmctl bench-build
+
+# What the tests run: kselftests (which need the harness from linux-source)
+# and the host test programs.
+tests: selftests unit-build
 
 # Benchmark programs (tools/bench/); `make bench` runs them in a cluster.
 bench-build: userlib
@@ -70,7 +92,7 @@ checkpatch: linux-source
 		--show-types -f $(KSRC)
 	@echo "checkpatch: $(words $(KSRC)) files clean"
 
-sparse: deps
+sparse: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CHECK="sparse -Wno-decl" \
 		modules 2>&1 | tee $(CACHE)/sparse.log
 	@! grep -E '(warning|error):' $(CACHE)/sparse.log
@@ -78,10 +100,13 @@ sparse: deps
 check:
 	@tools/check.sh
 
-demo: all
+# deps first, then a separate make: it finds the headers deps installed.
+demo: deps
+	@$(MAKE) --no-print-directory all tests
 	@tools/demo.sh
 
-bench: all
+bench: deps
+	@$(MAKE) --no-print-directory all tests
 	@tools/bench.sh
 
 clean:
