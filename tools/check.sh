@@ -22,56 +22,12 @@ passed=0 failed=0 skipped=0
 failures=()
 t_start=$(date +%s)
 
-note() { printf '# %s\n' "$*"; }
+. "$top/tools/check-lib.sh"
 
 want() {
 	[ -z "${CHECK_ONLY:-}" ] && return 0
 	case " $CHECK_ONLY " in *" $1 "*) return 0 ;; esac
 	return 1
-}
-
-# result NAME STATUS: record one non-TAP test.
-result() {
-	if [ "$2" -eq 0 ]; then
-		passed=$((passed + 1))
-		echo "ok - $1"
-	else
-		failed=$((failed + 1))
-		failures+=("$1")
-		echo "not ok - $1"
-	fi
-}
-
-# count_tap LOG PREFIX: add the top-level TAP results found in LOG to the
-# totals and leave their number in $tap_n (no subshell: the totals are
-# globals).  Nested kselftest lines start with '#' and are not counted twice.
-count_tap() {
-	local line name n=0
-	while IFS= read -r line; do
-		case $line in
-		"not ok "*)
-			n=$((n + 1))
-			name=${line#not ok }
-			# SKIP, and TODO (known unfinished work, see
-			# selftests/sdsm/run_all.sh), count as skipped.
-			if [[ $line =~ \#[[:space:]]*(SKIP|skip|TODO|todo) ]]; then
-				skipped=$((skipped + 1))
-			else
-				failed=$((failed + 1))
-				failures+=("$2: $name")
-			fi
-			;;
-		"ok "*)
-			n=$((n + 1))
-			if [[ $line =~ \#[[:space:]]*(SKIP|skip) ]]; then
-				skipped=$((skipped + 1))
-			else
-				passed=$((passed + 1))
-			fi
-			;;
-		esac
-	done < "$1"
-	tap_n=$n
 }
 
 # step NAME SECONDS CMD...: run CMD bounded, log to $logdir/NAME.log.
@@ -106,6 +62,7 @@ tap_step() {
 		show_tail "$logdir/$name.log"
 		result "$what ran (status $rc, $tap_n results)" 1
 	fi
+	check_plan "$what"
 }
 
 # 1. Dependencies and build.  Nothing else can run without a build.
@@ -115,10 +72,16 @@ if ! step deps 1800 tools/deps.sh; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 	exit 1
 fi
+# The build flow itself (fake kernel trees, no build) and this script's
+# own result counting: TAP.
+if want build; then
+	tap_step build-system 300 "build system tests" tests/build/test_makefile.sh
+	tap_step check-counting 60 "check counting tests" tests/build/test_tap.sh
+fi
 if want build || want cluster || want unit; then
-	step build 900 make -s all
+	step build 900 make -s all tests
 	rc=$?
-	result "build (module W=1, user space)" $rc
+	result "build (module W=1, user space, tests)" $rc
 	if [ $rc -ne 0 ]; then
 		show_tail "$logdir/build.log"
 		echo "$passed passed, $failed failed, $skipped skipped"
@@ -166,6 +129,7 @@ if want cluster; then
 	rc=$?
 	count_tap "$logdir/cluster.log" cluster
 	n=$tap_n
+	check_plan "cluster selftests"
 	# vcluster exit 4: some node's kernel log showed an oops, WARNING,
 	# BUG, lockdep or hung-task report.  That is a failure of its own.
 	if [ $rc -eq 4 ]; then

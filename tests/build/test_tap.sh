@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Tests of make check's result counting (tools/check-lib.sh), TAP: a stream
+# that stops early, a stream without a plan, nested kselftest lines, TODO
+# and SKIP directives, several streams in one log.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fails=0
+
+ok() {
+	n=$((n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		fails=$((fails + 1))
+	fi
+}
+
+# judge LOG: count LOG as check.sh does; print "passed failed skipped".
+judge() (
+	passed=0 failed=0 skipped=0
+	failures=()
+	. "$top/tools/check-lib.sh"
+	count_tap "$1" t > /dev/null
+	check_plan t > /dev/null
+	echo "$passed $failed $skipped"
+)
+
+# expect NAME "P F S" LOG-LINES...
+expect() {
+	local name=$1 want=$2 got
+	shift 2
+	printf '%s\n' "$@" > "$tmp/log"
+	got=$(judge "$tmp/log")
+	[ "$got" = "$want" ]
+	ok $? "$name (passed failed skipped: want $want, got $got)"
+}
+
+echo "TAP version 13"
+echo "1..7"
+expect "a complete stream passes" "3 0 0" \
+	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
+expect "a stream that stops after 3 of 10 fails" "3 1 0" \
+	"1..10" "ok 1 - a" "ok 2 - b" "ok 3 - c"
+expect "a stream with no plan fails" "2 1 0" \
+	"ok 1 - a" "ok 2 - b"
+expect "more results than planned fails" "3 1 0" \
+	"1..2" "ok 1 - a" "ok 2 - b" "ok 3 - c"
+expect "nested kselftest lines count once" "2 0 0" \
+	"1..2" "# 1..4" "# ok 1 x" "# ok 2 y" "ok 1 - a" "ok 2 - b"
+expect "plans of several streams add up" "4 1 2" \
+	"1..2" "ok 1 - a" "not ok 2 - b" "1..4" "ok 1 - c" \
+	"ok 2 - d # SKIP no device" "ok 3 - e" "not ok 4 - x # TODO 9" \
+	"1..1" "ok 1 - f"
+expect "a failure is a failure, TODO is skipped" "1 1 1" \
+	"1..3" "ok 1 - a" "not ok 2 - b" "not ok 3 - c # TODO 14"
+[ $fails -eq 0 ]
