@@ -144,6 +144,10 @@ def parse_matmul(path):
 # ---- figures ---------------------------------------------------------------
 
 PP_WARMUP = 2
+PAGE = 4096
+# How far below the latency-implied floor a bandwidth may fall before it
+# contradicts the run (see Report.check_bw).
+BW_LAT_SLACK = 2.0
 
 
 class Report:
@@ -208,6 +212,7 @@ class Report:
         for name in ("ib_read_bw", "ib_read_bw_ev"):
             st, reps, note = self.load_perftest(name, parse_perftest_bw)
             self.samples[name] = reps
+            st, reps, note = self.check_bw(name, st, reps, note)
             self.baselines[name] = {"status": st, "unit": "bytes/s",
                                     "bw": summary(reps), "note": note}
         # The link's baseline is the faster of the two perftest modes.
@@ -221,6 +226,32 @@ class Report:
             self.baselines[name] = {
                 "status": st, "unit": "bytes/s",
                 "bw": summary([r["bw_bytes"] for r in reps])}
+
+    def check_bw(self, name, st, reps, note):
+        """A bandwidth baseline must agree with the same run's latency
+        baseline: one 4 KiB READ outstanding at a time already moves
+        4096 B per median latency, and ib_read_bw keeps many in flight.
+        A repetition below half that floor contradicts the run (perftest
+        printed a broken number, or the link stalled during it): it is
+        dropped and said so, and with none left the baseline fails, so no
+        ratio is ever published against it."""
+        lat = [self.baselines[n] for n in (name.replace("bw", "lat"),
+                                           "ib_read_lat", "ib_read_lat_ev")
+               if self.baselines[n]["status"] == "ok"]
+        if st != "ok" or not lat:
+            return st, reps, note
+        lat_us = lat[0]["median"]["median"]
+        floor = PAGE / (lat_us / 1e6) / BW_LAT_SLACK
+        good = [r for r in reps if r >= floor]
+        if len(good) == len(reps):
+            return st, reps, note
+        why = "%d of %d repetitions below %.2f MB/s, half of what the " \
+            "run's ib_read_lat median of %.0f us implies" % (
+                len(reps) - len(good), len(reps), floor / MiB, lat_us)
+        if not good:
+            return "failed: contradicts ib_read_lat: " + why, [], None
+        return st, good, "; ".join(x for x in (note, why + ", dropped")
+                                   if x)
 
     def pick(self, name, names, stat, better):
         ok = [n for n in names if self.baselines[n]["status"] == "ok"]

@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..16"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -186,6 +186,34 @@ w = struct.unpack("<Q", m[0:8])[0]
 sys.exit(0 if w == (10 * 0x9e3779b97f4a7c15 & (2**64 - 1)) else 1)'
 )
 ok $? "fio_offset.so maps the region at its offset"
+
+# A bandwidth baseline that contradicts the run's latency baseline (the
+# 2026-11-23 run: 0.14 MB/s against 603 us) is never divided by.
+cp -r "$TMP/full/out" "$TMP/contra"
+set -- "$TMP"/contra/ib_read_bw.*.txt
+sed -i 's/10\.50/0.14/' "$1"
+python3 "$BENCH/report.py" "$TMP/contra" "$TMP/contra-report" > /dev/null 2>&1
+python3 - "$TMP/contra-report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["baselines"]["ib_read_bw"]
+assert b["status"] == "ok" and "1 of 2 repetitions below" in b["note"], b
+assert b["bw"]["median"] == 10.5 * (1 << 20), b
+PY
+ok $? "a contradictory bandwidth repetition is dropped, with a note"
+sed -i 's/10\.50/0.14/' "$TMP"/contra/ib_read_bw*.txt
+python3 "$BENCH/report.py" "$TMP/contra" "$TMP/contra-report" > /dev/null 2>&1
+python3 - "$TMP/contra-report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+for m in ("seq", "rand"):
+    f = figs["fio_sdsm_remote_" + m]
+    assert f["ratio"] is None, f
+    assert f["baseline"]["status"].startswith("failed: contradicts ib_read_lat"), f
+assert figs["read_fault_median"]["ratio"] is not None
+PY
+ok $? "with every repetition contradictory no ratio is published against it"
 
 FAKE_LOAD_FAIL=1 run_guest noload
 grep -q "n/a (sdsm.ko did not load)" "$TMP/noload/out/status.read_fault" &&
