@@ -3,7 +3,8 @@
 #
 # Tests of make check's result counting (tools/check-lib.sh), TAP: a stream
 # that stops early, a stream without a plan, nested kselftest lines, TODO
-# and SKIP directives, several streams in one log.
+# and SKIP directives, several streams in one log.  Then the cluster
+# suites' runner (selftests/sdsm/tap_runner.sh) with stand-in tests.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -41,7 +42,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..7"
+echo "1..10"
 expect "a complete stream passes" "3 0 0" \
 	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
 expect "a stream that stops after 3 of 10 fails" "3 1 0" \
@@ -58,4 +59,34 @@ expect "plans of several streams add up" "4 1 2" \
 	"1..1" "ok 1 - f"
 expect "a failure is a failure, TODO is skipped" "1 1 1" \
 	"1..3" "ok 1 - a" "not ok 2 - b" "not ok 3 - c # TODO 14"
+# The cluster suites' runner, with the guest library's own vc_bounded, and
+# tests that pass, skip, fail, hang and break the cluster.
+runner() (
+	. "$top/tools/vcluster/guest-lib.sh"
+	SDSM_TEST_TIMEOUT=2
+	restore_cluster() { [ ! -e "$tmp/broken" ]; }
+	test_pass() { echo "fine"; }
+	test_skip() { echo "needs 3 nodes"; return 77; }
+	test_fail() { echo "wrong value"; return 1; }
+	test_hang() { sleep 4; }
+	test_break() { touch "$tmp/broken"; return 77; }
+	. "$top/selftests/sdsm/tap_runner.sh"
+	run_tap_tests "$@"
+)
+runner pass skip fail hang nosuch > "$tmp/run.log" 2>&1
+rc=$?
+[ $rc -ne 0 ] && grep -qx 'ok 1 pass' "$tmp/run.log" &&
+	grep -qx 'ok 2 skip # SKIP needs 3 nodes' "$tmp/run.log" &&
+	grep -qx 'not ok 3 fail' "$tmp/run.log" &&
+	grep -qx 'not ok 4 hang' "$tmp/run.log" &&
+	grep -q '^# test timed out after 2s' "$tmp/run.log" &&
+	grep -q '^not ok 5 nosuch' "$tmp/run.log"
+ok $? "the suites' runner: pass, skip with its reason, fail, timeout, unknown"
+got=$(judge "$tmp/run.log")
+[ "$got" = "1 3 1" ]
+ok $? "its stream keeps its plan (passed failed skipped: want 1 3 1, got $got)"
+runner break > "$tmp/run.log" 2>&1
+grep -qx 'not ok 1 break' "$tmp/run.log"
+ok $? "a skip that leaves the cluster broken is a failure"
+
 [ $fails -eq 0 ]
