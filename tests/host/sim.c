@@ -977,6 +977,34 @@ static void sim_reorder(struct sim *s, int src, int dst)
 	c->q[b] = t;
 }
 
+/* A node starts an access, or (rarely, with failures) dies instead. */
+static void sim_step_start(struct sim *s, int n)
+{
+	int busy = 0, m, i, p;
+
+	if (s->failures && sim_rand(s, 150) == 0) {
+		for (m = 0; m < s->nnodes; m++)
+			busy += s->dead[m];
+		if (!busy) {
+			sim_die(s, n);
+			return;
+		}
+	}
+	for (i = 0; i < SIM_ACC; i++)
+		if (s->acc[n][i].state != ACC_FREE)
+			busy++;
+	if (busy >= 3) {
+		s->steps++;	/* node idle: a no-op step */
+		return;
+	}
+	/* Half the time, fault again on a page already waited on. */
+	p = (int)sim_rand(s, s->npages);
+	for (i = 0; i < SIM_ACC; i++)
+		if (s->acc[n][i].state != ACC_FREE && sim_rand(s, 2))
+			p = s->acc[n][i].page;
+	sim_access(s, n, p, sim_rand(s, 5) < 2);
+}
+
 enum { STEP_DELIVER, STEP_RETRY, STEP_START, STEP_TELL, STEP_RELEASE,
        STEP_TIMEOUT };
 #define SIM_STEP(kind, x)	((kind) << 16 | (x))
@@ -1036,34 +1064,7 @@ static bool sim_step(struct sim *s, bool start)
 			    c >> 16 == STEP_TIMEOUT);
 		return true;
 	}
-	{
-		int busy = 0;
-
-		n = x;
-		/* Rarely, with failures enabled, the node dies instead. */
-		if (s->failures && sim_rand(s, 150) == 0) {
-			for (m = 0; m < s->nnodes; m++)
-				busy += s->dead[m];
-			if (!busy) {
-				sim_die(s, n);
-				return true;
-			}
-		}
-		for (i = 0; i < SIM_ACC; i++)
-			if (s->acc[n][i].state != ACC_FREE)
-				busy++;
-		if (busy >= 3) {
-			s->steps++;	/* node idle: a no-op step */
-			return true;
-		}
-		/* Half the time, fault again on a page already waited on. */
-		p = (int)sim_rand(s, s->npages);
-		for (i = 0; i < SIM_ACC; i++)
-			if (s->acc[n][i].state != ACC_FREE &&
-			    sim_rand(s, 2))
-				p = s->acc[n][i].page;
-		sim_access(s, n, p, sim_rand(s, 5) < 2);
-	}
+	sim_step_start(s, x);
 	return true;
 }
 
