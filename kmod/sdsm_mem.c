@@ -609,12 +609,15 @@ static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
  * @r: the page's region (a reference)
  * @idx: the page
  * @due: jiffies when sdsm_hold_work answers the deferred message
+ * @seq: its transaction id: an entry left over from an earlier deferral
+ *	(answered by a write fault) must not answer a newer one early
  */
 struct sdsm_hold {
 	struct list_head node;
 	struct sdsm_region *r;
 	u64 idx;
 	unsigned long due;
+	u32 seq;
 };
 
 static DEFINE_SPINLOCK(sdsm_holds_lock);	/* sdsm_holds, sdsm_hold_next */
@@ -671,6 +674,7 @@ static void sdsm_hold_deferred(struct sdsm_proto_ctx *ctx,
 	}
 	if (h) {
 		h->due = due;
+		h->seq = pg->node.deferred_seq;
 		sdsm_hold_arm(due);
 	}
 	spin_unlock(&sdsm_holds_lock);
@@ -705,8 +709,9 @@ static void sdsm_hold_release(struct sdsm_hold *h)
 	if (!pg)
 		return;
 	mutex_lock(lock);
-	/* Gone already: used by a write fault, or the home died. */
-	if (pg->node.deferred && pg->home != SDSM_PROTO_NO_NODE) {
+	/* Gone already: answered by a write fault, or the home died. */
+	if (pg->node.deferred && pg->node.deferred_seq == h->seq &&
+	    pg->home != SDSM_PROTO_NO_NODE) {
 		sdsm_pctx_init(&ctx, &c, h->r, h->idx, pg, pg->home);
 		sdsm_proto_node_release(&ctx, &pg->node);
 		sdsm_page_settle(h->r, pg);
