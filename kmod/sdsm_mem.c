@@ -620,7 +620,7 @@ struct sdsm_hold {
 	u32 seq;
 };
 
-static DEFINE_SPINLOCK(sdsm_holds_lock);	/* sdsm_holds, sdsm_hold_next */
+static DEFINE_SPINLOCK(sdsm_holds_lock);	/* the three below */
 static LIST_HEAD(sdsm_holds);
 static unsigned long sdsm_hold_next;	/* when sdsm_hold_work runs ... */
 static bool sdsm_hold_armed;		/* ... if armed */
