@@ -40,6 +40,13 @@
  * page whose home is down (the protocol's DEAD state, sticky) or whose data
  * was lost with its owner (NACK EIO, sticky).
  *
+ * Holds.  A grant's copy is held until a local fault used it: an INV or
+ * FETCH arriving before that is deferred by the protocol and answered from
+ * sdsm_hold_work, SDSM_HOLD_USED_JIFFIES after the fault that used it
+ * installed its PTE (the faulting thread's access then has run), or
+ * SDSM_HOLD_MS after it was deferred if no fault comes (the waiter was
+ * killed or timed out).  Documentation/protocol.rst, "Progress".
+ *
  * A peer reported DOWN is dead for the protocol: queued messages to it are
  * dropped, pages homed there become DEAD, directories here forget its
  * copies.  When it comes back it starts from scratch (regions are resent).
@@ -56,6 +63,7 @@
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "sdsm_mem.h"
 #include "sdsm_stats.h"
@@ -580,6 +588,174 @@ static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 }
 
 /* ------------------------------------------------------------------ */
+/* Holds: the progress rule                                            */
+
+/*
+ * The bound for a grant nobody uses, from the deferral of the message: a
+ * woken fault on these TCG guests retries within about 1 ms, a killed or
+ * timed-out waiter never does.
+ */
+#define SDSM_HOLD_MS		10
+/*
+ * After the fault that used the grant installed its PTE: two ticks, so at
+ * least one full tick (4 ms at HZ=250) in which the faulting thread
+ * returns to user space and makes its access before the PTE goes.
+ */
+#define SDSM_HOLD_USED_JIFFIES	2
+
+/**
+ * struct sdsm_hold - a page whose node side deferred an INV or FETCH
+ * @node: on sdsm_holds
+ * @r: the page's region (a reference)
+ * @idx: the page
+ * @due: jiffies when sdsm_hold_work answers the deferred message
+ * @seq: its transaction id: an entry left over from an earlier deferral
+ *	(answered by a write fault) must not answer a newer one early
+ */
+struct sdsm_hold {
+	struct list_head node;
+	struct sdsm_region *r;
+	u64 idx;
+	unsigned long due;
+	u32 seq;
+};
+
+static DEFINE_SPINLOCK(sdsm_holds_lock);	/* the three below */
+static LIST_HEAD(sdsm_holds);
+static unsigned long sdsm_hold_next;	/* when sdsm_hold_work runs ... */
+static bool sdsm_hold_armed;		/* ... if armed */
+static struct delayed_work sdsm_hold_work;
+
+/* Locks: sdsm_holds_lock. */
+static struct sdsm_hold *sdsm_hold_find(struct sdsm_region *r, u64 idx)
+{
+	struct sdsm_hold *h;
+
+	list_for_each_entry(h, &sdsm_holds, node)
+		if (h->r == r && h->idx == idx)
+			return h;
+	return NULL;
+}
+
+/* Make sdsm_hold_work run by @due.  Locks: sdsm_holds_lock. */
+static void sdsm_hold_arm(unsigned long due)
+{
+	if (sdsm_hold_armed && !time_before(due, sdsm_hold_next))
+		return;
+	sdsm_hold_armed = true;
+	sdsm_hold_next = due;
+	mod_delayed_work(sdsm_mem_wq, &sdsm_hold_work,
+			 time_after(due, jiffies) ? due - jiffies : 0);
+}
+
+/*
+ * The protocol deferred a message for page @idx of @r: answer it on the
+ * bound unless a fault uses the grant first.  Without memory for the
+ * entry, answer it now (the behaviour without holds).  Locks: the page's
+ * mutex.
+ */
+static void sdsm_hold_deferred(struct sdsm_proto_ctx *ctx,
+			       struct sdsm_region *r, u64 idx,
+			       struct sdsm_page *pg)
+{
+	unsigned long due = jiffies + msecs_to_jiffies(SDSM_HOLD_MS);
+	struct sdsm_hold *h, *new;
+
+	new = kmalloc(sizeof(*new), GFP_KERNEL);
+	spin_lock(&sdsm_holds_lock);
+	h = sdsm_hold_find(r, idx);
+	if (!h && new) {
+		h = new;
+		new = NULL;
+		kref_get(&r->ref);
+		h->r = r;
+		h->idx = idx;
+		list_add_tail(&h->node, &sdsm_holds);
+	}
+	if (h) {
+		h->due = due;
+		h->seq = pg->node.deferred_seq;
+		sdsm_hold_arm(due);
+	}
+	spin_unlock(&sdsm_holds_lock);
+	kfree(new);
+	if (!h)
+		sdsm_proto_node_release(ctx, &pg->node);
+}
+
+/* A fault used the grant of page @idx: answer the deferred message soon. */
+static void sdsm_hold_used(struct sdsm_region *r, u64 idx)
+{
+	unsigned long due = jiffies + SDSM_HOLD_USED_JIFFIES;
+	struct sdsm_hold *h;
+
+	spin_lock(&sdsm_holds_lock);
+	h = sdsm_hold_find(r, idx);
+	if (h && time_before(due, h->due)) {
+		h->due = due;
+		sdsm_hold_arm(due);
+	}
+	spin_unlock(&sdsm_holds_lock);
+}
+
+/* End the hold of @h's page, answering its deferred message if any. */
+static void sdsm_hold_release(struct sdsm_hold *h)
+{
+	struct sdsm_page *pg = sdsm_page_get(h->r, h->idx, false);
+	struct mutex *lock = sdsm_page_lock(h->r, h->idx);	/* the page's */
+	struct sdsm_proto_ctx ctx;
+	struct sdsm_pctx c;
+
+	if (!pg)
+		return;
+	mutex_lock(lock);
+	/* Gone already: answered by a write fault, or the home died. */
+	if (pg->node.deferred && pg->node.deferred_seq == h->seq &&
+	    pg->home != SDSM_PROTO_NO_NODE) {
+		sdsm_pctx_init(&ctx, &c, h->r, h->idx, pg, pg->home);
+		sdsm_proto_node_release(&ctx, &pg->node);
+		sdsm_page_settle(h->r, pg);
+	}
+	mutex_unlock(lock);
+}
+
+static void sdsm_hold_work_fn(struct work_struct *work)
+{
+	struct sdsm_hold *h, *tmp;
+	LIST_HEAD(due);
+
+	spin_lock(&sdsm_holds_lock);
+	sdsm_hold_armed = false;
+	list_for_each_entry_safe(h, tmp, &sdsm_holds, node) {
+		if (time_after_eq(jiffies, h->due))
+			list_move_tail(&h->node, &due);
+		else
+			sdsm_hold_arm(h->due);
+	}
+	spin_unlock(&sdsm_holds_lock);
+	list_for_each_entry_safe(h, tmp, &due, node) {
+		sdsm_hold_release(h);
+		sdsm_region_put(h->r);
+		kfree(h);
+	}
+	/* A DATA or INV_ACK for a directory here: deliver it now. */
+	sdsm_self_drain_try();
+}
+
+/* Module exit: no fault, no message any more; drop what is left. */
+static void sdsm_holds_exit(void)
+{
+	struct sdsm_hold *h, *tmp;
+
+	cancel_delayed_work_sync(&sdsm_hold_work);
+	list_for_each_entry_safe(h, tmp, &sdsm_holds, node) {
+		list_del(&h->node);
+		sdsm_region_put(h->r);
+		kfree(h);
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* Receiving                                                           */
 
 static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
@@ -601,6 +777,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 	struct sdsm_pctx c;
 	struct mutex *lock;		/* the page's, sdsm_page_lock() */
 	bool to_home;
+	u8 deferred;
 
 	trace_sdsm_coh_recv(src, msg.region, msg.page, msg.type, msg.seq,
 			    w->data);
@@ -646,7 +823,10 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 		    !(msg.flags & SDSM_PROTO_F_DATA) &&
 		    pg->node.pending == SDSM_PROTO_REQ_WRITE)
 			sdsm_stat_inc(SDSM_STAT_UPGRADES);
+		deferred = pg->node.deferred;
 		sdsm_proto_node_recv(&ctx, &pg->node, &msg);
+		if (pg->node.deferred && !deferred)
+			sdsm_hold_deferred(&ctx, r, msg.page, pg);
 		sdsm_page_settle(r, pg);
 	}
 	mutex_unlock(lock);
@@ -860,6 +1040,9 @@ again:
 		sdsm_page_settle(r, pg);
 		if (rc == SDSM_PROTO_HIT) {
 			ret = sdsm_fault_insert(vmf, pg, mkwrite);
+			/* The grant is used once this thread runs: end hold. */
+			if (pg->node.deferred)
+				sdsm_hold_used(r, idx);
 			mutex_unlock(lock);
 			if (!sent && !(vmf->flags & FAULT_FLAG_TRIED))
 				sdsm_stat_inc(write ?
@@ -1169,6 +1352,7 @@ int sdsm_mem_init(void)
 		sdsm_inode = NULL;
 		goto out_release_fs;
 	}
+	INIT_DELAYED_WORK(&sdsm_hold_work, sdsm_hold_work_fn);
 	sdsm_mem_wq = alloc_workqueue("sdsm_mem", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				      0);
 	if (!sdsm_mem_wq) {
@@ -1192,6 +1376,7 @@ int sdsm_mem_init(void)
 out_unregister:
 	while (i--)
 		sdsm_handler_unregister(sdsm_mem_msg_types[i]);
+	sdsm_holds_exit();
 	sdsm_region_exit();
 out_destroy_wq:
 	destroy_workqueue(sdsm_mem_wq);
@@ -1211,6 +1396,7 @@ void sdsm_mem_exit(void)
 	sdsm_peer_notifier_unregister(&sdsm_mem_peer_nb);
 	for (i = 0; i < ARRAY_SIZE(sdsm_mem_msg_types); i++)
 		sdsm_handler_unregister(sdsm_mem_msg_types[i]);
+	sdsm_holds_exit();
 	for (i = 0; i < SDSM_MAX_NODES; i++) {
 		spin_lock(&sdsm_links[i].lock);
 		sdsm_links[i].epoch++;

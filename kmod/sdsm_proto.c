@@ -17,6 +17,11 @@
  * - A transaction ends when the home sends its grant; no completion
  *   message is needed because the next INV or FETCH to that node travels
  *   behind the grant on the same FIFO.
+ * - Progress: a granted copy is held until a local access used it; an
+ *   INV or FETCH arriving meanwhile waits for sdsm_proto_node_release(),
+ *   which the caller also calls after a short bound if nobody uses it.
+ *   Without this, the next transaction's INV right behind a grant can take
+ *   the page back before the woken fault retries, again and again.
  * - The home's own accesses use the same messages, sent to itself.
  *
  * No allocation, no locks, no sleeping, bounded loops; the caller holds the
@@ -94,8 +99,16 @@ int sdsm_proto_fault(const struct sdsm_proto_ctx *ctx,
 	if (node->flags & SDSM_PROTO_NODE_DEAD)
 		return -EHOSTDOWN;
 	if (node->state == SDSM_PROTO_NODE_M ||
-	    (node->state == SDSM_PROTO_NODE_S && !write))
+	    (node->state == SDSM_PROTO_NODE_S && !write)) {
+		/* The grant is used: the caller releases after the access. */
+		node->flags &= ~SDSM_PROTO_NODE_HELD;
 		return SDSM_PROTO_HIT;
+	}
+	/*
+	 * The copy cannot serve this access (a write to a read copy): the
+	 * hold has no purpose any more, answer a deferred message first.
+	 */
+	sdsm_proto_node_release(ctx, node);
 	/*
 	 * One request per page per node: a read fault waits for a pending
 	 * WRITE (it will grant reading too); a write fault waits for a
@@ -139,8 +152,60 @@ static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
 		node->pending = SDSM_PROTO_REQ_NONE;
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RW);
 	}
+	/* Held until a local fault uses it: see sdsm_proto_node_release(). */
+	node->flags |= SDSM_PROTO_NODE_HELD;
 	ctx->ops->wake(ctx->priv, 0);
 	return 0;
+}
+
+/* Give up the copy as INV / FETCH / FETCH_INV @type of txn @seq asks. */
+static void sdsm_proto_node_answer(const struct sdsm_proto_ctx *ctx,
+				   struct sdsm_proto_node *node, u8 type,
+				   u32 seq)
+{
+	if (type == SDSM_PROTO_MSG_INV) {
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
+		node->state = SDSM_PROTO_NODE_I;
+		sdsm_proto_send(ctx, ctx->home, SDSM_PROTO_MSG_INV_ACK, seq, 0,
+				0);
+		return;
+	}
+	/* Stop writers first, so the snapshot sent is final. */
+	if (type == SDSM_PROTO_MSG_FETCH) {
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
+		node->state = SDSM_PROTO_NODE_S;
+	} else {
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
+		node->state = SDSM_PROTO_NODE_I;
+	}
+	sdsm_proto_send(ctx, ctx->home, SDSM_PROTO_MSG_DATA, seq,
+			SDSM_PROTO_F_DATA, 0);
+}
+
+/**
+ * sdsm_proto_node_release - end the hold of a granted copy
+ * @ctx: caller, page.
+ * @node: this node's state of the page.
+ *
+ * The progress rule: a copy a grant brought is held until a local access
+ * has used it (sdsm_proto_fault() returned HIT) and the caller then calls
+ * this, or until the caller's bound for an unused grant expires (the
+ * waiter was killed or timed out) and it calls this anyway.  An INV, FETCH
+ * or FETCH_INV that arrived meanwhile is answered now.
+ *
+ * Return: true if a deferred message was answered.
+ */
+bool sdsm_proto_node_release(const struct sdsm_proto_ctx *ctx,
+			     struct sdsm_proto_node *node)
+{
+	u8 type = node->deferred;
+
+	node->flags &= ~SDSM_PROTO_NODE_HELD;
+	if (!type)
+		return false;
+	node->deferred = 0;
+	sdsm_proto_node_answer(ctx, node, type, node->deferred_seq);
+	return true;
 }
 
 /**
@@ -166,32 +231,28 @@ int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
 	case SDSM_PROTO_MSG_GRANT_WRITE:
 		return sdsm_proto_node_grant(ctx, node, msg);
 	case SDSM_PROTO_MSG_INV:
+	case SDSM_PROTO_MSG_FETCH:
+	case SDSM_PROTO_MSG_FETCH_INV:
 		/*
 		 * Only sharers get INV.  A pending WRITE (upgrade) stays
 		 * pending: the home will grant it with data, since it
 		 * removes us from the sharers on this INV_ACK.
 		 */
-		if (node->state != SDSM_PROTO_NODE_S)
+		if (msg->type == SDSM_PROTO_MSG_INV &&
+		    node->state != SDSM_PROTO_NODE_S)
 			return sdsm_proto_bad(ctx, msg, "INV but not shared");
-		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
-		node->state = SDSM_PROTO_NODE_I;
-		sdsm_proto_send(ctx, ctx->home, SDSM_PROTO_MSG_INV_ACK,
-				msg->seq, 0, 0);
-		return 0;
-	case SDSM_PROTO_MSG_FETCH:
-	case SDSM_PROTO_MSG_FETCH_INV:
-		if (node->state != SDSM_PROTO_NODE_M)
+		if (msg->type != SDSM_PROTO_MSG_INV &&
+		    node->state != SDSM_PROTO_NODE_M)
 			return sdsm_proto_bad(ctx, msg, "FETCH but not owner");
-		/* Stop writers first, so the snapshot sent is final. */
-		if (msg->type == SDSM_PROTO_MSG_FETCH) {
-			ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
-			node->state = SDSM_PROTO_NODE_S;
-		} else {
-			ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
-			node->state = SDSM_PROTO_NODE_I;
+		if (node->deferred)
+			return sdsm_proto_bad(ctx, msg,
+					      "second INV/FETCH while one is deferred");
+		if (node->flags & SDSM_PROTO_NODE_HELD) {
+			node->deferred = msg->type;
+			node->deferred_seq = msg->seq;
+			return 0;
 		}
-		sdsm_proto_send(ctx, ctx->home, SDSM_PROTO_MSG_DATA,
-				msg->seq, SDSM_PROTO_F_DATA, 0);
+		sdsm_proto_node_answer(ctx, node, msg->type, msg->seq);
 		return 0;
 	case SDSM_PROTO_MSG_NACK:
 		if (node->pending == SDSM_PROTO_REQ_NONE)
@@ -219,6 +280,9 @@ void sdsm_proto_node_peer_down(const struct sdsm_proto_ctx *ctx,
 	if (dead != ctx->home || (node->flags & SDSM_PROTO_NODE_DEAD))
 		return;
 	node->flags |= SDSM_PROTO_NODE_DEAD;
+	/* A deferred message dies with the home that sent it. */
+	node->flags &= ~SDSM_PROTO_NODE_HELD;
+	node->deferred = 0;
 	if (node->state != SDSM_PROTO_NODE_I)
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
 	node->state = SDSM_PROTO_NODE_I;

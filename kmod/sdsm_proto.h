@@ -112,21 +112,33 @@ enum sdsm_proto_req {
 
 /* Node side: the page's home is gone, every fault fails. */
 #define SDSM_PROTO_NODE_DEAD	0x01
+/*
+ * Node side: a grant arrived and no local fault has used it yet.  An INV,
+ * FETCH or FETCH_INV arriving meanwhile is deferred (see @deferred) until
+ * sdsm_proto_node_release(): the progress rule, Documentation/protocol.rst.
+ */
+#define SDSM_PROTO_NODE_HELD	0x02
 
 /**
  * struct sdsm_proto_node - node-side state of one page (caller memory)
  * @seq: request counter, copied into each request sent.
+ * @deferred_seq: the home's transaction id of the @deferred message.
  * @state: enum sdsm_proto_node_state.
  * @pending: enum sdsm_proto_req; not NONE means later faults wait.
  * @flags: SDSM_PROTO_NODE_*.
+ * @deferred: type of the INV, FETCH or FETCH_INV that arrived while the
+ *	copy was held, 0 if none.  At most one: the home runs one
+ *	transaction per page and waits for this node's answer to it.
  *
  * Zero-initialized means invalid, nothing pending.
  */
 struct sdsm_proto_node {
 	u32 seq;
+	u32 deferred_seq;
 	u8 state;
 	u8 pending;
 	u8 flags;
+	u8 deferred;
 };
 
 /**
@@ -253,6 +265,8 @@ int sdsm_proto_fault(const struct sdsm_proto_ctx *ctx,
 int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
 			 struct sdsm_proto_node *node,
 			 const struct sdsm_proto_msg *msg);
+bool sdsm_proto_node_release(const struct sdsm_proto_ctx *ctx,
+			     struct sdsm_proto_node *node);
 int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,
 			 struct sdsm_proto_home *home,
 			 const struct sdsm_proto_msg *msg);

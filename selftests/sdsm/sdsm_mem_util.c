@@ -294,6 +294,18 @@ int main(int argc, char **argv)
 			p[slot] = p[slot] + 1;
 		return 0;
 	}
+	if (!strcmp(cmd, "hammer") && argc >= 2) {
+		/* Atomic increments of one word for MS ms; prints how many. */
+		volatile uint64_t *p = map(num(argv[0]), 4096);
+		uint64_t end = now_ms() + num(argv[1]), n = 0;
+
+		while (now_ms() < end) {
+			__atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST);
+			n++;
+		}
+		printf("%" PRIu64 "\n", n);
+		return 0;
+	}
 	if (!strcmp(cmd, "home") && argc >= 1) {
 		struct sdsm_query_home q = { .size = sizeof(q) };
 		uint64_t *addrs = calloc(argc, sizeof(*addrs));

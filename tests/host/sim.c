@@ -22,7 +22,16 @@
  *    state says a request is pending (no lost or duplicate request);
  *  - when the page is quiescent, the directory agrees with the nodes and
  *    the home copy is current unless a node owns the page.
+ *  - progress: a copy a grant brought is never taken back (INV, FETCH)
+ *    before a local fault used it or its hold timed out, and a request
+ *    parked at a home sees at most as many grants to others as there are
+ *    nodes before its own (round-robin): together, under any schedule
+ *    fair to faulters, every node that keeps trying completes accesses.
  * sim_check_final() adds: no message undelivered, no access unfinished.
+ *
+ * A grant's hold ends in its own steps, as in the kernel: the deferred
+ * work after a fault used the copy (sim_release()), or the bound for an
+ * unused grant (sim_release() with @timeout), interleaved with deliveries.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +66,8 @@ void sim_tracef(struct sim *s, const char *fmt, ...)
 	int n;
 	va_list ap;
 
+	if (s->quiet)
+		return;
 	n = snprintf(line, sizeof(s->trace[0]), "%6lu ", s->steps);
 	va_start(ap, fmt);
 	vsnprintf(line + n, sizeof(s->trace[0]) - n, fmt, ap);
@@ -133,9 +144,10 @@ static void sim_fmt_msg(char *buf, size_t len, const struct sim_msg *m)
 static void sim_push(struct sim *s, const struct sim_msg *m)
 {
 	struct sim_chan *c = &s->chan[m->m.src][m->m.dst];
-	char buf[128];
+	char buf[128] = "";
 
-	sim_fmt_msg(buf, sizeof(buf), m);
+	if (!s->quiet)
+		sim_fmt_msg(buf, sizeof(buf), m);
 	if (s->dead[m->m.src] || s->dead[m->m.dst]) {
 		sim_tracef(s, "  drop %s (dead peer)", buf);
 		return;
@@ -164,6 +176,38 @@ static void sim_op_send(void *priv, const struct sdsm_proto_msg *msg)
 	if (msg->flags & SDSM_PROTO_F_DATA)
 		m.data = sdsm_proto_msg_to_home(msg->type) ?
 			 s->local[sp->node][p] : s->backing[p];
+	if (msg->type == SDSM_PROTO_MSG_DATA) {
+		if (s->map[sp->node][p] == SDSM_PROTO_MAP_RW)
+			sim_fail(s, "node %d page %d: DATA sent while still writable",
+				 sp->node, p);
+		if (s->has_snap[sp->node][p]) {
+			/* MUT_DATA_BEFORE_REVOKE: the early snapshot. */
+			m.data = s->snap[sp->node][p];
+			s->has_snap[sp->node][p] = false;
+		}
+	}
+	if (!sdsm_proto_msg_to_home(msg->type)) {
+		const struct sdsm_proto_home *d = &s->dir[p];
+		u64 parked = d->pend_read | d->pend_write;
+		int n;
+
+		/* A reply ends a transaction: count it against the parked. */
+		if (msg->type == SDSM_PROTO_MSG_GRANT_READ ||
+		    msg->type == SDSM_PROTO_MSG_GRANT_WRITE ||
+		    msg->type == SDSM_PROTO_MSG_NACK) {
+			s->bypass[p][msg->dst] = 0;
+			for (n = 0; n < s->nnodes; n++) {
+				if (n == msg->dst || s->dead[n] ||
+				    !(parked & ((u64)1 << n)))
+					continue;
+				if (++s->bypass[p][n] > s->max_bypass)
+					s->max_bypass = s->bypass[p][n];
+				if (s->bypass[p][n] > s->nnodes - 1)
+					sim_fail(s, "page %d: node %d's request parked through %d grants to others (starvation)",
+						 p, n, s->bypass[p][n]);
+			}
+		}
+	}
 
 	switch (s->mutation) {
 	case MUT_EARLY_GRANT:
@@ -180,6 +224,26 @@ static void sim_op_send(void *priv, const struct sdsm_proto_msg *msg)
 		    s->swallow_ack[msg->src][p]) {
 			s->swallow_ack[msg->src][p]--;
 			sim_tracef(s, "  (planted) swallow real INV_ACK");
+			return;
+		}
+		break;
+	case MUT_GRANT_BEFORE_DATA:
+		/* The home takes its own stale copy as the owner's DATA. */
+		if ((msg->type == SDSM_PROTO_MSG_FETCH ||
+		     msg->type == SDSM_PROTO_MSG_FETCH_INV) &&
+		    s->nhook < SIM_HOOKS) {
+			s->hook[s->nhook] = *msg;
+			s->hook[s->nhook].type = SDSM_PROTO_MSG_DATA;
+			s->hook[s->nhook].flags = SDSM_PROTO_F_DATA;
+			s->hook[s->nhook].src = msg->dst;
+			s->hook[s->nhook].dst = msg->src;
+			s->nhook++;
+			s->swallow_data[msg->dst][p]++;
+		}
+		if (msg->type == SDSM_PROTO_MSG_DATA &&
+		    s->swallow_data[msg->src][p]) {
+			s->swallow_data[msg->src][p]--;
+			sim_tracef(s, "  (planted) swallow the owner's DATA");
 			return;
 		}
 		break;
@@ -210,8 +274,26 @@ static void sim_op_install(void *priv, const struct sdsm_proto_msg *msg)
 static void sim_op_map(void *priv, enum sdsm_proto_map how)
 {
 	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+	int n = sp->node, p = sp->page;
 
-	sp->s->map[sp->node][sp->page] = how;
+	if (how < s->map[n][p] && s->unused[n][p] && !s->in_peer_down &&
+	    !s->lax_progress)
+		sim_fail(s, "node %d page %d: granted copy taken back before a local access used it (livelock)",
+			 n, p);
+	if (s->mutation == MUT_DATA_BEFORE_REVOKE &&
+	    s->map[n][p] == SDSM_PROTO_MAP_RW && how < SDSM_PROTO_MAP_RW &&
+	    !s->in_peer_down) {
+		/* Snapshot first; a thread stores before the PTE goes. */
+		s->snap[n][p] = s->local[n][p];
+		s->has_snap[n][p] = true;
+		s->local[n][p] = ++s->next_value;
+		s->last[p] = s->local[n][p];
+		sim_tracef(s, "  (planted) node %d page %d: DATA snapshot %llu, then store %llu before write-protect",
+			   n, p, (unsigned long long)s->snap[n][p],
+			   (unsigned long long)s->last[p]);
+	}
+	s->map[n][p] = how;
 	sim_tracef(sp->s, "  node %d page %d map %s", sp->node, sp->page,
 		   sim_map_names[how % 3]);
 }
@@ -322,10 +404,22 @@ static void sim_run_hooks(struct sim *s)
 				s->dir[p].sharers &= ~((u64)1 << m->dst);
 				continue;
 			}
+			sim_ctx(s, &sp, &ctx, s->home[p], p);
+			if (m->type == SDSM_PROTO_MSG_DATA) {
+				struct sim_msg fm = {
+					.m = *m, .data = s->backing[p],
+				};
+
+				/* MUT_GRANT_BEFORE_DATA */
+				sim_tracef(s, "  (planted) home takes its copy %llu for %d's DATA",
+					   (unsigned long long)fm.data, m->src);
+				sp.in = &fm;
+				sdsm_proto_home_recv(&ctx, &s->dir[p], &fm.m);
+				continue;
+			}
 			/* MUT_EARLY_GRANT: forged INV_ACK, taken right now. */
 			sim_tracef(s, "  (planted) home takes INV_ACK of %d early",
 				   m->src);
-			sim_ctx(s, &sp, &ctx, s->home[p], p);
 			sdsm_proto_home_recv(&ctx, &s->dir[p], m);
 		}
 	}
@@ -428,6 +522,11 @@ static void sim_check_page(struct sim *s, int p)
 		if (reqs > 1)
 			return sim_fail(s, "page %d node %d has %d requests in flight",
 					p, n, reqs);
+		if (nd->deferred && (nd->pending || !nd->state))
+			return sim_fail(s, "page %d node %d: %s deferred with state %s, pending %u",
+					p, n, sdsm_proto_msg_name(nd->deferred),
+					sim_state_names[nd->state % 3],
+					nd->pending);
 		if (reqs + replies != (nd->pending != SDSM_PROTO_REQ_NONE))
 			return sim_fail(s, "page %d node %d pending %u but %d requests, %d replies in flight",
 					p, n, nd->pending, reqs, replies);
@@ -477,6 +576,15 @@ int sim_pending_accesses(const struct sim *s)
 	for (n = 0; n < s->nnodes; n++)
 		for (i = 0; i < SIM_ACC; i++)
 			k += s->acc[n][i].state != ACC_FREE;
+	return k;
+}
+
+int sim_pending_accesses_node(const struct sim *s, int n)
+{
+	int i, k = 0;
+
+	for (i = 0; i < SIM_ACC; i++)
+		k += s->acc[n][i].state != ACC_FREE;
 	return k;
 }
 
@@ -548,6 +656,7 @@ static void sim_perform(struct sim *s, int n, int slot)
 		sim_tracef(s, "  access #%u node %d page %d read %llu done",
 			   a->id, n, p, (unsigned long long)s->local[n][p]);
 	}
+	s->done[n]++;
 	a->state = ACC_FREE;
 }
 
@@ -565,6 +674,8 @@ static int sim_fault(struct sim *s, int n, int slot)
 		s->node[n][a->page].pending = SDSM_PROTO_REQ_NONE;
 	}
 	was_pending = s->node[n][a->page].pending;
+	/* Any fault after a grant uses it (or finds it useless). */
+	s->unused[n][a->page] = false;
 	ret = sdsm_proto_fault(&ctx, &s->node[n][a->page], a->write);
 	sim_run_hooks(s);
 	if (ret == SDSM_PROTO_HIT) {
@@ -631,6 +742,15 @@ int sim_retry_all(struct sim *s)
 	return k;
 }
 
+/* Node @n just answered a @type (INV, FETCH, FETCH_INV) for page @p. */
+static void sim_answered(struct sim *s, int n, int p, u8 type)
+{
+	if (s->mutation == MUT_FETCH_KEEPS_RW && type == SDSM_PROTO_MSG_FETCH) {
+		sim_tracef(s, "  (planted) node %d stays writable", n);
+		s->map[n][p] = SDSM_PROTO_MAP_RW;
+	}
+}
+
 const struct sim_msg *sim_peek(const struct sim *s, int src, int dst)
 {
 	const struct sim_chan *c = &s->chan[src][dst];
@@ -644,7 +764,7 @@ void sim_deliver(struct sim *s, int src, int dst)
 	struct sdsm_proto_ctx ctx;
 	struct sim_priv sp;
 	struct sim_msg m;
-	char buf[128];
+	char buf[128] = "";
 	int p;
 
 	if (!c->len) {
@@ -657,7 +777,8 @@ void sim_deliver(struct sim *s, int src, int dst)
 	c->len--;
 	s->delivered++;
 	p = (int)m.m.page;
-	sim_fmt_msg(buf, sizeof(buf), &m);
+	if (!s->quiet)
+		sim_fmt_msg(buf, sizeof(buf), &m);
 	sim_tracef(s, "deliver %s", buf);
 	sim_ctx(s, &sp, &ctx, dst, p);
 	sp.in = &m;
@@ -676,11 +797,23 @@ void sim_deliver(struct sim *s, int src, int dst)
 		s->self_msgs++;
 
 	if (sdsm_proto_msg_to_home(m.m.type)) {
-		if (dst != s->home[p])
+		struct sdsm_proto_home *d = &s->dir[p];
+		bool busy = d->busy != SDSM_PROTO_TXN_IDLE;
+
+		if (dst != s->home[p]) {
 			sim_fail(s, "%s sent to %d, not page %d's home",
 				 sdsm_proto_msg_name(m.m.type), dst, p);
-		else
-			sdsm_proto_home_recv(&ctx, &s->dir[p], &m.m);
+		} else {
+			sdsm_proto_home_recv(&ctx, d, &m.m);
+		}
+		if (s->mutation == MUT_DROP_PARKED && busy &&
+		    sim_is_req(m.m.type) &&
+		    ((d->pend_read | d->pend_write) & ((u64)1 << src))) {
+			sim_tracef(s, "  (planted) home drops %d's parked request",
+				   src);
+			d->pend_read &= ~((u64)1 << src);
+			d->pend_write &= ~((u64)1 << src);
+		}
 	} else if (s->mutation == MUT_ACK_KEEPS_COPY &&
 		   m.m.type == SDSM_PROTO_MSG_INV) {
 		struct sim_msg ack = { .m = m.m };
@@ -691,13 +824,78 @@ void sim_deliver(struct sim *s, int src, int dst)
 		ack.m.dst = src;
 		sim_push(s, &ack);
 	} else {
-		sdsm_proto_node_recv(&ctx, &s->node[dst][p], &m.m);
-		if (s->mutation == MUT_FETCH_KEEPS_RW &&
-		    m.m.type == SDSM_PROTO_MSG_FETCH) {
-			sim_tracef(s, "  (planted) node %d stays writable", dst);
-			s->map[dst][p] = SDSM_PROTO_MAP_RW;
+		struct sdsm_proto_node *nd = &s->node[dst][p];
+		u8 deferred = nd->deferred;
+		u8 state = nd->state;
+		u8 pending = nd->pending;
+
+		sdsm_proto_node_recv(&ctx, nd, &m.m);
+		if (nd->deferred && !deferred) {
+			s->deferred++;
+			sim_tracef(s, "  node %d page %d holds its grant: %s deferred",
+				   dst, p, sdsm_proto_msg_name(nd->deferred));
+		} else if (m.m.type == SDSM_PROTO_MSG_FETCH &&
+			   state == SDSM_PROTO_NODE_M) {
+			sim_answered(s, dst, p, m.m.type);
+		}
+		if ((m.m.type == SDSM_PROTO_MSG_GRANT_READ ||
+		     m.m.type == SDSM_PROTO_MSG_GRANT_WRITE) && pending &&
+		    !nd->pending) {
+			s->unused[dst][p] = true;
+			if (s->mutation == MUT_NO_HOLD) {
+				sim_tracef(s, "  (planted) node %d does not hold the grant",
+					   dst);
+				nd->flags &= ~SDSM_PROTO_NODE_HELD;
+			}
 		}
 	}
+	sim_run_hooks(s);
+	sim_check(s);
+}
+
+bool sim_can_release(const struct sim *s, int n, int p, bool timeout)
+{
+	const struct sdsm_proto_node *nd = &s->node[n][p];
+
+	if (s->dead[n] || !nd->deferred)
+		return false;
+	return timeout == !!(nd->flags & SDSM_PROTO_NODE_HELD);
+}
+
+/*
+ * A hold ends with its deferred message waiting: after a fault used the
+ * copy (the kernel's deferred work), or, with @timeout, on the bound for
+ * a grant nobody used.
+ */
+void sim_release(struct sim *s, int n, int p, bool timeout)
+{
+	struct sdsm_proto_node *nd = &s->node[n][p];
+	struct sdsm_proto_ctx ctx;
+	struct sim_priv sp;
+	u8 type = nd->deferred;
+
+	if (!sim_can_release(s, n, p, timeout)) {
+		sim_fail(s, "release of node %d page %d: nothing to release",
+			 n, p);
+		return;
+	}
+	s->steps++;
+	sim_tracef(s, "node %d page %d: hold ends (%s), answers %s", n, p,
+		   timeout ? "bound" : "used", sdsm_proto_msg_name(type));
+	if (timeout) {
+		s->hold_timeouts++;
+		s->unused[n][p] = false;
+	} else {
+		s->released++;
+	}
+	if (s->mutation == MUT_DEFERRED_DROPPED) {
+		sim_tracef(s, "  (planted) deferred %s forgotten",
+			   sdsm_proto_msg_name(type));
+		nd->deferred = 0;
+	}
+	sim_ctx(s, &sp, &ctx, n, p);
+	if (sdsm_proto_node_release(&ctx, nd))
+		sim_answered(s, n, p, type);
 	sim_run_hooks(s);
 	sim_check(s);
 }
@@ -742,7 +940,9 @@ void sim_tell(struct sim *s, int n)
 		if (s->home[p] == n && s->dir[p].owner == x)
 			s->lost[p] = true;
 		sim_ctx(s, &sp, &ctx, n, p);
+		s->in_peer_down = true;
 		sdsm_proto_node_peer_down(&ctx, &s->node[n][p], x);
+		s->in_peer_down = false;
 		if (s->home[p] == n)
 			sdsm_proto_home_peer_down(&ctx, &s->dir[p], x);
 		sim_run_hooks(s);
@@ -760,64 +960,111 @@ void sim_kill(struct sim *s, int x)
 			sim_tell(s, n);
 }
 
+/* MUT_REORDER: the transport swaps the next two messages of a pair. */
+static void sim_reorder(struct sim *s, int src, int dst)
+{
+	struct sim_chan *c = &s->chan[src][dst];
+	struct sim_msg t;
+	unsigned int a = c->head, b = (c->head + 1) % SIM_CHAN_CAP;
+
+	if (c->len < 2 || sim_rand(s, 2))
+		return;
+	sim_tracef(s, "(planted) transport swaps %s and %s on %d->%d",
+		   sdsm_proto_msg_name(c->q[a].m.type),
+		   sdsm_proto_msg_name(c->q[b].m.type), src, dst);
+	t = c->q[a];
+	c->q[a] = c->q[b];
+	c->q[b] = t;
+}
+
+/* A node starts an access, or (rarely, with failures) dies instead. */
+static void sim_step_start(struct sim *s, int n)
+{
+	int busy = 0, m, i, p;
+
+	if (s->failures && sim_rand(s, 150) == 0) {
+		for (m = 0; m < s->nnodes; m++)
+			busy += s->dead[m];
+		if (!busy) {
+			sim_die(s, n);
+			return;
+		}
+	}
+	for (i = 0; i < SIM_ACC; i++)
+		if (s->acc[n][i].state != ACC_FREE)
+			busy++;
+	if (busy >= 3) {
+		s->steps++;	/* node idle: a no-op step */
+		return;
+	}
+	/* Half the time, fault again on a page already waited on. */
+	p = (int)sim_rand(s, s->npages);
+	for (i = 0; i < SIM_ACC; i++)
+		if (s->acc[n][i].state != ACC_FREE && sim_rand(s, 2))
+			p = s->acc[n][i].page;
+	sim_access(s, n, p, sim_rand(s, 5) < 2);
+}
+
+enum { STEP_DELIVER, STEP_RETRY, STEP_START, STEP_TELL, STEP_RELEASE,
+       STEP_TIMEOUT };
+#define SIM_STEP(kind, x)	((kind) << 16 | (x))
+
 /* Random step; @start allows new accesses.  False when nothing can run. */
 static bool sim_step(struct sim *s, bool start)
 {
-	int cand[SIM_NODES * SIM_NODES + SIM_NODES * SIM_ACC + 2 * SIM_NODES];
-	int k = 0, n, m, i, c;
+	int cand[SIM_NODES * SIM_NODES + SIM_NODES * SIM_ACC + 2 * SIM_NODES +
+		 2 * SIM_NODES * SIM_PAGES];
+	int k = 0, n, m, i, c, p, x;
 
 	for (n = 0; n < s->nnodes; n++)
 		for (m = 0; m < s->nnodes; m++)
 			if (s->chan[n][m].len)
-				cand[k++] = n * SIM_NODES + m;
+				cand[k++] = SIM_STEP(STEP_DELIVER,
+						     n * SIM_NODES + m);
 	for (n = 0; n < s->nnodes; n++)
 		for (i = 0; i < SIM_ACC; i++)
 			if (s->acc[n][i].state == ACC_RUNNABLE)
-				cand[k++] = 100 + n * SIM_ACC + i;
+				cand[k++] = SIM_STEP(STEP_RETRY,
+						     n * SIM_ACC + i);
 	if (start)
 		for (n = 0; n < s->nnodes; n++)
 			if (!s->dead[n])
-				cand[k++] = 200 + n;
+				cand[k++] = SIM_STEP(STEP_START, n);
 	for (n = 0; s->victim >= 0 && n < s->nnodes; n++)
 		if (!s->told[n])
-			cand[k++] = 300 + n;
+			cand[k++] = SIM_STEP(STEP_TELL, n);
+	for (n = 0; n < s->nnodes; n++)
+		for (p = 0; p < s->npages; p++) {
+			if (sim_can_release(s, n, p, false))
+				cand[k++] = SIM_STEP(STEP_RELEASE,
+						     n * SIM_PAGES + p);
+			if (sim_can_release(s, n, p, true))
+				cand[k++] = SIM_STEP(STEP_TIMEOUT,
+						     n * SIM_PAGES + p);
+		}
 	if (!k)
 		return false;
 	c = cand[sim_rand(s, k)];
-	if (c < 100) {
-		sim_deliver(s, c / SIM_NODES, c % SIM_NODES);
-	} else if (c < 200) {
-		sim_retry(s, (c - 100) / SIM_ACC, (c - 100) % SIM_ACC);
-	} else if (c >= 300) {
-		sim_tell(s, c - 300);
-	} else {
-		int p, busy = 0;
-
-		n = c - 200;
-		/* Rarely, with failures enabled, the node dies instead. */
-		if (s->failures && sim_rand(s, 150) == 0) {
-			for (m = 0; m < s->nnodes; m++)
-				busy += s->dead[m];
-			if (!busy) {
-				sim_die(s, n);
-				return true;
-			}
-		}
-		for (i = 0; i < SIM_ACC; i++)
-			if (s->acc[n][i].state != ACC_FREE)
-				busy++;
-		if (busy >= 3) {
-			s->steps++;	/* node idle: a no-op step */
-			return true;
-		}
-		/* Half the time, fault again on a page already waited on. */
-		p = (int)sim_rand(s, s->npages);
-		for (i = 0; i < SIM_ACC; i++)
-			if (s->acc[n][i].state != ACC_FREE &&
-			    sim_rand(s, 2))
-				p = s->acc[n][i].page;
-		sim_access(s, n, p, sim_rand(s, 5) < 2);
+	x = c & 0xffff;
+	switch (c >> 16) {
+	case STEP_DELIVER:
+		if (s->mutation == MUT_REORDER)
+			sim_reorder(s, x / SIM_NODES, x % SIM_NODES);
+		sim_deliver(s, x / SIM_NODES, x % SIM_NODES);
+		return true;
+	case STEP_RETRY:
+		sim_retry(s, x / SIM_ACC, x % SIM_ACC);
+		return true;
+	case STEP_TELL:
+		sim_tell(s, x);
+		return true;
+	case STEP_RELEASE:
+	case STEP_TIMEOUT:
+		sim_release(s, x / SIM_PAGES, x % SIM_PAGES,
+			    c >> 16 == STEP_TIMEOUT);
+		return true;
 	}
+	sim_step_start(s, x);
 	return true;
 }
 

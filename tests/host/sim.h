@@ -33,6 +33,12 @@ enum sim_mutation {
 	MUT_NO_COALESCE,	/* second local fault sends a second request */
 	MUT_LOST_WAKEUP,	/* grant does not wake the waiting faults */
 	MUT_FETCH_KEEPS_RW,	/* owner answers FETCH but stays writable */
+	MUT_NO_HOLD,		/* a grant is not held: the livelock */
+	MUT_DATA_BEFORE_REVOKE,	/* owner snapshots DATA, then write-protects */
+	MUT_GRANT_BEFORE_DATA,	/* home forwards its copy, not the owner's */
+	MUT_DEFERRED_DROPPED,	/* hold ends, the deferred message is lost */
+	MUT_DROP_PARKED,	/* home drops a request parked while busy */
+	MUT_REORDER,		/* transport reorders a node pair's messages */
 	MUT_NR,
 };
 
@@ -89,6 +95,17 @@ struct sim {
 	struct sdsm_proto_msg hook[SIM_HOOKS];
 	int nhook;
 	int swallow_ack[SIM_NODES][SIM_PAGES];
+	int swallow_data[SIM_NODES][SIM_PAGES];
+	u64 snap[SIM_NODES][SIM_PAGES];		/* MUT_DATA_BEFORE_REVOKE */
+	bool has_snap[SIM_NODES][SIM_PAGES];
+
+	/* Progress bookkeeping. */
+	bool unused[SIM_NODES][SIM_PAGES];	/* granted, no fault since */
+	int bypass[SIM_PAGES][SIM_NODES];	/* grants to others while parked */
+	bool in_peer_down;			/* revocations are not takebacks */
+	bool lax_progress;	/* no take-back check: measure raw starvation */
+	bool quiet;		/* no trace: fast; replay the seed to see one */
+	unsigned long done[SIM_NODES];		/* accesses completed per node */
 
 	/* Results. */
 	unsigned long steps;
@@ -97,6 +114,10 @@ struct sim {
 	unsigned long parked;		/* request arrived at a busy home */
 	unsigned long fetches;		/* FETCH or FETCH_INV delivered */
 	unsigned long self_msgs;	/* messages a home sent itself */
+	unsigned long deferred;		/* INV/FETCH deferred by a hold */
+	unsigned long released;		/* deferred answered after a use */
+	unsigned long hold_timeouts;	/* deferred answered on the bound */
+	int max_bypass;			/* most grants a parked request saw */
 	u64 last_read;		/* value of the last successful read */
 	int last_err;		/* errno of the last failed access */
 	bool failed;
@@ -126,7 +147,10 @@ void sim_kill(struct sim *s, int x);	/* sim_die(), then tell everyone */
 bool sim_drain(struct sim *s, unsigned long bound);
 void sim_check(struct sim *s);
 void sim_check_final(struct sim *s);
+void sim_release(struct sim *s, int n, int p, bool timeout);
+bool sim_can_release(const struct sim *s, int n, int p, bool timeout);
 int sim_pending_accesses(const struct sim *s);
+int sim_pending_accesses_node(const struct sim *s, int n);
 
 /* One random schedule of @steps steps, then drain and final checks. */
 void sim_random(struct sim *s, unsigned long steps);

@@ -59,16 +59,16 @@ static void report_failure(struct sim *s, u64 seed)
 
 /* ---- random schedules ---- */
 
-static void random_setup(struct sim *s, int nnodes, u64 seed, int mutation,
-			 bool failures)
+static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
+			 int mutation, bool failures)
 {
 	int homes[SIM_PAGES], p;
 
-	sim_init(s, nnodes, SIM_PAGES, NULL, seed);
+	sim_init(s, nnodes, npages, NULL, seed);
 	/* Random homes: some nodes home several pages, some none. */
-	for (p = 0; p < SIM_PAGES; p++)
+	for (p = 0; p < npages; p++)
 		homes[p] = (int)sim_rand(s, nnodes);
-	sim_init(s, nnodes, SIM_PAGES, homes, seed);
+	sim_init(s, nnodes, npages, homes, seed);
 	s->mutation = mutation;
 	s->failures = failures;
 }
@@ -78,14 +78,23 @@ static bool test_random(const struct test *t)
 	static struct sim s;
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
+	unsigned long deferred = 0, released = 0, timeouts = 0;
+	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
+	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
+	int bypass = 0;
 
-	for (i = 0; i < schedules; i++) {
+	for (i = 0; i < n; i++) {
 		u64 seed = base_seed + i;
 
-		random_setup(&s, t->arg & 0xff, seed, MUT_NONE,
+		random_setup(&s, t->arg & 0xff, npages, seed, MUT_NONE,
 			     t->arg & 0x100);
-		sim_random(&s, steps);
+		s.quiet = true;
+		sim_random(&s, npages < SIM_PAGES ? steps / 10 : steps);
 		if (s.failed) {
+			/* Same seed, same schedule: now with its trace. */
+			random_setup(&s, t->arg & 0xff, npages, seed, MUT_NONE,
+				     t->arg & 0x100);
+			sim_random(&s, npages < SIM_PAGES ? steps / 10 : steps);
 			report_failure(&s, seed);
 			return false;
 		}
@@ -99,9 +108,17 @@ static bool test_random(const struct test *t)
 		parked += s.parked;
 		fetch += s.fetches;
 		self += s.self_msgs;
+		deferred += s.deferred;
+		released += s.released;
+		timeouts += s.hold_timeouts;
+		if (s.max_bypass > bypass)
+			bypass = s.max_bypass;
 	}
 	printf("# %lu schedules x %lu steps: %lu reads, %lu writes, %lu messages, %lu coalesced faults, %lu failed accesses, %lu node deaths\n",
-	       schedules, steps, reads, writes, msgs, coal, errs, deaths);
+	       n, npages < SIM_PAGES ? steps / 10 : steps, reads, writes,
+	       msgs, coal, errs, deaths);
+	printf("# holds: %lu INV/FETCH deferred, %lu answered after a use, %lu on the bound; a parked request saw at most %d grants to others\n",
+	       deferred, released, timeouts, bypass);
 	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self\n",
 	       invup, parked, fetch, self);
 	return true;
@@ -117,7 +134,9 @@ static bool test_planted(const struct test *t)
 	for (i = 0; i < n; i++) {
 		u64 seed = base_seed + i;
 
-		random_setup(&s, 3, seed, t->arg, false);
+		/* Every other schedule: one page, all contention. */
+		random_setup(&s, 3, i & 1 ? 1 : SIM_PAGES, seed, t->arg,
+			     false);
 		sim_random(&s, steps);
 		if (s.failed) {
 			printf("# caught by schedule %lu (seed %llu): %s\n",
@@ -171,6 +190,16 @@ static void settle(struct sim *s)
 				}
 		if (sim_retry_all(s))
 			moved = true;
+		/* Holds a fault used end; unused ones on their bound. */
+		for (a = 0; a < s->nnodes; a++)
+			for (b = 0; b < s->npages; b++)
+				if (sim_can_release(s, a, b, false) ||
+				    (!moved && sim_can_release(s, a, b, true))) {
+					sim_release(s, a, b,
+						    s->node[a][b].flags &
+						    SDSM_PROTO_NODE_HELD);
+					moved = true;
+				}
 	}
 	EXPECT(s, !moved, "no quiescence");
 }
@@ -471,10 +500,223 @@ static bool test_bad_messages(const struct test *t)
 	return script_done(&s);
 }
 
+/* ---- progress ---- */
+
+/* Receive context first: every message, every hold a fault used. */
+static void receive_all(struct sim *s)
+{
+	bool moved = true;
+	int a, b, guard;
+
+	for (guard = 0; guard < 1000 && moved && !s->failed; guard++) {
+		moved = false;
+		for (a = 0; a < s->nnodes; a++)
+			for (b = 0; b < s->nnodes; b++)
+				if (s->chan[a][b].len) {
+					sim_deliver(s, a, b);
+					moved = true;
+				}
+		for (a = 0; a < s->nnodes; a++)
+			for (b = 0; b < s->npages; b++)
+				if (sim_can_release(s, a, b, false)) {
+					sim_release(s, a, b, false);
+					moved = true;
+				}
+	}
+}
+
+/*
+ * Three writers on one page (home 0), each always wanting to write again,
+ * under the schedule of the issue: the receive side always runs before a
+ * woken faulter retries.  The faulters themselves are served fairly: in
+ * each round every node retries its woken accesses once, node by node,
+ * each after everything deliverable was delivered.  Holds never time out.
+ * @arg: the mutation; MUT_NO_HOLD plays the protocol before the fix and
+ * passes if some node starves, MUT_NONE passes if every node progresses.
+ */
+#define CONTENTION_ROUNDS	10000
+
+static bool test_contention(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	unsigned long r, min;
+	int n, i;
+
+	sim_init(&s, 3, 1, homes, base_seed);
+	s.mutation = t->arg;
+	s.lax_progress = t->arg == MUT_NO_HOLD;
+	for (r = 0; r < CONTENTION_ROUNDS && !s.failed; r++) {
+		for (n = 0; n < s.nnodes; n++)
+			if (!sim_pending_accesses_node(&s, n))
+				sim_access(&s, n, 0, true);
+		for (n = 0; n < s.nnodes; n++) {
+			receive_all(&s);
+			for (i = 0; i < SIM_ACC; i++)
+				if (s.acc[n][i].state == ACC_RUNNABLE)
+					sim_retry(&s, n, i);
+		}
+	}
+	receive_all(&s);
+	if (s.failed) {
+		report_failure(&s, base_seed);
+		return false;
+	}
+	min = s.done[0];
+	for (n = 1; n < s.nnodes; n++)
+		if (s.done[n] < min)
+			min = s.done[n];
+	printf("# %d rounds: writes per node %lu %lu %lu; %lu INV/FETCH deferred\n",
+	       CONTENTION_ROUNDS, s.done[0], s.done[1], s.done[2], s.deferred);
+	if (t->arg == MUT_NO_HOLD)
+		return min == 0;
+	/* Every round each node retries once: it writes in every cycle. */
+	return min >= CONTENTION_ROUNDS / (unsigned long)(2 * s.nnodes);
+}
+
+/*
+ * The hold: node 1's grant is followed at once by the FETCH_INV for node
+ * 2; node 1 answers it only after its fault used the copy, then once the
+ * deferred work ran.
+ */
+static bool test_hold_defers(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a1, a2;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	a1 = sim_access(&s, 1, 0, true);
+	a2 = sim_access(&s, 2, 0, true);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_FETCH_INV, false);
+	EXPECT(&s, s.node[1][0].deferred == SDSM_PROTO_MSG_FETCH_INV &&
+	       s.node[1][0].state == SDSM_PROTO_NODE_M && !s.chan[1][0].len,
+	       "FETCH_INV must wait for node 1's fault");
+	EXPECT(&s, !sim_can_release(&s, 1, 0, false),
+	       "release possible before the use");
+	sim_retry(&s, 1, a1);
+	EXPECT(&s, s.acc[1][a1].state == ACC_FREE && s.done[1] == 1,
+	       "node 1's write must complete");
+	sim_release(&s, 1, 0, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_DATA, true);
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	sim_retry(&s, 2, a2);
+	EXPECT(&s, s.done[2] == 1 && s.local[2][0] == s.last[0],
+	       "node 2's write must follow node 1's");
+	return script_done(&s);
+}
+
+/*
+ * A read grant, held; an INV for node 2's write is deferred; then node 1
+ * wants to write: the read copy cannot serve that, so the fault ends the
+ * hold (INV_ACK first) and asks for the page writable.
+ */
+static bool test_hold_read_then_upgrade(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a1, a2, w1;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	a1 = sim_access(&s, 1, 0, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_READ, false);
+	a2 = sim_access(&s, 2, 0, true);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_GRANT_READ, true);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_INV, false);
+	EXPECT(&s, s.node[1][0].deferred == SDSM_PROTO_MSG_INV,
+	       "INV not deferred");
+	w1 = sim_access(&s, 1, 0, true);
+	EXPECT(&s, !s.node[1][0].deferred &&
+	       s.node[1][0].state == SDSM_PROTO_NODE_I &&
+	       s.chan[1][0].len == 2, "write fault must answer INV, then ask");
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_INV_ACK, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	sim_retry(&s, 2, a2);
+	(void)a1;
+	(void)w1;
+	return script_done(&s);
+}
+
+/* Nobody uses the grant: the bound ends the hold, the page moves on. */
+static bool test_hold_bound(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 2 };
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	sim_access(&s, 1, 0, true);
+	sim_access(&s, 0, 0, true);
+	expect_deliver(&s, 1, 2, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 2, 1, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	expect_deliver(&s, 2, 1, SDSM_PROTO_MSG_FETCH_INV, false);
+	/* Node 1's waiter was killed: its access vanishes unserved. */
+	s.acc[1][0].state = ACC_FREE;
+	EXPECT(&s, sim_can_release(&s, 1, 0, true), "no bound to run");
+	sim_release(&s, 1, 0, true);
+	EXPECT(&s, s.hold_timeouts == 1 && s.chan[1][2].len == 1,
+	       "bound must answer the FETCH_INV");
+	return script_done(&s);
+}
+
+/* The home dies while a node holds a FETCH_INV: the message is dropped. */
+static bool test_hold_home_dies(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 2 };
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	sim_access(&s, 1, 0, true);
+	sim_access(&s, 0, 0, true);
+	expect_deliver(&s, 1, 2, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 2, 1, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	expect_deliver(&s, 2, 1, SDSM_PROTO_MSG_FETCH_INV, false);
+	sim_kill(&s, 2);
+	EXPECT(&s, !s.node[1][0].deferred &&
+	       !(s.node[1][0].flags & SDSM_PROTO_NODE_HELD) &&
+	       !sim_can_release(&s, 1, 0, true),
+	       "deferred message must die with the home");
+	return script_done(&s);
+}
+
+/* The home's own grant to itself is held like any other. */
+static bool test_hold_home_self(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a0;
+
+	(void)t;
+	sim_init(&s, 2, 1, homes, 1);
+	a0 = sim_access(&s, 0, 0, true);
+	sim_access(&s, 1, 0, true);
+	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_FETCH_INV, false);
+	EXPECT(&s, s.node[0][0].deferred == SDSM_PROTO_MSG_FETCH_INV,
+	       "home's own FETCH_INV not deferred");
+	sim_retry(&s, 0, a0);
+	EXPECT(&s, s.done[0] == 1, "home's write must complete first");
+	return script_done(&s);
+}
+
 static const struct test tests[] = {
 	{ "random schedules, 3 nodes, 4 pages", test_random, 3 },
 	{ "random schedules, 4 nodes, 4 pages", test_random, 4 },
 	{ "random schedules, 4 nodes, one dies", test_random, 0x100 | 4 },
+	{ "random short schedules x200, 3 nodes, 1 page", test_random,
+	  200 << 16 | 1 << 12 | 3 },
 	{ "planted bug 'write granted before all INV_ACKs' caught",
 	  test_planted, MUT_EARLY_GRANT },
 	{ "planted bug 'INV acked, copy kept' caught",
@@ -487,6 +729,30 @@ static const struct test tests[] = {
 	  test_planted, MUT_LOST_WAKEUP },
 	{ "planted bug 'owner stays writable after FETCH' caught",
 	  test_planted, MUT_FETCH_KEEPS_RW },
+	{ "planted bug 'grant not held: taken back before use' caught",
+	  test_planted, MUT_NO_HOLD },
+	{ "planted bug 'page data sent before the owner's writable mapping is revoked' caught",
+	  test_planted, MUT_DATA_BEFORE_REVOKE },
+	{ "planted bug 'home forwards its stale copy, not the owner's DATA' caught",
+	  test_planted, MUT_GRANT_BEFORE_DATA },
+	{ "planted bug 'hold ends, deferred INV/FETCH forgotten' caught",
+	  test_planted, MUT_DEFERRED_DROPPED },
+	{ "planted bug 'home drops a request parked while busy' caught",
+	  test_planted, MUT_DROP_PARKED },
+	{ "planted bug 'transport reorders one connection' caught",
+	  test_planted, MUT_REORDER },
+	{ "progress: livelock reproduced without the hold (a node starves)",
+	  test_contention, MUT_NO_HOLD },
+	{ "progress: 3 writers, receive before retry, every node writes",
+	  test_contention, MUT_NONE },
+	{ "hold: INV/FETCH deferred until the woken fault used the grant",
+	  test_hold_defers, 0 },
+	{ "hold: read grant then upgrade answers the deferred INV",
+	  test_hold_read_then_upgrade, 0 },
+	{ "hold: an unused grant ends on its bound", test_hold_bound, 0 },
+	{ "hold: home dies, deferred message dropped", test_hold_home_dies, 0 },
+	{ "hold: the home's grant to itself is held too",
+	  test_hold_home_self, 0 },
 	{ "race: upgrade crossing an invalidation", test_upgrade_vs_inv, 0 },
 	{ "race: two nodes write the same page at once", test_two_writers, 0 },
 	{ "race: read of a page another node owns", test_read_remote_owner, 0 },
