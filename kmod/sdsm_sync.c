@@ -1496,13 +1496,19 @@ static bool sdsm_futex_deadline(const struct sdsm_futex *cmd,
 
 	if (cmd->timeout_ns < 0)
 		return false;
-	if (!(cmd->flags & SDSM_FUTEX_F_ABSTIME))
-		*deadline = ktime_add_safe(ktime_get(), t);
-	else if (cmd->clockid == CLOCK_MONOTONIC)
-		*deadline = t;
-	else	/* CLOCK_REALTIME, converted once: steps are not followed */
-		*deadline = ktime_add_safe(ktime_get(),
-					   ktime_sub(t, ktime_get_real()));
+	if (cmd->flags & SDSM_FUTEX_F_ABSTIME) {
+		if (cmd->clockid == CLOCK_MONOTONIC) {
+			*deadline = t;
+			return true;
+		}
+		/* CLOCK_REALTIME, converted once: steps are not followed */
+		t = ktime_sub(t, ktime_get_real());
+		if (t < 0) {	/* passed; ktime_add_safe() wants t >= 0 */
+			*deadline = ktime_add(ktime_get(), t);
+			return true;
+		}
+	}
+	*deadline = ktime_add_safe(ktime_get(), t);
 	return true;
 }
 
