@@ -4,8 +4,8 @@
  *
  * Without arguments (or with harness options) it runs the kselftests of
  * one node: bad input gets the errno uapi/linux/sdsm.h documents, EAGAIN,
- * relative and absolute timeouts, EINTR, wake 1 / wake all counts,
- * bitsets.  Tests run twice: on a word whose page is homed here (the
+ * relative and absolute timeouts, EINTR (and a restart with SA_RESTART),
+ * wake 1 / wake all counts, bitsets, store + wake races.  Tests run twice: on a word whose page is homed here (the
  * manager is local) and on one homed at a peer (skipped on one node).
  * Words live in the default region from 44 MiB on (mem_tests.sh uses
  * 0-36 MiB, sync_tests.sh 40-41 MiB).  Every test SKIPs when the module is
@@ -394,6 +394,51 @@ TEST_F(futex, signal_eintr)
 	signal(SIGALRM, SIG_DFL);
 	/* The cancelled waits left nothing behind. */
 	EXPECT_EQ(0, fwake(self->fd, self->w, INT_MAX, SDSM_FUTEX_BITSET_ANY));
+}
+
+static void on_usr1(int sig)
+{
+}
+
+/*
+ * With SA_RESTART, a WAIT without a timeout is restarted after the
+ * handler (as futex(2) does), so the later WAKE still finds it: 0.
+ */
+TEST_F(futex, signal_restart)
+{
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
+	long long end;
+	pid_t pid;
+	int st, r = 0;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = dev_open();
+
+		sigaction(SIGUSR1, &sa, NULL);
+		_exit(fd < 0 ? 100 : fwait(fd, self->w, 7, -1,
+					   SDSM_FUTEX_BITSET_ANY));
+	}
+	msleep(500);
+	kill(pid, SIGUSR1);
+	msleep(300);
+	EXPECT_EQ(0, waitpid(pid, &st, WNOHANG));
+	end = now_ms() + 20000;
+	while (!r && now_ms() < end) {
+		r = fwake(self->fd, self->w, 1, SDSM_FUTEX_BITSET_ANY);
+		if (!r)
+			msleep(100);
+	}
+	EXPECT_EQ(1, r);
+	while (!waitpid(pid, &st, WNOHANG) && now_ms() < end)
+		msleep(20);
+	if (now_ms() >= end) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
 }
 
 /* Fork @n waiters of @w with @bitset and no timeout; exit status = errno. */
