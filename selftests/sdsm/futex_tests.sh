@@ -13,7 +13,7 @@
 # restored after it, as in sync_tests.sh (whose runner this copies).  "Node
 # dies" is its eth0 taken down.  FUTEX_STRESS_PAIRS (default 10000) and
 # FUTEX_STRESS_RINGS (default 3) set the size of the stress test, which
-# has a bound of its own, SDSM_STRESS_TIMEOUT (default 540 s).
+# has a bound of its own, SDSM_STRESS_TIMEOUT (default 360 s).
 
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
@@ -23,7 +23,7 @@ FT=$HERE/futex_test
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
 
 : "${SDSM_TEST_TIMEOUT:=300}"
-: "${SDSM_STRESS_TIMEOUT:=540}"
+: "${SDSM_STRESS_TIMEOUT:=360}"
 : "${FUTEX_STRESS_PAIRS:=10000}"
 : "${FUTEX_STRESS_RINGS:=3}"
 N=$SDSM_NR_NODES
