@@ -33,7 +33,8 @@ UP_SEC=90
 WORK=$SDSM_SHARED/futex-tests.$$
 TEST=""
 
-ALL_TESTS="kselftest pingpong stress manager_dies waiter_node_dies"
+ALL_TESTS="kselftest pingpong stress manager_dies waiter_node_dies
+rmmod_manager"
 
 log() {
 	echo "$*"
@@ -200,6 +201,34 @@ test_waiter_node_dies() {
 	expect wake 0 || rc=1
 	grep -q '^woken=1$' "$WORK/wake.out" || { log "wake did not wake 1"; rc=1; }
 	expect live 0 || rc=1
+	return $rc
+}
+
+# rmmod of a word's home (node 1) while a waiter on node 0 waits there and
+# a waiter on node 1 itself was killed mid-wait: the remote waiter gets
+# EHOSTDOWN, and node 1 frees every futex object (no "leaked" line).
+test_rmmod_manager() {
+	local rc=0 off mark=futex-rmmod.$$ pid
+	off=$(word_homed_at 1) || return 1
+	"$FT" set "$off" 3
+	run_on 1 "$NODE_SH" mark "$mark"
+	bg remote 0 "$FT" wait "$off" 3 0
+	bg local 1 "$FT" wait "$off" 3 0
+	sleep 3
+	pid=$(sed -n 's/^waiting pid=\([0-9]*\)$/\1/p' "$WORK/local.out")
+	if [ -z "$pid" ] || finished local || finished remote; then
+		log "the waiters did not wait"
+		return 1
+	fi
+	run_on 1 kill -9 "$pid"
+	wait_bg 30 local || rc=1
+	run_on 1 "$NODE_SH" unload 60 || rc=1
+	wait_bg "$DOWN_SEC" remote || rc=1
+	expect remote EHOSTDOWN || rc=1
+	if run_on 1 "$NODE_SH" dmesg_since "$mark" | grep -E 'leaked|WARNING'; then
+		log "node 1 leaked or warned"
+		rc=1
+	fi
 	return $rc
 }
 
