@@ -402,7 +402,9 @@ enum sdsm_futex_flags {
  * /dev/sdsm), EINVAL (unaligned @addr, zero @bitset, bad @clockid, zero
  * @val for WAKE, unknown @op), EHOSTDOWN (the home of @addr's page is down,
  * or died while this call waited), ENOSPC (the manager keeps too many
- * waiters of this node already), ENOMEM.
+ * waiters of this node already), ENOMEM, or the error that makes every
+ * access to @addr's page fail (SIGBUS), e.g. EIO when its data was lost
+ * with a node that died.
  */
 struct sdsm_futex {
 	__u32 size;
