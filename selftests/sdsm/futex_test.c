@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -191,7 +192,36 @@ static char *map_region(int fd)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-/* Offset of the @slot-th page of the area homed (@local) here or not. */
+static sigjmp_buf bus_jmp;
+
+static void on_bus(int sig)
+{
+	siglongjmp(bus_jmp, 1);
+}
+
+/*
+ * Can this node write the page at @p?  Not if its data was lost with a
+ * node that died holding it (an earlier test killed one): every access
+ * to such a page is SIGBUS, as Documentation/coherent-memory.rst says.
+ */
+static bool page_usable(volatile __u32 *p)
+{
+	struct sigaction sa = { .sa_handler = on_bus }, old;
+	bool ok = false;
+
+	sigaction(SIGBUS, &sa, &old);
+	if (!sigsetjmp(bus_jmp, 1)) {
+		*p = *p;
+		ok = true;
+	}
+	sigaction(SIGBUS, &old, NULL);
+	return ok;
+}
+
+/*
+ * Offset of the @slot-th usable page of the area homed (@local) here or
+ * not, or (@want >= 0) homed at node @want.
+ */
 static __u64 pick_off(int fd, char *base, unsigned int self, bool local,
 		      unsigned int slot, int want)
 {
@@ -203,10 +233,10 @@ static __u64 pick_off(int fd, char *base, unsigned int self, bool local,
 
 		if (h < 0)
 			continue;
-		if (want >= 0 ? h == want : ((unsigned int)h == self) == local) {
-			if (!slot--)
-				return off;
-		}
+		if (want >= 0 ? h != want : ((unsigned int)h == self) != local)
+			continue;
+		if (page_usable((volatile __u32 *)(base + off)) && !slot--)
+			return off;
 	}
 	return 0;
 }
