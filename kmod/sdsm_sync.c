@@ -1518,7 +1518,11 @@ static int sdsm_futex_wait(struct sdsm_futex *cmd)
 		.futex = true,
 		.bitset = cmd->bitset,
 	};
-	/* As futex(2): a relative timeout is not restarted after a signal. */
+	/*
+	 * A signal restarts a WAIT with no or an absolute timeout; with a
+	 * relative one it gives EINTR (futex(2) would restart it through a
+	 * restart block with the time left; glibc retries EINTR anyway).
+	 */
 	bool restart = cmd->timeout_ns < 0 ||
 		       (cmd->flags & SDSM_FUTEX_F_ABSTIME);
 	ktime_t deadline;
