@@ -172,7 +172,7 @@ static int sdsm_cmd_get_info(struct file *file, void *cmd)
 	info->features = SDSM_FEATURE_PAGE_TRANSPORT |
 			 SDSM_FEATURE_COHERENT_MEMORY | SDSM_FEATURE_REGIONS |
 			 SDSM_FEATURE_PLACEMENT | SDSM_FEATURE_LOCKS |
-			 SDSM_FEATURE_BARRIERS;
+			 SDSM_FEATURE_BARRIERS | SDSM_FEATURE_FUTEX;
 	return 0;
 }
 
@@ -186,6 +186,11 @@ static int sdsm_cmd_barrier(struct file *file, void *cmd)
 	return sdsm_sync_barrier(file, cmd);
 }
 
+static int sdsm_cmd_futex(struct file *file, void *cmd)
+{
+	return sdsm_sync_futex(file, cmd);
+}
+
 union sdsm_ioctl_buffer {
 	struct sdsm_info info;
 	struct sdsm_region_create region_create;
@@ -195,6 +200,7 @@ union sdsm_ioctl_buffer {
 	struct sdsm_query_home query_home;
 	struct sdsm_lock lock;
 	struct sdsm_barrier barrier;
+	struct sdsm_futex futex;
 };
 
 struct sdsm_ioctl_op {
@@ -258,6 +264,12 @@ static const struct sdsm_ioctl_op sdsm_ioctl_ops[] = {
 		.min_size = offsetofend(struct sdsm_barrier, nodemask),
 		.ioctl_num = SDSM_IOC_BARRIER,
 		.execute = sdsm_cmd_barrier,
+	},
+	[SDSM_CMD_FUTEX - SDSM_CMD_BASE] = {
+		.size = sizeof(struct sdsm_futex),
+		.min_size = offsetofend(struct sdsm_futex, __reserved),
+		.ioctl_num = SDSM_IOC_FUTEX,
+		.execute = sdsm_cmd_futex,
 	},
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * sdsm cluster-wide locks and barriers (SDSM_IOC_LOCK, SDSM_IOC_BARRIER).
+ * sdsm cluster-wide locks, barriers and futexes (SDSM_IOC_LOCK,
+ * SDSM_IOC_BARRIER, SDSM_IOC_FUTEX).
  *
  * Every lock and barrier has a manager node that keeps its state; the other
  * nodes talk to it with the messages of the sync section of sdsm_wire.h.
@@ -47,6 +48,25 @@
  * Memory ordering: with the default, sequentially consistent (MSI) memory
  * nothing is needed at acquire, release or barrier; see
  * sdsm_sync_acquire_hook() and sdsm_sync_release_hook().
+ *
+ * Futexes (Documentation/protocol.rst, "Distributed futex"): the key of a
+ * futex is the mmap offset of its word, the same on every node; its
+ * manager is the home of the word's page, so it dies only with the data.
+ * The manager keeps, per key, a FIFO of waiters (struct sdsm_mgr_futex).
+ * A WAIT reads the word (EAGAIN at once if it differs), queues itself at
+ * the manager and waits for the manager's QUEUED answer, then reads the
+ * word again (changed: EAGAIN) and sleeps until the manager's WOKEN answer,
+ * its timeout, a signal or the manager's DOWN.  Giving up is a CANCEL as
+ * for locks: CANCELLED fails the call, STALE means the WOKEN answer went
+ * out first (and completed the call: a consumed wake-up is never lost).
+ * A WAKE is a request the manager answers with the number of waiters it
+ * woke.  No wake-up is lost: the waker's store is visible on every node
+ * before its WAKE leaves (MSI grants a write only after every sharer
+ * acknowledged the invalidation), and the manager serializes queueing and
+ * waking, so either the WAKE finds the waiter queued or the waiter's
+ * second read comes after the store.  A manager keeps at most
+ * SDSM_FUTEX_MAX_WAITERS waiters of each node, and drops the waiters of a
+ * node that goes down.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -54,12 +74,16 @@
 #include <linux/hash.h>
 #include <linux/hashtable.h>
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <linux/sdsm.h>
 
 #include "sdsm.h"
+#include "sdsm_mem.h"
 #include "sdsm_stats.h"
 #include "sdsm_sync.h"
 
@@ -69,16 +93,20 @@
  * struct sdsm_sync_req - one ioctl waiting for a manager
  * @hnode: in sdsm_sync.reqs by @id
  * @id: unique on this node for the module's life, never 0
- * @key: the lock or barrier id
+ * @key: the lock or barrier id, or the futex key
  * @nodemask: barrier: the resolved nodemask
- * @count: barrier: the resolved count
+ * @count: barrier: the resolved count; futex WAKE: most waiters to wake
  * @manager: node id of the manager
- * @barrier: a barrier arrival (else a lock ACQUIRE or TRY)
+ * @barrier: a barrier arrival (else a lock ACQUIRE or TRY, or a futex call)
+ * @futex: a futex WAIT or WAKE
  * @done: @status is final; set once, under the lock
  * @waited: lock: granted after queueing at the manager
+ * @queued: futex WAIT: the manager answered that the waiter is queued
  * @status: 0 or -errno
  * @abort: barrier: -EHOSTDOWN once a node of @nodemask went down
  * @cancel_err: why this node gave up; the result if the manager withdraws
+ * @bitset: futex: the WAIT's or WAKE's bitset
+ * @woken: futex WAKE: the number of waiters the manager woke
  */
 struct sdsm_sync_req {
 	struct hlist_node hnode;
@@ -88,11 +116,15 @@ struct sdsm_sync_req {
 	u32 count;
 	unsigned int manager;
 	bool barrier;
+	bool futex;
 	bool done;
 	bool waited;
+	bool queued;
 	int status;
 	int abort;
 	int cancel_err;
+	u32 bitset;
+	u32 woken;
 };
 
 /* A lock held through an open file of this node; in sdsm_sync.held. */
@@ -105,11 +137,12 @@ struct sdsm_sync_held {
 	bool lost;			/* the manager went down meanwhile */
 };
 
-/* A queued lock request or a barrier arrival at its manager. */
+/* A queued lock request, barrier arrival or futex waiter at its manager. */
 struct sdsm_mgr_waiter {
 	struct list_head node;
 	unsigned int node_id;
 	u64 req_id;
+	u32 bitset;			/* futex waiter only */
 };
 
 /* A lock this node manages; exists while held or waited for. */
@@ -132,6 +165,13 @@ struct sdsm_mgr_barrier {
 	struct list_head arrivals;	/* struct sdsm_mgr_waiter */
 };
 
+/* A futex this node manages; exists while it has waiters. */
+struct sdsm_mgr_futex {
+	struct hlist_node hnode;	/* in sdsm_sync.futexes by @key */
+	u64 key;
+	struct list_head waiters;	/* FIFO of struct sdsm_mgr_waiter */
+};
+
 /* A message waiting in a peer's outbox. */
 struct sdsm_sync_out {
 	struct list_head node;
@@ -141,6 +181,8 @@ struct sdsm_sync_out {
 		struct sdsm_wire_lock lock;
 		struct sdsm_wire_barrier barrier;
 		struct sdsm_wire_sync_reply reply;
+		struct sdsm_wire_futex futex;
+		struct sdsm_wire_futex_reply futex_reply;
 	} u;
 };
 
@@ -167,6 +209,9 @@ static struct {
 	DECLARE_HASHTABLE(held, SDSM_SYNC_HASH_BITS);
 	DECLARE_HASHTABLE(locks, SDSM_SYNC_HASH_BITS);
 	DECLARE_HASHTABLE(barriers, SDSM_SYNC_HASH_BITS);
+	DECLARE_HASHTABLE(futexes, SDSM_SYNC_HASH_BITS);
+	/* futex waiters of each node queued here, at most MAX_WAITERS */
+	u32 futex_waiters[SDSM_MAX_NODES];
 	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
 	wait_queue_head_t wait;
 	struct workqueue_struct *wq;
@@ -353,6 +398,8 @@ static int sdsm_sync_status_errno(u32 status, const struct sdsm_sync_req *req)
 		return -EHOSTDOWN;
 	case SDSM_SYNC_NOMEM:
 		return -ENOMEM;
+	case SDSM_SYNC_LIMIT:
+		return -ENOSPC;
 	case SDSM_SYNC_CANCELLED:
 	case SDSM_SYNC_STALE:
 		if (req->cancel_err)
@@ -662,6 +709,196 @@ static void sdsm_mgr_barrier_cancel(unsigned int src, u64 req_id, u64 id)
 }
 
 /* ------------------------------------------------------------------ */
+/* Futexes: answers and the manager side                               */
+
+/*
+ * An answer from manager @from to futex call @req_id.  An answer nobody
+ * waits for any more is dropped: its call gave up after the bounded wait
+ * for a CANCEL's answer (see sdsm_futex_finish()).  Locks: sdsm_sync.lock.
+ */
+static void sdsm_futex_answer(unsigned int from, u64 req_id, u64 key,
+			      u32 status, u32 flags, u32 woken)
+{
+	struct sdsm_sync_req *req;
+
+	lockdep_assert_held(&sdsm_sync.lock);
+	hash_for_each_possible(sdsm_sync.reqs, req, hnode, req_id) {
+		if (req->id != req_id)
+			continue;
+		if (req->done || !req->futex || req->manager != from ||
+		    req->key != key)
+			return;
+		if (status == SDSM_SYNC_OK &&
+		    (flags & SDSM_WIRE_FUTEX_F_QUEUED)) {
+			req->queued = true;
+			wake_up_all(&sdsm_sync.wait);
+			return;
+		}
+		req->woken = woken;
+		/* STALE: the WOKEN answer went first; never reached. */
+		sdsm_sync_req_done(req, status == SDSM_SYNC_STALE ? 0 :
+				   sdsm_sync_status_errno(status, req));
+		return;
+	}
+}
+
+/* Manager side: answer node @to.  Locks: sdsm_sync.lock. */
+static void sdsm_futex_reply(unsigned int to, u64 req_id, u64 key,
+			     u32 status, u32 flags, u32 woken)
+{
+	struct sdsm_wire_futex_reply r = {
+		.req_id = cpu_to_be64(req_id),
+		.key = cpu_to_be64(key),
+		.status = cpu_to_be32(status),
+		.flags = cpu_to_be32(flags),
+		.woken = cpu_to_be32(woken),
+	};
+
+	if (to == sdsm_cl.node_id)
+		sdsm_futex_answer(to, req_id, key, status, flags, woken);
+	else
+		sdsm_sync_queue(to, SDSM_MSG_FUTEX_REPLY, &r, sizeof(r));
+}
+
+static struct sdsm_mgr_futex *sdsm_mgr_futex_find(u64 key)
+{
+	struct sdsm_mgr_futex *mf;
+
+	hash_for_each_possible(sdsm_sync.futexes, mf, hnode, key)
+		if (mf->key == key)
+			return mf;
+	return NULL;
+}
+
+/* Free @mf if it has no waiter. */
+static void sdsm_mgr_futex_put(struct sdsm_mgr_futex *mf)
+{
+	if (!list_empty(&mf->waiters))
+		return;
+	hash_del(&mf->hnode);
+	sdsm_sync_free(mf);
+}
+
+static void sdsm_mgr_futex_unlink(struct sdsm_mgr_waiter *w)
+{
+	list_del(&w->node);
+	sdsm_sync.futex_waiters[w->node_id]--;
+	sdsm_sync_free(w);
+}
+
+/* Queue a waiter and answer QUEUED, or answer why not. */
+static void sdsm_mgr_futex_wait(unsigned int src, u64 req_id, u64 key,
+				u32 bitset)
+{
+	struct sdsm_mgr_futex *mf;
+	struct sdsm_mgr_waiter *w;
+	u32 status = SDSM_SYNC_INVAL;
+
+	if (!bitset)
+		goto out_reply;
+	status = SDSM_SYNC_HOSTDOWN;
+	if (!sdsm_sync_node_up(src))
+		goto out_reply;
+	status = SDSM_SYNC_LIMIT;
+	if (sdsm_sync.futex_waiters[src] >= SDSM_FUTEX_MAX_WAITERS)
+		goto out_reply;
+	status = SDSM_SYNC_NOMEM;
+	w = sdsm_sync_alloc(sizeof(*w));
+	if (!w)
+		goto out_reply;
+	mf = sdsm_mgr_futex_find(key);
+	if (!mf) {
+		mf = sdsm_sync_alloc(sizeof(*mf));
+		if (!mf) {
+			sdsm_sync_free(w);
+			goto out_reply;
+		}
+		mf->key = key;
+		INIT_LIST_HEAD(&mf->waiters);
+		hash_add(sdsm_sync.futexes, &mf->hnode, key);
+	}
+	w->node_id = src;
+	w->req_id = req_id;
+	w->bitset = bitset;
+	list_add_tail(&w->node, &mf->waiters);
+	sdsm_sync.futex_waiters[src]++;
+	sdsm_futex_reply(src, req_id, key, SDSM_SYNC_OK,
+			 SDSM_WIRE_FUTEX_F_QUEUED, 0);
+	return;
+
+out_reply:
+	sdsm_futex_reply(src, req_id, key, status, 0, 0);
+}
+
+/* Wake up to @count waiters sharing a bit with @bitset, oldest first. */
+static void sdsm_mgr_futex_wake(unsigned int src, u64 req_id, u64 key,
+				u32 count, u32 bitset)
+{
+	struct sdsm_mgr_waiter *w, *tmp;
+	struct sdsm_mgr_futex *mf;
+	u32 status = SDSM_SYNC_INVAL;
+	u32 woken = 0;
+
+	if (!count || !bitset)
+		goto out_reply;
+	status = SDSM_SYNC_HOSTDOWN;
+	if (!sdsm_sync_node_up(src))
+		goto out_reply;
+	status = SDSM_SYNC_OK;
+	mf = sdsm_mgr_futex_find(key);
+	if (!mf)
+		goto out_reply;
+	list_for_each_entry_safe(w, tmp, &mf->waiters, node) {
+		if (!(w->bitset & bitset))
+			continue;
+		sdsm_futex_reply(w->node_id, w->req_id, key, SDSM_SYNC_OK, 0,
+				 0);
+		sdsm_mgr_futex_unlink(w);
+		if (++woken >= count)
+			break;
+	}
+	sdsm_mgr_futex_put(mf);
+out_reply:
+	sdsm_futex_reply(src, req_id, key, status, 0, woken);
+}
+
+static void sdsm_mgr_futex_cancel(unsigned int src, u64 req_id, u64 key)
+{
+	struct sdsm_mgr_futex *mf = sdsm_mgr_futex_find(key);
+	struct sdsm_mgr_waiter *w;
+
+	if (mf) {
+		list_for_each_entry(w, &mf->waiters, node) {
+			if (w->node_id != src || w->req_id != req_id)
+				continue;
+			sdsm_mgr_futex_unlink(w);
+			sdsm_mgr_futex_put(mf);
+			sdsm_futex_reply(src, req_id, key, SDSM_SYNC_CANCELLED,
+					 0, 0);
+			return;
+		}
+	}
+	/* Woken (the WOKEN answer went out first) or refused. */
+	sdsm_futex_reply(src, req_id, key, SDSM_SYNC_STALE, 0, 0);
+}
+
+/* Drop every waiter of node @x (SDSM_MAX_NODES: all).  Locks: the lock. */
+static void sdsm_mgr_futex_drop(unsigned int x)
+{
+	struct sdsm_mgr_waiter *w, *wt;
+	struct sdsm_mgr_futex *mf;
+	struct hlist_node *tmp;
+	int bkt;
+
+	hash_for_each_safe(sdsm_sync.futexes, bkt, tmp, mf, hnode) {
+		list_for_each_entry_safe(w, wt, &mf->waiters, node)
+			if (x == SDSM_MAX_NODES || w->node_id == x)
+				sdsm_mgr_futex_unlink(w);
+		sdsm_mgr_futex_put(mf);
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* Peer events                                                         */
 
 /* Node @x is down.  Locks: sdsm_sync.lock. */
@@ -706,6 +943,7 @@ static void sdsm_sync_node_down(unsigned int x)
 	hash_for_each_safe(sdsm_sync.barriers, bkt, tmp, mb, hnode)
 		if (mb->nodemask & BIT_ULL(x))
 			sdsm_mgr_barrier_end(mb, SDSM_SYNC_HOSTDOWN, x);
+	sdsm_mgr_futex_drop(x);
 }
 
 static int sdsm_sync_peer_event(struct notifier_block *nb,
@@ -810,6 +1048,45 @@ static void sdsm_sync_reply_rx(const struct sdsm_msg *msg)
 	mutex_unlock(&sdsm_sync.lock);
 }
 
+static void sdsm_sync_futex_rx(const struct sdsm_msg *msg)
+{
+	const struct sdsm_wire_futex *w = msg->payload;
+	unsigned int src = msg->peer->id;
+	u64 req_id, key;
+
+	if (!sdsm_sync_msg_ok(msg, sizeof(*w)))
+		return;
+	req_id = be64_to_cpu(w->req_id);
+	key = be64_to_cpu(w->key);
+	mutex_lock(&sdsm_sync.lock);
+	switch (msg->type) {
+	case SDSM_MSG_FUTEX_WAIT:
+		sdsm_mgr_futex_wait(src, req_id, key, be32_to_cpu(w->bitset));
+		break;
+	case SDSM_MSG_FUTEX_CANCEL:
+		sdsm_mgr_futex_cancel(src, req_id, key);
+		break;
+	case SDSM_MSG_FUTEX_WAKE:
+		sdsm_mgr_futex_wake(src, req_id, key, be32_to_cpu(w->count),
+				    be32_to_cpu(w->bitset));
+		break;
+	}
+	mutex_unlock(&sdsm_sync.lock);
+}
+
+static void sdsm_sync_futex_reply_rx(const struct sdsm_msg *msg)
+{
+	const struct sdsm_wire_futex_reply *r = msg->payload;
+
+	if (!sdsm_sync_msg_ok(msg, sizeof(*r)))
+		return;
+	mutex_lock(&sdsm_sync.lock);
+	sdsm_futex_answer(msg->peer->id, be64_to_cpu(r->req_id),
+			  be64_to_cpu(r->key), be32_to_cpu(r->status),
+			  be32_to_cpu(r->flags), be32_to_cpu(r->woken));
+	mutex_unlock(&sdsm_sync.lock);
+}
+
 static const struct {
 	u16 type;
 	sdsm_handler_fn fn;
@@ -821,6 +1098,10 @@ static const struct {
 	{ SDSM_MSG_BARRIER_ARRIVE, sdsm_sync_barrier_rx },
 	{ SDSM_MSG_BARRIER_CANCEL, sdsm_sync_barrier_rx },
 	{ SDSM_MSG_BARRIER_REPLY, sdsm_sync_reply_rx },
+	{ SDSM_MSG_FUTEX_WAIT, sdsm_sync_futex_rx },
+	{ SDSM_MSG_FUTEX_CANCEL, sdsm_sync_futex_rx },
+	{ SDSM_MSG_FUTEX_WAKE, sdsm_sync_futex_rx },
+	{ SDSM_MSG_FUTEX_REPLY, sdsm_sync_futex_reply_rx },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1075,6 +1356,284 @@ out_unlock:
 	return ret;
 }
 
+/* ------------------------------------------------------------------ */
+/* Requester side: futexes                                             */
+
+/* Send (or do locally) @type for futex call @req.  Locks: the lock. */
+static void sdsm_futex_send(struct sdsm_sync_req *req, u16 type)
+{
+	unsigned int self = sdsm_cl.node_id;
+	struct sdsm_wire_futex w = {
+		.req_id = cpu_to_be64(req->id),
+		.key = cpu_to_be64(req->key),
+	};
+
+	if (type != SDSM_MSG_FUTEX_CANCEL)
+		w.bitset = cpu_to_be32(req->bitset);
+	if (type == SDSM_MSG_FUTEX_WAKE)
+		w.count = cpu_to_be32(req->count);
+	if (req->manager != self) {
+		sdsm_sync_queue(req->manager, type, &w, sizeof(w));
+		return;
+	}
+	switch (type) {
+	case SDSM_MSG_FUTEX_WAIT:
+		sdsm_mgr_futex_wait(self, req->id, req->key, req->bitset);
+		break;
+	case SDSM_MSG_FUTEX_CANCEL:
+		sdsm_mgr_futex_cancel(self, req->id, req->key);
+		break;
+	case SDSM_MSG_FUTEX_WAKE:
+		sdsm_mgr_futex_wake(self, req->id, req->key, req->count,
+				    req->bitset);
+		break;
+	}
+}
+
+/*
+ * The futex at user address @addr: read its word into @val (which faults
+ * the page in and so resolves its home), then find its key and its
+ * manager, the home of its page.
+ */
+static int sdsm_futex_resolve(u64 addr, u32 *val, u64 *key,
+			      unsigned int *manager)
+{
+	struct mm_struct *mm = current->mm;
+	struct sdsm_region *r;
+	struct sdsm_page *pg;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+	int fault, ret = -EFAULT;
+	u64 idx;
+
+	if (addr > ULONG_MAX - sizeof(u32))
+		return -EFAULT;
+	fault = get_user(*val, (u32 __user *)u64_to_user_ptr(addr));
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
+	r = sdsm_vma_region(vma_lookup(mm, addr), &idx, addr);
+	mmap_read_unlock(mm);
+	if (!r)
+		return -EFAULT;
+	*key = sdsm_region_offset(r) + (idx << PAGE_SHIFT) +
+	       offset_in_page(addr);
+	pg = sdsm_page_get(r, idx, false);
+	if (pg) {
+		lock = sdsm_page_lock(r, idx);
+		mutex_lock(lock);
+		if (pg->err) {
+			ret = pg->err;
+		} else if (!fault && pg->home != SDSM_PROTO_NO_NODE &&
+			   pg->home < sdsm_cl.nr_nodes) {
+			*manager = pg->home;
+			ret = 0;
+		}
+		mutex_unlock(lock);
+	}
+	sdsm_region_put(r);
+	return ret;
+}
+
+/*
+ * Sleep until @req is done (@queued: or queued), @deadline (NULL: none) or
+ * a signal.  0, -ETIMEDOUT or -ERESTARTSYS.
+ */
+static int sdsm_futex_sleep(struct sdsm_sync_req *req, bool queued,
+			    const ktime_t *deadline)
+{
+	ktime_t left;
+	int ret;
+
+#define SDSM_FUTEX_READY \
+	(READ_ONCE(req->done) || (queued && READ_ONCE(req->queued)))
+	if (!deadline)
+		return wait_event_interruptible(sdsm_sync.wait,
+						SDSM_FUTEX_READY);
+	left = ktime_sub(*deadline, ktime_get());
+	if (ktime_to_ns(left) <= 0)
+		return SDSM_FUTEX_READY ? 0 : -ETIMEDOUT;
+	ret = wait_event_interruptible_hrtimeout(sdsm_sync.wait,
+						 SDSM_FUTEX_READY, left);
+#undef SDSM_FUTEX_READY
+	return ret == -ETIME ? -ETIMEDOUT : ret;
+}
+
+/*
+ * End futex WAIT @req, which gives up for reason @err unless answered:
+ * withdraw it at the manager and wait (bounded) for the answer, which
+ * decides.  Returns with the lock held and @req out of sdsm_sync.reqs.
+ */
+static int sdsm_futex_finish(struct sdsm_sync_req *req, int err)
+{
+	/* The manager answers a cancel at once or is DOWN by then. */
+	unsigned long cap = msecs_to_jiffies(2 * sdsm_cl.peer_timeout_ms +
+					     1000);
+
+	mutex_lock(&sdsm_sync.lock);
+	if (!req->done) {
+		req->cancel_err = err;
+		sdsm_futex_send(req, SDSM_MSG_FUTEX_CANCEL);
+		if (!req->done) {
+			mutex_unlock(&sdsm_sync.lock);
+			wait_event_timeout(sdsm_sync.wait,
+					   READ_ONCE(req->done), cap);
+			mutex_lock(&sdsm_sync.lock);
+		}
+		if (!req->done) {
+			pr_warn_ratelimited("node %u did not answer a futex cancel in time\n",
+					    req->manager);
+			sdsm_sync_req_done(req, err);
+		}
+	}
+	hash_del(&req->hnode);
+	return req->status;
+}
+
+/* An absolute deadline on ktime_get() for a WAIT, or false: none. */
+static bool sdsm_futex_deadline(const struct sdsm_futex *cmd,
+				ktime_t *deadline)
+{
+	ktime_t t = ns_to_ktime(cmd->timeout_ns);
+
+	if (cmd->timeout_ns < 0)
+		return false;
+	if (cmd->flags & SDSM_FUTEX_F_ABSTIME) {
+		if (cmd->clockid == CLOCK_MONOTONIC) {
+			*deadline = t;
+			return true;
+		}
+		/* CLOCK_REALTIME, converted once: steps are not followed */
+		t = ktime_sub(t, ktime_get_real());
+		if (t < 0) {	/* passed; ktime_add_safe() wants t >= 0 */
+			*deadline = ktime_add(ktime_get(), t);
+			return true;
+		}
+	}
+	*deadline = ktime_add_safe(ktime_get(), t);
+	return true;
+}
+
+static int sdsm_futex_wait(struct sdsm_futex *cmd)
+{
+	struct sdsm_sync_req req = {
+		.futex = true,
+		.bitset = cmd->bitset,
+	};
+	/*
+	 * A signal restarts a WAIT with no or an absolute timeout; with a
+	 * relative one it gives EINTR (futex(2) would restart it through a
+	 * restart block with the time left; glibc retries EINTR anyway).
+	 */
+	bool restart = cmd->timeout_ns < 0 ||
+		       (cmd->flags & SDSM_FUTEX_F_ABSTIME);
+	ktime_t deadline;
+	bool timed = sdsm_futex_deadline(cmd, &deadline);
+	u32 v;
+	int ret, err;
+
+	ret = sdsm_futex_resolve(cmd->addr, &v, &req.key, &req.manager);
+	if (ret)
+		return ret;
+	if (v != cmd->val)
+		return -EAGAIN;
+	if (timed && ktime_compare(ktime_get(), deadline) >= 0)
+		return -ETIMEDOUT;
+
+	mutex_lock(&sdsm_sync.lock);
+	ret = sdsm_sync_req_start(&req);
+	if (ret) {
+		mutex_unlock(&sdsm_sync.lock);
+		return ret;
+	}
+	sdsm_futex_send(&req, SDSM_MSG_FUTEX_WAIT);
+	mutex_unlock(&sdsm_sync.lock);
+
+	/* Queued at the manager first, then the value again. */
+	err = sdsm_futex_sleep(&req, true, timed ? &deadline : NULL);
+	if (!err && !READ_ONCE(req.done)) {
+		smp_mb();	/* the QUEUED answer before the second read */
+		if (get_user(v, (u32 __user *)u64_to_user_ptr(cmd->addr)))
+			err = -EFAULT;
+		else if (v != cmd->val)
+			err = -EAGAIN;
+		else
+			err = sdsm_futex_sleep(&req, false,
+					       timed ? &deadline : NULL);
+	}
+	if (err == -ERESTARTSYS && !restart)
+		err = -EINTR;
+	ret = sdsm_futex_finish(&req, err);
+	mutex_unlock(&sdsm_sync.lock);
+	if (!ret)
+		sdsm_sync_acquire_hook(req.key);
+	return ret;
+}
+
+static int sdsm_futex_wake(struct sdsm_futex *cmd)
+{
+	struct sdsm_sync_req req = {
+		.futex = true,
+		.bitset = cmd->bitset,
+		.count = cmd->val,
+	};
+	/* The manager answers at once or is DOWN by then. */
+	unsigned long cap = msecs_to_jiffies(2 * sdsm_cl.peer_timeout_ms +
+					     1000);
+	long t;
+	u32 v;
+	int ret;
+
+	/*
+	 * The caller's stores before the WAKE: with MSI each is visible on
+	 * every node once its write fault returned; order them before the
+	 * message all the same.
+	 */
+	smp_mb();
+	ret = sdsm_futex_resolve(cmd->addr, &v, &req.key, &req.manager);
+	if (ret)
+		return ret;
+	mutex_lock(&sdsm_sync.lock);
+	ret = sdsm_sync_req_start(&req);
+	if (ret)
+		goto out_unlock;
+	sdsm_sync_release_hook(req.key);
+	sdsm_futex_send(&req, SDSM_MSG_FUTEX_WAKE);
+	if (!req.done) {
+		mutex_unlock(&sdsm_sync.lock);
+		t = wait_event_killable_timeout(sdsm_sync.wait,
+						READ_ONCE(req.done), cap);
+		mutex_lock(&sdsm_sync.lock);
+		if (!req.done)
+			sdsm_sync_req_done(&req, t < 0 ? -EINTR : -ETIMEDOUT);
+	}
+	hash_del(&req.hnode);
+	ret = req.status;
+	cmd->woken = req.woken;
+out_unlock:
+	mutex_unlock(&sdsm_sync.lock);
+	return ret;
+}
+
+int sdsm_sync_futex(struct file *file, struct sdsm_futex *cmd)
+{
+	if (cmd->flags & ~SDSM_FUTEX_F_ABSTIME)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved || !cmd->bitset ||
+	    (cmd->clockid != CLOCK_REALTIME &&
+	     cmd->clockid != CLOCK_MONOTONIC) ||
+	    !IS_ALIGNED(cmd->addr, sizeof(u32)))
+		return -EINVAL;
+	cmd->woken = 0;
+	switch (cmd->op) {
+	case SDSM_FUTEX_WAIT:
+		return sdsm_futex_wait(cmd);
+	case SDSM_FUTEX_WAKE:
+		if (cmd->flags || !cmd->val)
+			return -EINVAL;
+		return sdsm_futex_wake(cmd);
+	}
+	return -EINVAL;
+}
+
 void sdsm_sync_release_file(struct file *file)
 {
 	struct sdsm_sync_held *held;
@@ -1107,6 +1666,8 @@ int sdsm_sync_init(void)
 	hash_init(sdsm_sync.held);
 	hash_init(sdsm_sync.locks);
 	hash_init(sdsm_sync.barriers);
+	hash_init(sdsm_sync.futexes);
+	memset(sdsm_sync.futex_waiters, 0, sizeof(sdsm_sync.futex_waiters));
 	init_waitqueue_head(&sdsm_sync.wait);
 	atomic_set(&sdsm_sync.objects, 0);
 	for (i = 0; i < SDSM_MAX_NODES; i++) {
@@ -1188,6 +1749,7 @@ void sdsm_sync_exit(void)
 	}
 	hash_for_each_safe(sdsm_sync.barriers, bkt, tmp, mb, hnode)
 		sdsm_mgr_barrier_end(mb, SDSM_SYNC_HOSTDOWN, SDSM_MAX_NODES);
+	sdsm_mgr_futex_drop(SDSM_MAX_NODES);
 	hash_for_each_safe(sdsm_sync.held, bkt, tmp, held, hnode) {
 		hash_del(&held->hnode);
 		sdsm_sync_free(held);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sdsm cluster-wide locks and barriers: the interface sdsm_main.c uses.
+ * sdsm cluster-wide locks, barriers and futexes: the interface sdsm_main.c uses.
  * The protocol and its failure rules are described at the top of
  * sdsm_sync.c and in Documentation/locks-barriers.rst.
  */
@@ -10,6 +10,7 @@
 struct file;
 struct sdsm_lock;
 struct sdsm_barrier;
+struct sdsm_futex;
 
 /*
  * Module init, after sdsm_cluster_start(); best before
@@ -30,5 +31,7 @@ void sdsm_sync_release_file(struct file *file);
 /* SDSM_IOC_LOCK and SDSM_IOC_BARRIER; @cmd already copied in.  -errno. */
 int sdsm_sync_lock(struct file *file, struct sdsm_lock *cmd);
 int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd);
+/* SDSM_IOC_FUTEX; fills in cmd->woken.  -errno. */
+int sdsm_sync_futex(struct file *file, struct sdsm_futex *cmd);
 
 #endif /* SDSM_SYNC_H */

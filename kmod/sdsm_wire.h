@@ -174,6 +174,15 @@ static_assert(sizeof(struct sdsm_wire_reject) == 8);
  *	sdsm_wire_barrier: withdraw an arrival; answered CANCELLED or STALE
  * @SDSM_MSG_BARRIER_REPLY: manager to participant, struct
  *	sdsm_wire_sync_reply
+ * @SDSM_MSG_FUTEX_WAIT: waiter to manager, struct sdsm_wire_futex:
+ *	queue a waiter; answered by FUTEX_REPLY OK with
+ *	SDSM_WIRE_FUTEX_F_QUEUED (or an error), and later by a FUTEX_REPLY OK
+ *	without it when a WAKE picks the waiter
+ * @SDSM_MSG_FUTEX_CANCEL: waiter to manager, struct sdsm_wire_futex naming
+ *	the WAIT: withdraw it; answered CANCELLED or STALE (woken before)
+ * @SDSM_MSG_FUTEX_WAKE: waker to manager, struct sdsm_wire_futex: wake up
+ *	to @count waiters; answered by FUTEX_REPLY with the number woken
+ * @SDSM_MSG_FUTEX_REPLY: manager to requester, struct sdsm_wire_futex_reply
  * @SDSM_MSG_SYNC_LAST: last type reserved for locks and barriers
  */
 enum sdsm_sync_msg_type {
@@ -185,6 +194,10 @@ enum sdsm_sync_msg_type {
 	SDSM_MSG_BARRIER_ARRIVE = 0x64,
 	SDSM_MSG_BARRIER_CANCEL = 0x65,
 	SDSM_MSG_BARRIER_REPLY = 0x66,
+	SDSM_MSG_FUTEX_WAIT = 0x67,
+	SDSM_MSG_FUTEX_CANCEL = 0x68,
+	SDSM_MSG_FUTEX_WAKE = 0x69,
+	SDSM_MSG_FUTEX_REPLY = 0x6a,
 	SDSM_MSG_SYNC_LAST = 0x7f,
 };
 
@@ -242,6 +255,8 @@ static_assert(sizeof(struct sdsm_wire_barrier) == 32);
  * @SDSM_SYNC_CANCELLED: the request was withdrawn by a CANCEL
  * @SDSM_SYNC_STALE: a CANCEL found nothing to withdraw (the answer to the
  *	request was sent before it)
+ * @SDSM_SYNC_LIMIT: FUTEX_WAIT: the manager keeps SDSM_FUTEX_MAX_WAITERS
+ *	waiters of the requester's node already
  */
 enum sdsm_sync_status {
 	SDSM_SYNC_OK = 0,
@@ -251,6 +266,7 @@ enum sdsm_sync_status {
 	SDSM_SYNC_NOMEM = 4,
 	SDSM_SYNC_CANCELLED = 5,
 	SDSM_SYNC_STALE = 6,
+	SDSM_SYNC_LIMIT = 7,
 };
 
 /* sdsm_wire_sync_reply.flags */
@@ -271,6 +287,49 @@ struct sdsm_wire_sync_reply {
 };
 
 static_assert(sizeof(struct sdsm_wire_sync_reply) == 24);
+
+/* Waiters of one node a futex manager keeps at most (all keys). */
+#define SDSM_FUTEX_MAX_WAITERS	4096
+
+/**
+ * struct sdsm_wire_futex - payload of FUTEX_WAIT, FUTEX_CANCEL, FUTEX_WAKE
+ * @req_id: the requester's id of this call; CANCEL names the WAIT
+ * @key: the futex: mmap offset of the word on /dev/sdsm (region id <<
+ *	40 + byte offset in the region), the same on every node
+ * @count: WAKE: most waiters to wake, at least 1; else zero
+ * @bitset: WAIT and WAKE: non-zero; a WAKE picks waiters sharing a bit
+ */
+struct sdsm_wire_futex {
+	__be64 req_id;
+	__be64 key;
+	__be32 count;
+	__be32 bitset;
+};
+
+static_assert(sizeof(struct sdsm_wire_futex) == 24);
+
+/* sdsm_wire_futex_reply.flags */
+#define SDSM_WIRE_FUTEX_F_QUEUED	0x0001	/* WAIT: the waiter is queued */
+
+/**
+ * struct sdsm_wire_futex_reply - payload of FUTEX_REPLY
+ * @req_id: the call answered
+ * @key: its futex
+ * @status: enum sdsm_sync_status
+ * @flags: SDSM_WIRE_FUTEX_F_*
+ * @woken: WAKE: the number of waiters woken; else zero
+ * @__reserved: zero
+ */
+struct sdsm_wire_futex_reply {
+	__be64 req_id;
+	__be64 key;
+	__be32 status;
+	__be32 flags;
+	__be32 woken;
+	__be32 __reserved;
+};
+
+static_assert(sizeof(struct sdsm_wire_futex_reply) == 32);
 
 /* ---- coherent memory, regions, placement (types 0x20-0x5f) ---- */
 

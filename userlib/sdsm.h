@@ -8,7 +8,8 @@
  * The ABI types (struct sdsm_policy, enum sdsm_policy_mode, ...) come from
  * <linux/sdsm.h>; this header only adds functions.  See sdsm(3) and the
  * per-group pages sdsm_alloc(3), sdsm_region_create(3), sdsm_set_policy(3),
- * sdsm_lock(3), sdsm_stats_read(3), sdsm_parse_nodemask(3).
+ * sdsm_lock(3), sdsm_futex_wait(3), sdsm_stats_read(3),
+ * sdsm_parse_nodemask(3).
  *
  * Every function that returns int or a pointer reports failure as -1 or
  * NULL with errno set; sdsm_strerror() explains sdsm's errno values and
@@ -88,6 +89,11 @@ int sdsm_trylock(uint64_t lock_id);
 int sdsm_unlock(uint64_t lock_id);
 int sdsm_barrier(uint64_t barrier_id, unsigned int count, uint64_t nodemask,
 		 unsigned int timeout_ms);
+
+/* ---- futex(2) on coherent memory: sdsm_futex_wait(3) ---- */
+
+int sdsm_futex_wait(const uint32_t *addr, uint32_t val, int64_t timeout_ns);
+int sdsm_futex_wake(const uint32_t *addr, unsigned int n);
 
 /* ---- statistics and node table from sysfs: sdsm_stats_read(3) ---- */
 

@@ -154,6 +154,7 @@ const char *sdsm_feature_name(uint64_t feature)
 	case SDSM_FEATURE_PLACEMENT:		return "placement";
 	case SDSM_FEATURE_LOCKS:		return "locks";
 	case SDSM_FEATURE_BARRIERS:		return "barriers";
+	case SDSM_FEATURE_FUTEX:		return "futex";
 	}
 	return NULL;
 }

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * libsdsm cluster locks and barriers over SDSM_IOC_LOCK / SDSM_IOC_BARRIER.
+ * libsdsm cluster locks and barriers over SDSM_IOC_LOCK / SDSM_IOC_BARRIER,
+ * and the distributed futex over SDSM_IOC_FUTEX.
  *
  * Locks are held by the library's file of /dev/sdsm, that is by the
  * process (every thread shares it; a forked child shares its parent's).
  * sdsm_lock() and sdsm_lock_timeout() restart after a signal (with the time
  * left), as pthread_mutex_lock() never returns EINTR; a barrier arrival is
- * not restarted because it cannot be taken back.
+ * not restarted because it cannot be taken back.  sdsm_futex_wait() is
+ * not restarted either: as with futex(2), the caller re-checks its
+ * condition and calls again.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -88,4 +92,38 @@ int sdsm_barrier(uint64_t barrier_id, unsigned int count, uint64_t nodemask,
 	b.nodemask = nodemask;
 	return sdsm_dev_ioctl(SDSM_IOC_BARRIER, &b, SDSM_FEATURE_BARRIERS,
 			      "barrier");
+}
+
+int sdsm_futex_wait(const uint32_t *addr, uint32_t val, int64_t timeout_ns)
+{
+	struct sdsm_futex f;
+
+	memset(&f, 0, sizeof(f));
+	f.size = sizeof(f);
+	f.op = SDSM_FUTEX_WAIT;
+	f.val = val;
+	f.addr = (uintptr_t)addr;
+	f.bitset = SDSM_FUTEX_BITSET_ANY;
+	f.clockid = CLOCK_MONOTONIC;
+	f.timeout_ns = timeout_ns < 0 ? -1 : timeout_ns;
+	return sdsm_dev_ioctl(SDSM_IOC_FUTEX, &f, SDSM_FEATURE_FUTEX,
+			      "futex wait");
+}
+
+int sdsm_futex_wake(const uint32_t *addr, unsigned int n)
+{
+	struct sdsm_futex f;
+
+	memset(&f, 0, sizeof(f));
+	f.size = sizeof(f);
+	f.op = SDSM_FUTEX_WAKE;
+	f.val = n;
+	f.addr = (uintptr_t)addr;
+	f.bitset = SDSM_FUTEX_BITSET_ANY;
+	f.clockid = CLOCK_MONOTONIC;
+	f.timeout_ns = -1;
+	if (sdsm_dev_ioctl(SDSM_IOC_FUTEX, &f, SDSM_FEATURE_FUTEX,
+			   "futex wake"))
+		return -1;
+	return f.woken > INT_MAX ? INT_MAX : (int)f.woken;
 }

@@ -96,6 +96,9 @@ static struct {
 	int lock_errno;
 	struct sdsm_barrier last_barrier;
 	struct sdsm_set_policy last_set_policy;
+	struct sdsm_futex last_futex;
+	int futex_errno;
+	uint32_t futex_woken;
 } fake;
 
 static char fake_path[64];
@@ -208,6 +211,17 @@ static int fake_ioctl(unsigned long req, void *arg)
 	case SDSM_IOC_BARRIER:
 		fake.last_barrier = *(struct sdsm_barrier *)arg;
 		return 0;
+	case SDSM_IOC_FUTEX: {
+		struct sdsm_futex *f = arg;
+
+		if (!(fake.features & SDSM_FEATURE_FUTEX))
+			return -ENOTTY;
+		fake.last_futex = *f;
+		if (fake.futex_errno)
+			return -fake.futex_errno;
+		f->woken = f->op == SDSM_FUTEX_WAKE ? fake.futex_woken : 0;
+		return 0;
+	}
 	}
 	return -ENOTTY;
 }
@@ -257,7 +271,7 @@ static void fake_start(uint64_t features)
 
 #define ALL_FEATURES	(SDSM_FEATURE_PAGE_TRANSPORT | SDSM_FEATURE_REGIONS | \
 			 SDSM_FEATURE_PLACEMENT | SDSM_FEATURE_LOCKS | \
-			 SDSM_FEATURE_BARRIERS)
+			 SDSM_FEATURE_BARRIERS | SDSM_FEATURE_FUTEX)
 
 /* ---- fixtures ---- */
 
@@ -758,6 +772,37 @@ static bool test_locks(void)
 	return true;
 }
 
+static bool test_futex(void)
+{
+	static uint32_t word;
+	struct sdsm_futex *f = &fake.last_futex;
+
+	fake_start(ALL_FEATURES);
+	CHECK(sdsm_futex_wait(&word, 3, 5000) == 0 && f->size == sizeof(*f) &&
+	      f->op == SDSM_FUTEX_WAIT && f->val == 3 &&
+	      f->addr == (uintptr_t)&word && f->flags == 0 &&
+	      f->bitset == SDSM_FUTEX_BITSET_ANY && f->timeout_ns == 5000 &&
+	      f->__reserved == 0, "wait arguments");
+	CHECK(sdsm_futex_wait(&word, 3, -7) == 0 && f->timeout_ns == -1,
+	      "no timeout: %lld", (long long)f->timeout_ns);
+	fake.futex_woken = 4;
+	CHECK(sdsm_futex_wake(&word, 9) == 4 && f->op == SDSM_FUTEX_WAKE &&
+	      f->val == 9 && f->bitset == SDSM_FUTEX_BITSET_ANY,
+	      "wake arguments and count");
+	fake.futex_errno = EAGAIN;
+	errno = 0;
+	CHECK_ERR(sdsm_futex_wait(&word, 4, -1), -1, EAGAIN);
+	fake.futex_errno = EHOSTDOWN;
+	errno = 0;
+	CHECK_ERR(sdsm_futex_wake(&word, 1), -1, EHOSTDOWN);
+	fake.futex_errno = 0;
+	fake.features &= ~SDSM_FEATURE_FUTEX;
+	errno = 0;
+	CHECK_ERR(sdsm_futex_wake(&word, 1), -1, ENOSYS);
+	CHECK(strstr(sdsm_last_error(), "futex"), "'%s'", sdsm_last_error());
+	return true;
+}
+
 /* ---- tests: sysfs ---- */
 
 static bool test_sysfs_nodes(void)
@@ -953,6 +998,7 @@ static const struct test tests[] = {
 	{ "libsdsm: named regions", test_regions, true },
 	{ "libsdsm: home queries and set_policy", test_placement, true },
 	{ "libsdsm: locks and barriers", test_locks, true },
+	{ "libsdsm: futex wait and wake", test_futex, true },
 	{ "libsdsm: sysfs node table", test_sysfs_nodes, true },
 	{ "libsdsm: sysfs counters and histogram", test_sysfs_stats, true },
 	{ "sdsmctl: join config parsing", test_join_config, false },

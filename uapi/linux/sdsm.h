@@ -52,6 +52,7 @@ enum {
 	SDSM_CMD_QUERY_HOME,
 	SDSM_CMD_LOCK,
 	SDSM_CMD_BARRIER,
+	SDSM_CMD_FUTEX,
 };
 
 /**
@@ -87,6 +88,7 @@ struct sdsm_info {
  * @SDSM_FEATURE_PLACEMENT: SDSM_IOC_SET_POLICY and SDSM_IOC_QUERY_HOME work
  * @SDSM_FEATURE_LOCKS: SDSM_IOC_LOCK works
  * @SDSM_FEATURE_BARRIERS: SDSM_IOC_BARRIER works
+ * @SDSM_FEATURE_FUTEX: SDSM_IOC_FUTEX works
  *
  * A bit is set only when the loaded module implements the feature.
  */
@@ -97,6 +99,7 @@ enum sdsm_features {
 	SDSM_FEATURE_PLACEMENT = 1 << 3,
 	SDSM_FEATURE_LOCKS = 1 << 4,
 	SDSM_FEATURE_BARRIERS = 1 << 5,
+	SDSM_FEATURE_FUTEX = 1 << 6,
 };
 
 /* Region names: NUL-terminated, [A-Za-z0-9_.-], 1..SDSM_NAME_MAX-1 chars. */
@@ -342,6 +345,80 @@ struct sdsm_barrier {
 	__aligned_u64 nodemask;
 };
 
+/**
+ * enum sdsm_futex_op - what SDSM_IOC_FUTEX does
+ * @SDSM_FUTEX_WAIT: FUTEX_WAIT_BITSET: if the u32 at @addr equals @val,
+ *	sleep until a WAKE whose bitset shares a bit with @bitset, the
+ *	timeout or a signal; else fail with EAGAIN at once
+ * @SDSM_FUTEX_WAKE: FUTEX_WAKE_BITSET: wake up to @val waiters of @addr
+ *	(oldest first) whose bitset shares a bit with @bitset; @woken tells
+ *	how many were woken
+ */
+enum sdsm_futex_op {
+	SDSM_FUTEX_WAIT = 0,
+	SDSM_FUTEX_WAKE = 1,
+};
+
+/**
+ * enum sdsm_futex_flags - flags of struct sdsm_futex
+ * @SDSM_FUTEX_F_ABSTIME: WAIT: @timeout_ns is an absolute time of clock
+ *	@clockid, not a duration
+ */
+enum sdsm_futex_flags {
+	SDSM_FUTEX_F_ABSTIME = 1 << 0,
+};
+
+/* A WAIT bitset that any WAKE matches (FUTEX_BITSET_MATCH_ANY). */
+#define SDSM_FUTEX_BITSET_ANY	0xffffffffU
+
+/**
+ * struct sdsm_futex - ioctl(SDSM_IOC_FUTEX): futex(2) on coherent memory
+ * @size: sizeof(struct sdsm_futex)
+ * @flags: enum sdsm_futex_flags; 0 for WAKE
+ * @op: enum sdsm_futex_op
+ * @val: WAIT: the value expected at @addr; WAKE: most waiters to wake, at
+ *	least 1 (INT_MAX or more: all)
+ * @addr: a 4-byte aligned address of this process inside a mapping of
+ *	/dev/sdsm; the same word of a region is the same futex on every node,
+ *	whatever its virtual address
+ * @bitset: non-zero; SDSM_FUTEX_BITSET_ANY for plain FUTEX_WAIT/WAKE
+ * @clockid: CLOCK_REALTIME (0) or CLOCK_MONOTONIC (1); used by WAIT with
+ *	SDSM_FUTEX_F_ABSTIME only, but checked always
+ * @timeout_ns: WAIT: negative: no timeout; else nanoseconds from now, or
+ *	with SDSM_FUTEX_F_ABSTIME the absolute time on @clockid; ignored by
+ *	WAKE
+ * @woken: out: WAKE: the number of waiters woken; WAIT: 0
+ * @__reserved: must be 0
+ *
+ * The semantics of futex(2) FUTEX_WAIT_BITSET / FUTEX_WAKE_BITSET across
+ * the cluster: a WAIT that returns 0 was woken by a WAKE (or is one of the
+ * spurious wake-ups futex(2) allows, never lost ones); a WAKE that follows
+ * a store to @addr wakes every waiter that saw the old value.  The futex
+ * is managed by the home node of @addr's page.  Errors: EAGAIN (WAIT: the
+ * value differs), ETIMEDOUT (WAIT: the timeout passed; WAKE: the manager
+ * did not answer in time), EINTR (a signal arrived; a WAIT without a
+ * timeout or with an absolute one is restarted instead when the handler
+ * has SA_RESTART), EFAULT (@addr not readable or not in a mapping of
+ * /dev/sdsm), EINVAL (unaligned @addr, zero @bitset, bad @clockid, zero
+ * @val for WAKE, unknown @op), EHOSTDOWN (the home of @addr's page is down,
+ * or died while this call waited), ENOSPC (the manager keeps too many
+ * waiters of this node already), ENOMEM, or the error that makes every
+ * access to @addr's page fail (SIGBUS), e.g. EIO when its data was lost
+ * with a node that died.
+ */
+struct sdsm_futex {
+	__u32 size;
+	__u32 flags;
+	__u32 op;
+	__u32 val;
+	__aligned_u64 addr;
+	__u32 bitset;
+	__s32 clockid;
+	__s64 timeout_ns;
+	__u32 woken;
+	__u32 __reserved;
+};
+
 #define SDSM_IOC_REGION_CREATE	_IO(SDSM_TYPE, SDSM_CMD_REGION_CREATE)
 #define SDSM_IOC_REGION_OPEN	_IO(SDSM_TYPE, SDSM_CMD_REGION_OPEN)
 #define SDSM_IOC_REGION_INFO	_IO(SDSM_TYPE, SDSM_CMD_REGION_INFO)
@@ -350,5 +427,6 @@ struct sdsm_barrier {
 #define SDSM_IOC_QUERY_HOME	_IO(SDSM_TYPE, SDSM_CMD_QUERY_HOME)
 #define SDSM_IOC_LOCK		_IO(SDSM_TYPE, SDSM_CMD_LOCK)
 #define SDSM_IOC_BARRIER	_IO(SDSM_TYPE, SDSM_CMD_BARRIER)
+#define SDSM_IOC_FUTEX		_IO(SDSM_TYPE, SDSM_CMD_FUTEX)
 
 #endif /* _UAPI_LINUX_SDSM_H */
