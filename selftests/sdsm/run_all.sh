@@ -41,6 +41,7 @@ suites=(
 	"membership|1100||run_cluster_tests.sh $membership"
 	"locks-barriers|700||sync_tests.sh"
 	"sdsmctl|300||sdsmctl_tests.sh"
+	"preload|400||preload_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
 )
 
