@@ -671,6 +671,50 @@ int sdsm_heap_trim(struct sdsm_heap_space *s, void *p, size_t len)
 	return 0;
 }
 
+/* ---- for per-thread caches (libsdsm-preload.so) ---- */
+
+/* The class of a small request, or -1 if it is served by page spans. */
+int sdsm_heap_size_class(size_t size)
+{
+	if (size > SDSM_HEAP_SMALL_MAX)
+		return -1;
+	return size_cls[(size ? size + 15 : 16) / 16];
+}
+
+size_t sdsm_heap_class_size(int cls)
+{
+	return cls_size[cls];
+}
+
+/*
+ * The class of @p if it is the start of a small block of @h, else -1.
+ * No lock: a run lives while one of its blocks is allocated, and a block
+ * in a thread's cache is allocated as far as the heap knows.  A wrong
+ * answer for a pointer that is not allocated only sends it to
+ * sdsm_heap_free(), which refuses it.
+ */
+int sdsm_heap_block_class(const struct sdsm_heap_space *s,
+			  const struct sdsm_heap *h, const void *p)
+{
+	struct sdsm_heap_chunk *c = chunk_of(s, p);
+	struct sdsm_heap_run *r;
+	uint32_t pg;
+	size_t off;
+
+	if (!c || c->heap != h)
+		return -1;
+	pg = ((uintptr_t)p - (uintptr_t)c) / PG;
+	if (pg >= c->npages ||
+	    __atomic_load_n(&c->kind[pg], __ATOMIC_RELAXED) != KIND_RUN)
+		return -1;
+	r = (struct sdsm_heap_run *)((char *)c + (size_t)c->start[pg] * PG);
+	off = (const char *)p - (char *)r;
+	if (r->magic != RUN_MAGIC || r->cls >= SDSM_HEAP_CLASSES ||
+	    off < r->off || (off - r->off) % r->size)
+		return -1;
+	return r->cls;
+}
+
 /* ---- fork and inspection ---- */
 
 void sdsm_heap_lock_all(struct sdsm_heap_space *s)

@@ -96,6 +96,10 @@ int sdsm_heap_find(struct sdsm_heap_space *s, const void *p,
 		   struct sdsm_heap_block *b);
 int sdsm_heap_trim(struct sdsm_heap_space *s, void *p, size_t len);
 size_t sdsm_heap_usable(struct sdsm_heap_space *s, const void *p);
+int sdsm_heap_size_class(size_t size);
+size_t sdsm_heap_class_size(int cls);
+int sdsm_heap_block_class(const struct sdsm_heap_space *s,
+			  const struct sdsm_heap *h, const void *p);
 void sdsm_heap_lock_all(struct sdsm_heap_space *s);
 void sdsm_heap_unlock_all(struct sdsm_heap_space *s);
 void sdsm_heap_forget(struct sdsm_heap_space *s);

@@ -764,6 +764,7 @@ static bool test_heap_sizes(void)
 	size_t sz, al;
 	unsigned int i, j;
 	bool ok = true;
+	int cls;
 
 	for (i = 0; i < 600; i++) {
 		sz = i < 300 ? i * 7 + 1 : (i - 299) * 1021;
@@ -785,6 +786,17 @@ static bool test_heap_sizes(void)
 		ok &= !sdsm_heap_find(&test_space, p[i], &b);
 	}
 	CHECK(ok, "an allocation was overwritten");
+	/* What the preload's per-thread cache asks, without the lock. */
+	cls = sdsm_heap_block_class(&test_space, h, p[7]);	/* 50 bytes */
+	CHECK(cls >= 0 && cls == sdsm_heap_size_class(50) &&
+	      sdsm_heap_class_size(cls) >= 50, "class of a 50-byte block: %d",
+	      cls);
+	CHECK(sdsm_heap_block_class(&test_space, h, p[7] + 16) == -1,
+	      "inside a block");
+	CHECK(sdsm_heap_block_class(&test_space, h, p[599]) == -1, "page span");
+	CHECK(sdsm_heap_block_class(&test_space, NULL, p[7]) == -1,
+	      "another heap");
+	CHECK(sdsm_heap_size_class(SDSM_HEAP_SMALL_MAX + 1) == -1, "large class");
 	for (i = 0; i < 600; i += 2)
 		CHECK(!sdsm_heap_free(&test_space, p[i]), "free %u", i);
 	for (i = 1; i < 600; i += 2)

@@ -112,6 +112,88 @@ static size_t boot_size(const void *p)
 	return n;
 }
 
+/*
+ * ---- per-thread caches ----
+ *
+ * Freed small blocks of up to TC_MAX_SIZE bytes go to a per-thread stack
+ * per class (at most TC_COUNT each) and the next malloc of that class
+ * takes them back without the heap's lock.  For the heap they stay
+ * allocated.  A cached block holds the next pointer and the thread's key
+ * (as glibc's tcache does), so a second free of a cached block is found.
+ * At thread exit a key destructor gives the blocks back.
+ */
+#define TC_MAX_SIZE	1024
+#define TC_COUNT	32
+#define TC_CLASSES	20	/* classes up to 1024 bytes */
+
+struct tcache {
+	void *head[TC_CLASSES];
+	unsigned int count[TC_CLASSES];
+};
+
+static __thread struct tcache tcache;
+static __thread bool tcache_keyed;
+static pthread_key_t tcache_key;
+static bool tcache_on;
+
+static void tcache_flush(void *arg)
+{
+	unsigned int c;
+	void *p, *next;
+
+	(void)arg;
+	heap_busy++;
+	for (c = 0; c < TC_CLASSES; c++) {
+		for (p = tcache.head[c]; p; p = next) {
+			next = *(void **)p;
+			sdsm_heap_free(&sdsm_heap_space, p);
+		}
+		tcache.head[c] = NULL;
+		tcache.count[c] = 0;
+	}
+	heap_busy--;
+}
+
+static void *tcache_get(size_t size)
+{
+	int c = sdsm_heap_size_class(size);
+	void *p;
+
+	if (c < 0 || c >= TC_CLASSES || !tcache.head[c])
+		return NULL;
+	p = tcache.head[c];
+	tcache.head[c] = *(void **)p;
+	tcache.count[c]--;
+	((void **)p)[1] = NULL;
+	return p;
+}
+
+/* true: @p is cached now. */
+static bool tcache_put(struct sdsm_heap *h, void *p)
+{
+	int c = sdsm_heap_block_class(&sdsm_heap_space, h, p);
+	void *q;
+
+	if (c < 0 || c >= TC_CLASSES || tcache.count[c] >= TC_COUNT)
+		return false;
+	if (((void **)p)[1] == &tcache) {
+		for (q = tcache.head[c]; q; q = *(void **)q)
+			if (q == p) {
+				say("free(%p): double free", p);
+				abort();
+			}
+	}
+	if (!tcache_keyed) {
+		tcache_keyed = true;
+		pthread_setspecific(tcache_key, &tcache);
+	}
+	((void **)p)[0] = tcache.head[c];
+	((void **)p)[1] = &tcache;
+	tcache.head[c] = p;
+	tcache.count[c]++;
+	return true;
+}
+
 /* ---- the malloc family ---- */
 
 static struct sdsm_heap *ready_heap(void)
@@ -128,6 +210,11 @@ static void *do_alloc(size_t size, size_t align)
 
 	if (!h)
 		return boot_alloc(size, align);
+	if (align <= 16 && tcache_on) {
+		p = tcache_get(size);
+		if (p)
+			return p;
+	}
 	heap_busy++;
 	p = sdsm_heap_alloc(h, size, align);
 	heap_busy--;
@@ -150,12 +237,16 @@ EXPORT void *malloc(size_t size)
 
 EXPORT void free(void *p)
 {
+	struct sdsm_heap *h;
 	int ret;
 
 	if (!p || boot_has(p))
 		return;
 	if (!sdsm_heap_has(p))
 		return;		/* not ours (none should exist): leave it */
+	h = ready_heap();
+	if (h && tcache_on && tcache_put(h, p))
+		return;
 	heap_busy++;
 	ret = sdsm_heap_free(&sdsm_heap_space, p);
 	heap_busy--;
@@ -466,6 +557,8 @@ static void sdsm_preload_init(void)
 		_exit(127);
 	}
 	pthread_atfork(NULL, NULL, globals_atfork_child);
+	tcache_on = !getenv("SDSM_PRELOAD_NO_TCACHE") &&
+		    !pthread_key_create(&tcache_key, tcache_flush);
 	if (getenv("SDSM_PRELOAD_VERBOSE") &&
 	    sdsm_format_policy(&policy, pol, sizeof(pol)) == 0)
 		say("heap, globals [%p, +%zu) and anonymous mmaps under %s",
