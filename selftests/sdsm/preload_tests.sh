@@ -83,7 +83,7 @@ pid=$!
 wait_until 120 grep -q '^ready' "$T/out"
 regs=$(regions_of $pid)
 check_homes() {	# KIND BASEVALUE: prints a diagnosis, returns 1 on failure
-	local kind=$1 base=$2 addr= pages= start off name r k h0 homes offs
+	local kind=$1 base=$2 addr='' pages='' start off name r k h0 homes offs
 	# No /dev/fd in the guests: no process substitution.
 	read -r addr pages <<< "$(awk -v k="$kind" '$1 == k { print $2, $3 }' "$T/out")"
 	[ -n "$addr" ] || { echo "$kind: no address"; return 1; }
