@@ -318,6 +318,7 @@ static int sdsm_fadvise(struct file *file, loff_t offset, loff_t len,
 static int sdsm_release(struct inode *inode, struct file *file)
 {
 	sdsm_sync_release_file(file);
+	sdsm_region_release_file(file);
 	return 0;
 }
 

@@ -171,6 +171,7 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 		     u32 len);
 void sdsm_region_peer_up(unsigned int node);
 void sdsm_region_peer_down(unsigned int node);
+void sdsm_region_release_file(const struct file *file);
 void sdsm_region_for_each(void (*fn)(struct sdsm_region *r, void *arg),
 			  void *arg);
 int sdsm_cmd_region_create(struct file *file, void *cmd);

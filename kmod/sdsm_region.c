@@ -32,12 +32,22 @@
  * two homes.  SET_POLICY therefore changes only pages that nobody touched,
  * as mbind(2) without MPOL_MF_MOVE.
  *
+ * Owned regions (SDSM_REGION_F_OWNED).  Creating one records (file, id) on
+ * sdsm_owned; when the file is released (no process holds it any more),
+ * its records move to sdsm_reclaim and a work item destroys each region
+ * as the DESTROY ioctl does, from a kernel thread (the releasing task may
+ * be dying).  EBUSY (mapped by a process of another node), EHOSTDOWN and
+ * ETIMEDOUT are retried every second, for at most sdsm_reclaim_tries
+ * seconds, then the region is left with a warning; "sdsmctl region
+ * destroy" removes it later.
+ *
  * Locks: sdsm_regions_mutex serializes changes of the table and of policy
  * ranges, name lookups and iteration (it may be held while taking page
  * mutexes, never the other way).  The xarray's lock makes lookups by id
  * safe against removal (kref_get_unless_zero under it).  region->lock
  * protects nr_maps against dying, and the policy list for readers.
- * Cluster calls wait with no lock held.
+ * Cluster calls wait with no lock held.  sdsm_owned_lock protects
+ * sdsm_owned and sdsm_reclaim (never held across a call).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -51,6 +61,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include "sdsm_mem.h"
@@ -63,6 +74,22 @@ MODULE_PARM_DESC(max_region_mb,
 static DEFINE_XARRAY(sdsm_regions);
 static DEFINE_MUTEX(sdsm_regions_mutex);
 static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
+
+/* A region of SDSM_REGION_F_OWNED and the file it belongs to. */
+struct sdsm_owned {
+	struct list_head node;
+	const struct file *file;
+	u32 id;
+	unsigned int tries;
+};
+
+#define SDSM_RECLAIM_TRIES	30	/* one a second */
+
+static DEFINE_SPINLOCK(sdsm_owned_lock);
+static LIST_HEAD(sdsm_owned);
+static LIST_HEAD(sdsm_reclaim);
+static void sdsm_reclaim_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(sdsm_reclaim_work, sdsm_reclaim_fn);
 static struct kobject *sdsm_regions_kobj;
 
 /* ------------------------------------------------------------------ */
@@ -891,9 +918,9 @@ static unsigned int sdsm_registrar(const char *name)
 	       sdsm_cl.nr_nodes;
 }
 
-int sdsm_cmd_region_create(struct file *file, void *cmd)
+/* Create or open; *@created tells whether this call made the region. */
+static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 {
-	struct sdsm_region_create *c = cmd;
 	unsigned int self = sdsm_cl.node_id, reg;
 	struct sdsm_wire_region w, have;
 	struct sdsm_call call;
@@ -902,7 +929,7 @@ int sdsm_cmd_region_create(struct file *file, void *cmd)
 	u32 id;
 	int ret;
 
-	if (c->flags & ~SDSM_REGION_F_EXCL)
+	if (c->flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED))
 		return -EOPNOTSUPP;
 	if (c->__reserved || !sdsm_name_valid(c->name) || !c->length ||
 	    c->length % PAGE_SIZE ||
@@ -910,14 +937,20 @@ int sdsm_cmd_region_create(struct file *file, void *cmd)
 	    sdsm_policy_check(&c->policy))
 		return -EINVAL;
 
+	/* Counters wrap: ids of destroyed regions are used again. */
 	mutex_lock(&sdsm_regions_mutex);
-	do {
-		if (sdsm_region_counter >= (1U << SDSM_REGION_ID_SHIFT) - 1) {
-			mutex_unlock(&sdsm_regions_mutex);
-			return -ENOSPC;
-		}
-		id = (self << SDSM_REGION_ID_SHIFT) | ++sdsm_region_counter;
-	} while (xa_load(&sdsm_regions, id));
+	for (id = 1; id < 1U << SDSM_REGION_ID_SHIFT; id++) {
+		if (++sdsm_region_counter >= 1U << SDSM_REGION_ID_SHIFT)
+			sdsm_region_counter = 1;
+		if (!xa_load(&sdsm_regions, (self << SDSM_REGION_ID_SHIFT) |
+					    sdsm_region_counter))
+			break;
+	}
+	id = (self << SDSM_REGION_ID_SHIFT) | sdsm_region_counter;
+	if (xa_load(&sdsm_regions, id)) {
+		mutex_unlock(&sdsm_regions_mutex);
+		return -ENOSPC;
+	}
 	mutex_unlock(&sdsm_regions_mutex);
 
 	memset(&w, 0, sizeof(w));
@@ -970,6 +1003,7 @@ int sdsm_cmd_region_create(struct file *file, void *cmd)
 					id, c->name, ret);
 		}
 	}
+	*created = be32_to_cpu(have.id) == id;
 	r = sdsm_region_get(be32_to_cpu(have.id));
 	if (!r)
 		return -ENOENT;	/* destroyed meanwhile */
@@ -977,6 +1011,31 @@ int sdsm_cmd_region_create(struct file *file, void *cmd)
 	c->offset = sdsm_region_offset(r);
 	sdsm_region_put(r);
 	return ret;
+}
+
+int sdsm_cmd_region_create(struct file *file, void *cmd)
+{
+	struct sdsm_region_create *c = cmd;
+	struct sdsm_owned *own = NULL;
+	bool created = false;
+	int ret;
+
+	if (c->flags & SDSM_REGION_F_OWNED) {
+		own = kzalloc(sizeof(*own), GFP_KERNEL);
+		if (!own)
+			return -ENOMEM;
+	}
+	ret = sdsm_region_create(c, &created);
+	if (ret || !created || !own) {
+		kfree(own);
+		return ret;
+	}
+	own->file = file;
+	own->id = c->region_id;
+	spin_lock(&sdsm_owned_lock);
+	list_add(&own->node, &sdsm_owned);
+	spin_unlock(&sdsm_owned_lock);
+	return 0;
 }
 
 static void sdsm_region_info_fill(struct sdsm_region_info *info,
@@ -1029,22 +1088,16 @@ static int sdsm_need_all_up(void)
 	return sdsm_up_peers() == sdsm_all_peers() ? 0 : -EHOSTDOWN;
 }
 
-int sdsm_cmd_region_destroy(struct file *file, void *cmd)
+/* Destroy region @id on every node: 0 or a negative errno. */
+static int sdsm_region_destroy(u32 id)
 {
-	struct sdsm_region_destroy *d = cmd;
 	struct sdsm_wire_region w;
 	struct sdsm_call call;
 	struct sdsm_region *r;
 	u64 mask, token;
 	int ret;
 
-	if (d->flags)
-		return -EOPNOTSUPP;
-	if (d->__reserved)
-		return -EINVAL;
-	if (d->region_id == SDSM_DEFAULT_REGION)
-		return -EPERM;
-	r = sdsm_region_get(d->region_id);
+	r = sdsm_region_get(id);
 	if (!r)
 		return -ENOENT;
 	sdsm_region_to_wire(&w, r);
@@ -1057,7 +1110,7 @@ int sdsm_cmd_region_destroy(struct file *file, void *cmd)
 	sdsm_call_start(&call, mask);
 	token = sdsm_destroy_token(sdsm_cl.node_id, call.cookie);
 	w.cookie = cpu_to_be64(call.cookie);
-	ret = sdsm_region_prepare(d->region_id, token);
+	ret = sdsm_region_prepare(id, token);
 	if (!ret) {
 		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, &w, sizeof(w));
 		ret = sdsm_call_wait(&call);
@@ -1069,8 +1122,91 @@ int sdsm_cmd_region_destroy(struct file *file, void *cmd)
 	}
 	sdsm_send_mask(mask, ret ? SDSM_MSG_REGION_ABORT :
 				   SDSM_MSG_REGION_COMMIT, &w, sizeof(w));
-	sdsm_region_finish(d->region_id, token, !ret);
+	sdsm_region_finish(id, token, !ret);
 	return ret;
+}
+
+/* Forget the owner record of region @id, if any. */
+static void sdsm_owned_forget(u32 id)
+{
+	struct sdsm_owned *own, *tmp;
+
+	spin_lock(&sdsm_owned_lock);
+	list_for_each_entry_safe(own, tmp, &sdsm_owned, node)
+		if (own->id == id) {
+			list_del(&own->node);
+			kfree(own);
+			break;
+		}
+	spin_unlock(&sdsm_owned_lock);
+}
+
+int sdsm_cmd_region_destroy(struct file *file, void *cmd)
+{
+	struct sdsm_region_destroy *d = cmd;
+	int ret;
+
+	if (d->flags)
+		return -EOPNOTSUPP;
+	if (d->__reserved)
+		return -EINVAL;
+	if (d->region_id == SDSM_DEFAULT_REGION)
+		return -EPERM;
+	ret = sdsm_region_destroy(d->region_id);
+	if (!ret)
+		sdsm_owned_forget(d->region_id);
+	return ret;
+}
+
+/* Destroy what released files owned; retry what cannot go yet. */
+static void sdsm_reclaim_fn(struct work_struct *work)
+{
+	struct sdsm_owned *own;
+	bool again = false;
+	LIST_HEAD(todo);
+	int ret;
+
+	spin_lock(&sdsm_owned_lock);
+	list_splice_init(&sdsm_reclaim, &todo);
+	spin_unlock(&sdsm_owned_lock);
+
+	while ((own = list_first_entry_or_null(&todo, struct sdsm_owned,
+					       node))) {
+		list_del(&own->node);
+		ret = READ_ONCE(sdsm_cl.shutdown) ? -ESHUTDOWN :
+		      sdsm_region_destroy(own->id);
+		if ((ret == -EBUSY || ret == -EHOSTDOWN || ret == -ETIMEDOUT ||
+		     ret == -EINTR) && ++own->tries < SDSM_RECLAIM_TRIES) {
+			spin_lock(&sdsm_owned_lock);
+			list_add_tail(&own->node, &sdsm_reclaim);
+			spin_unlock(&sdsm_owned_lock);
+			again = true;
+			continue;
+		}
+		if (ret && ret != -ENOENT)
+			pr_warn("region %u: not destroyed after its owner exited: %d\n",
+				own->id, ret);
+		kfree(own);
+	}
+	if (again && !READ_ONCE(sdsm_cl.shutdown))
+		queue_delayed_work(system_unbound_wq, &sdsm_reclaim_work, HZ);
+}
+
+/* @file is released: the regions it owns go, on every node. */
+void sdsm_region_release_file(const struct file *file)
+{
+	struct sdsm_owned *own, *tmp;
+	bool any = false;
+
+	spin_lock(&sdsm_owned_lock);
+	list_for_each_entry_safe(own, tmp, &sdsm_owned, node)
+		if (own->file == file) {
+			list_move_tail(&own->node, &sdsm_reclaim);
+			any = true;
+		}
+	spin_unlock(&sdsm_owned_lock);
+	if (any)
+		mod_delayed_work(system_unbound_wq, &sdsm_reclaim_work, 0);
 }
 
 int sdsm_cmd_set_policy(struct file *file, void *cmd)
@@ -1337,8 +1473,17 @@ out_put_kobj:
 /* Module exit: no file is open, so only the table holds references. */
 void sdsm_region_exit(void)
 {
+	struct sdsm_owned *own, *tmp;
 	struct sdsm_region *r;
 	unsigned long id;
+
+	/* Every file is closed: what is still to reclaim stays on peers. */
+	cancel_delayed_work_sync(&sdsm_reclaim_work);
+	list_splice_init(&sdsm_owned, &sdsm_reclaim);
+	list_for_each_entry_safe(own, tmp, &sdsm_reclaim, node) {
+		list_del(&own->node);
+		kfree(own);
+	}
 
 	mutex_lock(&sdsm_regions_mutex);
 	xa_for_each(&sdsm_regions, id, r) {

@@ -2,13 +2,23 @@
 /*
  * libsdsm allocation and named regions.
  *
- * Like numa_alloc_*(), which mmap and mbind, every allocation is a region
- * of its own: created with the policy under a unique name
- * "a.<node>.<pid>.<seq>" (SDSM_REGION_F_EXCL, so a clash is an error, not
- * a silent share), and mapped MAP_SHARED at the offset the kernel returns.
- * sdsm_free() unmaps and destroys it.  The process keeps a list of its
- * allocations, protected by sdsm_alloc_lock, to find the region of an
- * address; named regions are the caller's to track.
+ * Allocation.  sdsm_alloc*() (and the malloc family of libsdsm-preload.so)
+ * take memory from one allocator, sdsm_heap.c: a heap per placement policy
+ * carves many allocations out of few regions ("chunks" of 64 MiB or more,
+ * at fixed addresses of the heap window, so the same address on every
+ * node).  A chunk is a region named "a.<node>.<pid>.<seq>", created with
+ * SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED: the module destroys it on
+ * every node when the process's file of /dev/sdsm is released, at exit,
+ * exec or death.  (A module without F_OWNED answers EOPNOTSUPP; the chunk
+ * is then created without it and lives until destroyed by hand.)
+ * sdsm_alloc*() hand out whole pages, zero-filled, as numa_alloc() does.
+ *
+ * fork().  The heap's metadata is in the shared chunks, so a child must
+ * not allocate from its parent's chunks.  By default the child forgets
+ * them (its allocations take new chunks; it may use, not free, what the
+ * parent allocated: the memory stays shared, as MAP_SHARED memory does).
+ * libsdsm-preload.so asks for private copies instead
+ * (sdsm_heap_fork_private), which is what fork() means for a heap.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,21 +27,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sdsm_internal.h"
+#include "sdsm_heap.h"
 
-struct sdsm_alloc_entry {
-	struct sdsm_alloc_entry *next;
-	void *addr;
-	size_t length;
-	uint32_t region_id;
-};
-
-/* Protects sdsm_allocs and sdsm_alloc_seq. */
+/* Protects sdsm_alloc_seq and sdsm_heap_ready. */
 static pthread_mutex_t sdsm_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sdsm_alloc_entry *sdsm_allocs;
 static unsigned long sdsm_alloc_seq;
+static bool sdsm_heap_ready;
+static bool sdsm_no_owned;	/* the module lacks SDSM_REGION_F_OWNED */
+struct sdsm_heap_space sdsm_heap_space;
+bool sdsm_heap_fork_private;
+
+void *sdsm_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		    long off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+int sdsm_sys_munmap(void *addr, size_t len)
+{
+	return syscall(SYS_munmap, addr, len);
+}
 
 static int sdsm_check_name(const char *name)
 {
@@ -136,41 +155,222 @@ static void *sdsm_create_map(const char *name, size_t size,
 	return addr;
 }
 
-void *sdsm_alloc_policy(size_t size, const struct sdsm_policy *policy)
+/* ---- the heap's backend: chunks are owned regions ---- */
+
+/*
+ * Create region @name (EXCL, OWNED where the module has it) of @len bytes
+ * under @policy and map it at @addr with @mapflags (MAP_FIXED or
+ * MAP_FIXED_NOREPLACE).  0 or a negative errno (-EEXIST: @addr is taken).
+ */
+int sdsm_owned_map(const char *name, void *addr, size_t len,
+		   const struct sdsm_policy *policy, int mapflags, uint32_t *id)
 {
-	struct sdsm_alloc_entry *e;
+	struct sdsm_region_create c;
+	void *got;
+	int fd, err;
+
+	fd = sdsm_dev(NULL);
+	if (fd < 0)
+		return -errno;
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.flags = SDSM_REGION_F_EXCL |
+		  (__atomic_load_n(&sdsm_no_owned, __ATOMIC_RELAXED) ? 0 :
+		   SDSM_REGION_F_OWNED);
+	c.policy = *policy;
+	c.length = len;
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	if (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c, SDSM_FEATURE_REGIONS,
+			   "create a heap region") < 0) {
+		if (errno != EOPNOTSUPP || !(c.flags & SDSM_REGION_F_OWNED))
+			return -errno;
+		/* An older module: the region outlives the process. */
+		__atomic_store_n(&sdsm_no_owned, true, __ATOMIC_RELAXED);
+		c.flags &= ~SDSM_REGION_F_OWNED;
+		if (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c,
+				   SDSM_FEATURE_REGIONS,
+				   "create a heap region") < 0)
+			return -errno;
+	}
+	got = sdsm_sys_mmap(addr, len, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | mapflags, fd, c.offset);
+	if (got != addr) {
+		err = got == MAP_FAILED ? errno : EEXIST;
+		if (got != MAP_FAILED)
+			sdsm_sys_munmap(got, len);
+		sdsm_destroy_id(c.region_id, c.name);
+		if (err != EEXIST)
+			sdsm_fail(err, "mmap of region '%s': %s", c.name,
+				  strerror(err));
+		return -err;
+	}
+	*id = c.region_id;
+	return 0;
+}
+
+static int sdsm_chunk_map(void *ctx, void *addr, size_t len,
+			  const struct sdsm_policy *policy, uint32_t *id)
+{
 	struct sdsm_info info;
 	char name[SDSM_NAME_MAX];
 	unsigned long seq;
-	uint64_t len;
-	uint32_t id;
-	void *addr;
 
+	(void)ctx;
 	if (sdsm_dev(&info) < 0)
-		return NULL;
-	e = malloc(sizeof(*e));
-	if (!e) {
-		sdsm_fail(ENOMEM, "out of memory");
-		return NULL;
-	}
+		return -errno;
 	pthread_mutex_lock(&sdsm_alloc_lock);
 	seq = sdsm_alloc_seq++;
 	pthread_mutex_unlock(&sdsm_alloc_lock);
-	snprintf(name, sizeof(name), "a.%u.%d.%lu", info.node_id, (int)getpid(),
-		 seq);
-	addr = sdsm_create_map(name, size, policy, SDSM_REGION_F_EXCL, &id,
-			       &len);
-	if (!addr) {
-		free(e);
+	snprintf(name, sizeof(name), "a.%u.%d.%lu", info.node_id,
+		 (int)getpid(), seq);
+	return sdsm_owned_map(name, addr, len, policy, MAP_FIXED_NOREPLACE,
+			      id);
+}
+
+static void sdsm_chunk_unmap(void *ctx, void *addr, size_t len, uint32_t id)
+{
+	(void)ctx;
+	sdsm_sys_munmap(addr, len);
+	if (id)		/* 0: a child's private copy of a parent's chunk */
+		sdsm_destroy_id(id, "heap chunk");
+}
+
+static const struct sdsm_heap_ops sdsm_chunk_ops = {
+	.map = sdsm_chunk_map,
+	.unmap = sdsm_chunk_unmap,
+};
+
+/* Replace @addr's shared mapping by a private copy of what was used. */
+static int sdsm_privatize(void *addr, size_t len, size_t used_len,
+			  const uint64_t *dirty, void *arg)
+{
+	size_t pg, npages = len / SDSM_PAGE_SIZE;
+	char *tmp;
+
+	(void)arg;
+	tmp = sdsm_sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return -1;
+	memcpy(tmp, addr, used_len);
+	for (pg = used_len / SDSM_PAGE_SIZE; pg < npages; pg++)
+		if (dirty[pg / 64] >> (pg % 64) & 1)
+			memcpy(tmp + pg * SDSM_PAGE_SIZE,
+			       (char *)addr + pg * SDSM_PAGE_SIZE,
+			       SDSM_PAGE_SIZE);
+	if ((void *)syscall(SYS_mremap, tmp, len, len,
+			    MREMAP_MAYMOVE | MREMAP_FIXED, addr) != addr) {
+		sdsm_sys_munmap(tmp, len);
+		return -1;
+	}
+	sdsm_heap_chunk_disown(addr);
+	return 0;
+}
+
+static void sdsm_heap_atfork_prepare(void)
+{
+	sdsm_heap_lock_all(&sdsm_heap_space);
+}
+
+static void sdsm_heap_atfork_parent(void)
+{
+	sdsm_heap_unlock_all(&sdsm_heap_space);
+}
+
+static void sdsm_heap_atfork_child(void)
+{
+	if (!sdsm_heap_fork_private)
+		sdsm_heap_forget(&sdsm_heap_space);
+	else if (sdsm_heap_for_each_chunk(&sdsm_heap_space, sdsm_privatize,
+					  NULL))
+		sdsm_heap_forget(&sdsm_heap_space);	/* out of memory */
+	sdsm_heap_unlock_all(&sdsm_heap_space);
+}
+
+/* The heap of @policy, setting up the space on first use. */
+struct sdsm_heap *sdsm_heap_of(const struct sdsm_policy *policy)
+{
+	struct sdsm_heap *h;
+
+	pthread_mutex_lock(&sdsm_alloc_lock);
+	if (!sdsm_heap_ready) {
+		sdsm_heap_space_init(&sdsm_heap_space, SDSM_HEAP_BASE,
+				     &sdsm_chunk_ops, NULL);
+		pthread_atfork(sdsm_heap_atfork_prepare,
+			       sdsm_heap_atfork_parent,
+			       sdsm_heap_atfork_child);
+		__atomic_store_n(&sdsm_heap_ready, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&sdsm_alloc_lock);
+	h = sdsm_heap_get(&sdsm_heap_space, policy);
+	if (!h)
+		sdsm_fail(errno, "more than %d placement policies in use",
+			  SDSM_HEAP_MAX);
+	return h;
+}
+
+bool sdsm_heap_has(const void *p)
+{
+	return __atomic_load_n(&sdsm_heap_ready, __ATOMIC_ACQUIRE) &&
+	       sdsm_heap_owns(&sdsm_heap_space, p);
+}
+
+/* What the kernel would refuse, refused before a heap is made for it. */
+static int sdsm_policy_usable(const struct sdsm_policy *p)
+{
+	bool il = p->mode == SDSM_POLICY_INTERLEAVE;
+
+	if (p->mode > SDSM_POLICY_FIRST_TOUCH ||
+	    (p->block_size && (!il || p->block_size % SDSM_PAGE_SIZE)) ||
+	    (p->preferred_node && p->mode != SDSM_POLICY_PREFERRED) ||
+	    (p->nodemask && !il && p->mode != SDSM_POLICY_BIND))
+		return sdsm_fail(EINVAL, "invalid policy (mode %u)", p->mode);
+	return 0;
+}
+
+/*
+ * Pages of one interleave rotation (1 for other policies): allocations of
+ * at least that many pages start at a multiple of it, so their first page
+ * is homed on the first node of the mask, as when each allocation was a
+ * region of its own.  Smaller ones fill the gaps.
+ */
+static unsigned int sdsm_rotation(const struct sdsm_policy *p, uint64_t len)
+{
+	uint64_t nodes, block;
+
+	if (p->mode != SDSM_POLICY_INTERLEAVE)
+		return 1;
+	nodes = p->nodemask ? (uint64_t)__builtin_popcountll(p->nodemask) :
+			      sdsm_live_nr_nodes();
+	block = p->block_size ? p->block_size / SDSM_PAGE_SIZE : 1;
+	if (!nodes || nodes * block > 1024 ||
+	    len < nodes * block * SDSM_PAGE_SIZE)
+		return 1;
+	return nodes * block;
+}
+
+void *sdsm_alloc_policy(size_t size, const struct sdsm_policy *policy)
+{
+	struct sdsm_heap *h;
+	uint64_t len = 0;
+	void *addr;
+
+	if (sdsm_dev(NULL) < 0)
+		return NULL;
+	if (!policy) {
+		sdsm_fail(EINVAL, "NULL policy");
 		return NULL;
 	}
-	e->addr = addr;
-	e->length = len;
-	e->region_id = id;
-	pthread_mutex_lock(&sdsm_alloc_lock);
-	e->next = sdsm_allocs;
-	sdsm_allocs = e;
-	pthread_mutex_unlock(&sdsm_alloc_lock);
+	if (sdsm_round_size(size, &len) < 0 || sdsm_policy_usable(policy) < 0)
+		return NULL;
+	h = sdsm_heap_of(policy);
+	if (!h)
+		return NULL;
+	sdsm_clear_error();
+	addr = sdsm_heap_alloc_pages(h, len, true, sdsm_rotation(policy, len));
+	if (!addr && !strcmp(sdsm_last_error(), "no error"))
+		sdsm_fail(errno, "allocation of %zu bytes: %s", size,
+			  strerror(errno));
 	return addr;
 }
 
@@ -227,29 +427,18 @@ void *sdsm_alloc_local(size_t size)
 
 int sdsm_free(void *addr, size_t size)
 {
-	struct sdsm_alloc_entry **pp, *e;
-	char name[32];
-	int ret;
+	struct sdsm_heap_block b;
 
 	if (!addr)
 		return 0;
-	pthread_mutex_lock(&sdsm_alloc_lock);
-	for (pp = &sdsm_allocs; (e = *pp); pp = &e->next)
-		if (e->addr == addr)
-			break;
-	if (e && size && (size > e->length || e->length - size >= SDSM_PAGE_SIZE))
-		e = NULL;
-	if (e)
-		*pp = e->next;
-	pthread_mutex_unlock(&sdsm_alloc_lock);
-	if (!e)
+	if (!sdsm_heap_has(addr) ||
+	    sdsm_heap_find(&sdsm_heap_space, addr, &b) || !b.large ||
+	    b.start != addr ||
+	    (size && (size > b.usable || b.usable - size >= SDSM_PAGE_SIZE)) ||
+	    sdsm_heap_free(&sdsm_heap_space, addr))
 		return sdsm_fail(EINVAL, "sdsm_free(%p, %zu): not an sdsm allocation of that size",
 				 addr, size);
-	munmap(e->addr, e->length);
-	snprintf(name, sizeof(name), "id %u", e->region_id);
-	ret = sdsm_destroy_id(e->region_id, name);
-	free(e);
-	return ret;
+	return 0;
 }
 
 void *sdsm_region_create(const char *name, size_t size,

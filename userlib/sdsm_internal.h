@@ -26,4 +26,17 @@ int sdsm_dev_ioctl(unsigned long req, void *arg, uint64_t feature,
 /* nr_nodes of the live cluster, from sysfs or GET_INFO; 0 if unknown. */
 unsigned int sdsm_live_nr_nodes(void);
 
+/* sdsm_alloc.c: the process's heap (sdsm_heap.h) and raw system calls
+ * that an interposed mmap() of libsdsm-preload.so does not see. */
+struct sdsm_heap;
+struct sdsm_heap *sdsm_heap_of(const struct sdsm_policy *policy);
+_Bool sdsm_heap_has(const void *p);
+extern _Bool sdsm_heap_fork_private;
+void *sdsm_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		    long off);
+int sdsm_sys_munmap(void *addr, size_t len);
+int sdsm_owned_map(const char *name, void *addr, size_t len,
+		   const struct sdsm_policy *policy, int mapflags,
+		   uint32_t *id);
+
 #endif /* SDSM_INTERNAL_H */

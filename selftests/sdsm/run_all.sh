@@ -42,6 +42,7 @@ suites=(
 	"locks-barriers|700||sync_tests.sh"
 	"futex|600||futex_tests.sh"
 	"sdsmctl|300||sdsmctl_tests.sh"
+	"preload|400||preload_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
 )
 

@@ -32,6 +32,7 @@ NAMES=(
 	"sdsmctl: join --dry-run builds the module command"
 	"sdsmctl: join rejects bad config files with file:line"
 	"sdsmctl: man pages render without warnings"
+	"sdsmctl: a policy runs the command under libsdsm-preload.so"
 )
 
 first=1 prefix='' plan=1
@@ -149,7 +150,7 @@ t_3() {
 	# Without the module the limit is SDSM_MAX_NODES (32).
 	SDSM_SYSFS_ROOT=$NOFIX expect 2 "node 32 out of range \(nodes are 0-31\)" \
 		"$SDSMCTL" -i 32 true
-	SDSM_SYSFS_ROOT=$NOFIX run "$SDSMCTL" -i 31 true
+	SDSM_SYSFS_ROOT=$NOFIX run "$SDSMCTL" --no-preload -i 31 true
 	[ "$rc" = 0 ] || say "-i 31 without the module: exit $rc: $err"
 }
 
@@ -164,25 +165,25 @@ t_4() {
 
 t_5() {
 	local prog='printf "%s" "${SDSM_POLICY-unset}"'
-	expect_out 0 '^interleave:all$' "$SDSMCTL" --interleave=all -- sh -c "$prog"
-	expect_out 0 '^interleave:0,2$' "$SDSMCTL" -i 0,2 sh -c "$prog"
-	expect_out 0 '^bind:1-2$' "$SDSMCTL" --membind='!0' -- sh -c "$prog"
-	expect_out 0 '^preferred:2$' "$SDSMCTL" --preferred=2 sh -c "$prog"
-	expect_out 0 '^local$' "$SDSMCTL" --localalloc sh -c "$prog"
-	expect_out 0 '^interleave:0-2/65536$' "$SDSMCTL" --block-size=64k -i 0-2 \
+	expect_out 0 '^interleave:all$' "$SDSMCTL" --no-preload --interleave=all -- sh -c "$prog"
+	expect_out 0 '^interleave:0,2$' "$SDSMCTL" --no-preload -i 0,2 sh -c "$prog"
+	expect_out 0 '^bind:1-2$' "$SDSMCTL" --no-preload --membind='!0' -- sh -c "$prog"
+	expect_out 0 '^preferred:2$' "$SDSMCTL" --no-preload --preferred=2 sh -c "$prog"
+	expect_out 0 '^local$' "$SDSMCTL" --no-preload --localalloc sh -c "$prog"
+	expect_out 0 '^interleave:0-2/65536$' "$SDSMCTL" --no-preload --block-size=64k -i 0-2 \
 		sh -c "$prog"
 	expect_out 0 '^unset$' "$SDSMCTL" -- sh -c "$prog"
 	SDSM_POLICY=bind:1 expect_out 0 '^bind:1$' "$SDSMCTL" sh -c "$prog"
 	# Parsing stops at the command: its options are its own.
-	expect_out 0 '^-i x$' "$SDSMCTL" -l echo -i x
+	expect_out 0 '^-i x$' "$SDSMCTL" --no-preload -l echo -i x
 }
 
 t_6() {
-	run "$SDSMCTL" -i all sh -c 'exit 7'
+	run "$SDSMCTL" --no-preload -i all sh -c 'exit 7'
 	[ "$rc" = 7 ] || say "exit status not passed on: $rc"
-	expect 127 "no-such-command-xyz: No such file" "$SDSMCTL" -i all \
+	expect 127 "no-such-command-xyz: No such file" "$SDSMCTL" --no-preload -i all \
 		no-such-command-xyz
-	expect 126 "Permission denied" "$SDSMCTL" -l "$FIX/node_id"
+	expect 126 "Permission denied" "$SDSMCTL" --no-preload -l "$FIX/node_id"
 }
 
 t_7() {
@@ -318,6 +319,26 @@ t_14() {
 		done
 	done
 	ls "$ROOT"/userlib/man/*.3 > /dev/null 2>&1 || say "no section 3 pages"
+}
+
+t_15() {
+	local libm pre
+	libm=$(gcc -print-file-name=libm.so.6)
+	# Without the module the shim refuses, naming the cause, exit 127.
+	expect 127 "^libsdsm-preload: cannot place this program in sdsm memory: .*nonexistent/sdsm: missing" \
+		"$SDSMCTL" -i all true
+	# In front of an existing LD_PRELOAD, once; ASLR off for the command.
+	pre=$(SDSM_PRELOAD_LIB=$libm LD_PRELOAD=/x.so "$SDSMCTL" -i all -- \
+		sh -c 'echo "$LD_PRELOAD"; cat /proc/self/personality' 2>/dev/null)
+	[ "$(head -1 <<< "$pre")" = "$libm:/x.so" ] || say "LD_PRELOAD: $pre"
+	[ $((0x$(tail -1 <<< "$pre") & 0x40000)) != 0 ] || say "ASLR on: $pre"
+	pre=$(SDSM_PRELOAD_LIB=$libm LD_PRELOAD=$libm "$SDSMCTL" -l -- \
+		sh -c 'echo "$LD_PRELOAD"' 2>/dev/null)
+	[ "$pre" = "$libm" ] || say "added twice: $pre"
+	expect 1 "SDSM_PRELOAD_LIB=/nonexistent.so: No such file" \
+		env SDSM_PRELOAD_LIB=/nonexistent.so "$SDSMCTL" -i all true
+	expect 2 "--no-preload needs a policy option" "$SDSMCTL" --no-preload true
+	expect_out 0 '^unset$' "$SDSMCTL" -- sh -c 'printf "%s" "${LD_PRELOAD-unset}"'
 }
 
 if [ ! -x "$SDSMCTL" ]; then

@@ -28,7 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <pthread.h>
+#include <sys/mman.h>
+
 #include "sdsm.h"
+#include "sdsm_heap.h"
 #include "sdsmctl.h"
 
 /* ---- assertions ---- */
@@ -72,7 +76,7 @@ int sdsmctl_usage_err(const char *fmt, ...)
 
 /* ---- the fake module ---- */
 
-#define FAKE_SIZE	(8 << 20)
+#define FAKE_SIZE	(1ULL << 30)	/* sparse: room for heap chunks */
 #define FAKE_REGIONS	16
 
 struct fake_region {
@@ -605,7 +609,7 @@ static bool test_alloc_free(void)
 {
 	struct fake_region *r;
 	char buf[8], prefix[32];
-	char *p;
+	char *p, *q;
 	int fd, id;
 
 	fake_start(ALL_FEATURES);
@@ -613,33 +617,57 @@ static bool test_alloc_free(void)
 	CHECK(p, "%s", sdsm_last_error());
 	if (!p)
 		return true;
+	/* The allocation is carved from a heap chunk: an owned region. */
 	r = &fake.regions[1];
 	snprintf(prefix, sizeof(prefix), "a.0.%d.", (int)getpid());
-	CHECK(r->used && r->length == 12288, "length %llu",
+	CHECK(r->used && r->length >= SDSM_HEAP_SLOT_SIZE, "length %llu",
 	      (unsigned long long)r->length);
 	CHECK(!strncmp(r->name, prefix, strlen(prefix)), "name '%s'", r->name);
-	CHECK(r->flags == SDSM_REGION_F_EXCL, "flags %#x", r->flags);
+	CHECK(r->flags == (SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED),
+	      "flags %#x", r->flags);
 	CHECK(r->policy.mode == SDSM_POLICY_INTERLEAVE && !r->policy.nodemask,
 	      "policy %u %#llx", r->policy.mode,
 	      (unsigned long long)r->policy.nodemask);
-	/* The mapping is at the offset the module returned. */
+	CHECK(!((uintptr_t)p % 4096), "not page aligned: %p", (void *)p);
+	/* The chunk is mapped at the offset the module returned. */
 	memcpy(p + 8192, "sdsm!", 6);
 	fd = open(fake_path, O_RDONLY);
-	CHECK(fd >= 0 && pread(fd, buf, 6, r->offset + 8192) == 6 &&
+	CHECK(fd >= 0 && pread(fd, buf, 6, r->offset +
+			       (p - (char *)((uintptr_t)p &
+					     ~(SDSM_HEAP_SLOT_SIZE - 1))) +
+			       8192) == 6 &&
 	      !strcmp(buf, "sdsm!"), "mapped at the wrong offset");
 	close(fd);
 	errno = 0;
 	CHECK_ERR(sdsm_free(p, 50000), -1, EINVAL);
+	CHECK_ERR(sdsm_free(p + 4096, 0), -1, EINVAL);
 	CHECK(sdsm_free(p, 10000) == 0, "%s", sdsm_last_error());
-	CHECK(fake.destroyed_id == 1, "destroyed %d", fake.destroyed_id);
+	CHECK(fake.destroyed_id == -1, "chunk destroyed: %d", fake.destroyed_id);
 	errno = 0;
-	CHECK_ERR(sdsm_free(p, 10000), -1, EINVAL);
+	CHECK_ERR(sdsm_free(p, 10000), -1, EINVAL);	/* a double free */
 	CHECK(sdsm_free(NULL, 0) == 0, "free(NULL)");
+	/* Reused, and zero-filled again. */
+	q = sdsm_alloc_interleaved(10000);
+	CHECK(q == p && !memcmp(q + 8192, "\0\0\0\0\0", 6),
+	      "not reused or not zeroed: %p %p", (void *)p, (void *)q);
+	CHECK(!fake.regions[2].used, "a second region for one policy");
+	/* Each interleaved allocation of a rotation or more starts it on
+	 * the first node; a one-page one fills a gap. */
+	CHECK(sdsm_alloc_interleaved(1), "one page");
+	for (id = 0; id < 4; id++) {
+		uintptr_t a = (uintptr_t)sdsm_alloc_interleaved(3 * 4096 + 1);
+		int nr = sdsm_num_nodes();
 
-	/* Policies of the other allocators. */
+		CHECK(a && nr > 1 && ((a & (SDSM_HEAP_SLOT_SIZE - 1)) / 4096) %
+				       nr == 0,
+		      "allocation %d at page %lu of its region (%d nodes)", id,
+		      (unsigned long)((a & (SDSM_HEAP_SLOT_SIZE - 1)) / 4096), nr);
+	}
+
+	/* Policies of the other allocators: one chunk each. */
 	setenv("SDSM_POLICY", "bind:1", 1);
 	p = sdsm_alloc(4096);
-	id = p ? 1 : -1;
+	id = p ? 2 : -1;
 	CHECK(p && fake.regions[id].policy.mode == SDSM_POLICY_BIND &&
 	      fake.regions[id].policy.nodemask == 2, "SDSM_POLICY=bind:1: %s",
 	      sdsm_last_error());
@@ -648,21 +676,251 @@ static bool test_alloc_free(void)
 	CHECK_ERR(sdsm_alloc(4096) == NULL ? -1 : 0, -1, EINVAL);
 	unsetenv("SDSM_POLICY");
 	p = sdsm_alloc_onnode(4096, 2);
-	CHECK(p && fake.regions[2].policy.mode == SDSM_POLICY_BIND &&
-	      fake.regions[2].policy.nodemask == 4, "onnode 2: %s",
+	CHECK(p && fake.regions[3].policy.mode == SDSM_POLICY_BIND &&
+	      fake.regions[3].policy.nodemask == 4, "onnode 2: %s",
 	      sdsm_last_error());
 	errno = 0;
 	CHECK_ERR(sdsm_alloc_onnode(4096, 3) == NULL ? -1 : 0, -1, EINVAL);
 	errno = 0;
 	CHECK_ERR(sdsm_alloc_onnode(4096, -1) == NULL ? -1 : 0, -1, EINVAL);
 	p = sdsm_alloc_local(1);
-	CHECK(p && fake.regions[3].policy.mode == SDSM_POLICY_FIRST_TOUCH &&
-	      fake.regions[3].length == 4096, "local: %s", sdsm_last_error());
+	CHECK(p && fake.regions[4].policy.mode == SDSM_POLICY_FIRST_TOUCH,
+	      "local: %s", sdsm_last_error());
 	p = sdsm_alloc_interleaved_subset(4096, 6);
-	CHECK(p && fake.regions[4].policy.nodemask == 6, "subset: %s",
+	CHECK(p && fake.regions[5].policy.nodemask == 6, "subset: %s",
 	      sdsm_last_error());
 	errno = 0;
 	CHECK_ERR(sdsm_alloc_interleaved(0) == NULL ? -1 : 0, -1, EINVAL);
+	return true;
+}
+
+/* More allocations than there are region ids: few regions. */
+static bool test_alloc_many(void)
+{
+	enum { N = 70000 };
+	static char *ptr[N];
+	unsigned int i, nreg = 0;
+	bool ok = true;
+
+	fake_start(ALL_FEATURES);
+	for (i = 0; i < N && ok; i++) {
+		ptr[i] = sdsm_alloc_interleaved(1 + i % 3000);
+		ok = ptr[i] != NULL;
+		if (ok)
+			ptr[i][0] = (char)i;
+	}
+	CHECK(ok, "allocation %u: %s", i, sdsm_last_error());
+	for (i = 0; i < N && ptr[i]; i++)
+		ok &= ptr[i][0] == (char)i && !sdsm_free(ptr[i], 0);
+	CHECK(ok, "contents or free: %s", sdsm_last_error());
+	/* And again, from the freed pages. */
+	for (i = 0; i < N && ok; i++) {
+		ptr[i] = sdsm_alloc_interleaved(4096);
+		ok = ptr[i] && !sdsm_free(ptr[i], 4096);
+	}
+	CHECK(ok, "second round %u: %s", i, sdsm_last_error());
+	for (i = 0; i < FAKE_REGIONS; i++)
+		nreg += fake.regions[i].used;
+	CHECK(nreg >= 1 && nreg <= 6, "%u regions for %u allocations", nreg,
+	      2 * N);
+	return true;
+}
+
+/* ---- the allocator core on anonymous memory ---- */
+
+static int anon_map(void *ctx, void *addr, size_t len,
+		    const struct sdsm_policy *policy, uint32_t *id)
+{
+	void *p;
+
+	(void)policy;
+	p = mmap(addr, len, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	*id = ++*(uint32_t *)ctx;
+	return 0;
+}
+
+static void anon_unmap(void *ctx, void *addr, size_t len, uint32_t id)
+{
+	(void)ctx;
+	(void)id;
+	munmap(addr, len);
+}
+
+static const struct sdsm_heap_ops anon_ops = {
+	.map = anon_map,
+	.unmap = anon_unmap,
+};
+
+#define TEST_HEAP_BASE	0x120000000000UL
+
+static struct sdsm_heap_space test_space;
+static uint32_t test_maps;
+
+static struct sdsm_heap *test_heap(void)
+{
+	struct sdsm_policy pol = { .mode = SDSM_POLICY_INTERLEAVE };
+
+	test_maps = 0;
+	sdsm_heap_space_init(&test_space, TEST_HEAP_BASE, &anon_ops,
+			     &test_maps);
+	return sdsm_heap_get(&test_space, &pol);
+}
+
+static bool test_heap_sizes(void)
+{
+	static const size_t aligns[] = { 0, 16, 32, 64, 256, 4096, 65536 };
+	struct sdsm_heap *h = test_heap();
+	struct sdsm_heap_block b;
+	unsigned char *p[600];
+	size_t sz, al;
+	unsigned int i, j;
+	bool ok = true;
+	int cls;
+
+	for (i = 0; i < 600; i++) {
+		sz = i < 300 ? i * 7 + 1 : (i - 299) * 1021;
+		al = aligns[i % 7];
+		p[i] = sdsm_heap_alloc(h, sz, al);
+		if (!p[i] || (al && (uintptr_t)p[i] % al) ||
+		    (uintptr_t)p[i] % 16 ||
+		    sdsm_heap_usable(&test_space, p[i]) < sz) {
+			CHECK(0, "alloc %zu align %zu: %p usable %zu", sz, al,
+			      (void *)p[i], p[i] ? sdsm_heap_usable(&test_space, p[i]) : 0);
+			return true;
+		}
+		memset(p[i], i & 0xff, sz);
+	}
+	for (i = 0; i < 600; i++) {
+		sz = i < 300 ? i * 7 + 1 : (i - 299) * 1021;
+		for (j = 0; j < sz; j++)
+			ok &= p[i][j] == (i & 0xff);
+		ok &= !sdsm_heap_find(&test_space, p[i], &b);
+	}
+	CHECK(ok, "an allocation was overwritten");
+	/* What the preload's per-thread cache asks, without the lock. */
+	cls = sdsm_heap_block_class(&test_space, h, p[7]);	/* 50 bytes */
+	CHECK(cls >= 0 && cls == sdsm_heap_size_class(50) &&
+	      sdsm_heap_class_size(cls) >= 50, "class of a 50-byte block: %d",
+	      cls);
+	CHECK(sdsm_heap_block_class(&test_space, h, p[7] + 16) == -1,
+	      "inside a block");
+	CHECK(sdsm_heap_block_class(&test_space, h, p[599]) == -1, "page span");
+	CHECK(sdsm_heap_block_class(&test_space, NULL, p[7]) == -1,
+	      "another heap");
+	CHECK(sdsm_heap_size_class(SDSM_HEAP_SMALL_MAX + 1) == -1, "large class");
+	for (i = 0; i < 600; i += 2)
+		CHECK(!sdsm_heap_free(&test_space, p[i]), "free %u", i);
+	for (i = 1; i < 600; i += 2)
+		CHECK(!sdsm_heap_free(&test_space, p[i]), "free %u", i);
+	/* Double frees and foreign pointers are refused, not corrupting. */
+	CHECK(sdsm_heap_free(&test_space, p[3]) == -EINVAL, "double free (small)");
+	CHECK(sdsm_heap_free(&test_space, p[599]) == -EINVAL, "double free (large)");
+	CHECK(sdsm_heap_free(&test_space, &ok) == -EINVAL, "foreign pointer");
+	CHECK(sdsm_heap_alloc(h, 10, 48) == NULL && errno == EINVAL,
+	      "alignment 48 accepted");
+	CHECK(test_maps == 1, "%u chunks mapped", test_maps);
+	return true;
+}
+
+static bool test_heap_many(void)
+{
+	enum { N = 100000 };
+	struct sdsm_heap *h = test_heap();
+	static void *p[N];
+	unsigned int i;
+	bool ok = true;
+
+	for (i = 0; i < N && ok; i++) {
+		p[i] = sdsm_heap_alloc(h, 8 + i % 200, 0);
+		ok = p[i] != NULL;
+		if (ok)
+			*(unsigned int *)p[i] = i;
+	}
+	CHECK(ok, "allocation %u failed", i);
+	for (i = 0; i < N && ok; i++)
+		ok = *(unsigned int *)p[i] == i &&
+		     !sdsm_heap_free(&test_space, p[i]);
+	CHECK(ok, "block %u", i);
+	CHECK(test_maps == 1, "%u chunks for %u allocations", test_maps, N);
+	return true;
+}
+
+static pthread_barrier_t heap_barrier;
+
+static void *heap_thread(void *arg)
+{
+	struct sdsm_heap *h = arg;
+	unsigned long *keep[32] = { 0 }, seed = (uintptr_t)&seed;
+	unsigned int i, k;
+	size_t n;
+
+	pthread_barrier_wait(&heap_barrier);
+	for (i = 0; i < 100000; i++) {
+		k = i % 32;
+		if (keep[k]) {
+			if (keep[k][1] != (uintptr_t)keep[k])
+				return (void *)1;
+			if (sdsm_heap_free(&test_space, keep[k]))
+				return (void *)1;
+		}
+		seed = seed * 6364136223846793005UL + 1;
+		n = 16 + (seed >> 33) % (i % 50 ? 600 : 70000);
+		keep[k] = sdsm_heap_alloc(h, n, 0);
+		if (!keep[k])
+			return (void *)1;
+		keep[k][1] = (uintptr_t)keep[k];
+	}
+	for (k = 0; k < 32; k++)
+		if (sdsm_heap_free(&test_space, keep[k]))
+			return (void *)1;
+	return NULL;
+}
+
+static bool test_heap_threads(void)
+{
+	struct sdsm_heap *h = test_heap();
+	pthread_t t[4];
+	void *ret;
+	int i, bad = 0;
+
+	pthread_barrier_init(&heap_barrier, NULL, 4);
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, heap_thread, h);
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], &ret);
+		bad += ret != NULL;
+	}
+	CHECK(!bad, "%d threads saw corruption", bad);
+	return true;
+}
+
+static bool test_heap_trim_huge(void)
+{
+	struct sdsm_heap *h = test_heap();
+	struct sdsm_heap_block b;
+	char *p, *q;
+
+	/* munmap of part of a span keeps the rest allocated. */
+	p = sdsm_heap_alloc_pages(h, 10 * 4096, true, 1);
+	CHECK(p && !sdsm_heap_trim(&test_space, p + 4096, 4096), "trim middle");
+	CHECK(!sdsm_heap_find(&test_space, p, &b) && b.usable == 4096,
+	      "head %zu", b.usable);
+	CHECK(!sdsm_heap_find(&test_space, p + 2 * 4096, &b) &&
+	      b.start == p + 2 * 4096 && b.usable == 8 * 4096, "tail");
+	CHECK(sdsm_heap_find(&test_space, p + 4096, &b) == -EINVAL, "hole");
+	CHECK(!sdsm_heap_trim(&test_space, p, 10 * 4096), "trim all");
+	CHECK(sdsm_heap_find(&test_space, p + 5 * 4096, &b) == -EINVAL, "gone");
+	/* Larger than a chunk: a chunk of its own, released by free. */
+	q = sdsm_heap_alloc(h, 3 * SDSM_HEAP_SLOT_SIZE, 0);
+	CHECK(q && test_maps == 2, "huge: %p, %u maps", (void *)q, test_maps);
+	if (q) {
+		q[3 * SDSM_HEAP_SLOT_SIZE - 1] = 1;
+		CHECK(!sdsm_heap_free(&test_space, q), "free huge");
+		CHECK(sdsm_heap_nr_chunks(&test_space) == 1, "huge chunk kept");
+	}
 	return true;
 }
 
@@ -994,7 +1252,12 @@ static const struct test tests[] = {
 	{ "libsdsm: other API version is EPROTO", test_api_version, true },
 	{ "libsdsm: missing features are ENOSYS", test_missing_features, true },
 	{ "libsdsm: ENOTTY from the module is ENOSYS", test_enotty_is_enosys, true },
-	{ "libsdsm: allocation creates, maps, destroys", test_alloc_free, true },
+	{ "libsdsm: allocation carves owned heap chunks", test_alloc_free, true },
+	{ "libsdsm: 140000 allocations, few regions", test_alloc_many, true },
+	{ "heap: sizes, alignments, double free", test_heap_sizes, true },
+	{ "heap: 100000 live blocks in one chunk", test_heap_many, true },
+	{ "heap: four threads", test_heap_threads, true },
+	{ "heap: partial munmap, huge chunks", test_heap_trim_huge, true },
 	{ "libsdsm: named regions", test_regions, true },
 	{ "libsdsm: home queries and set_policy", test_placement, true },
 	{ "libsdsm: locks and barriers", test_locks, true },

@@ -5,7 +5,10 @@
  *
  * Like numactl, getopt_long() runs with a leading '+' so parsing stops at
  * the command; the policy travels to the command in SDSM_POLICY, which
- * libsdsm reads for sdsm_alloc(), then sdsmctl execvp()s it.  Node lists
+ * libsdsm reads for sdsm_alloc(), then sdsmctl execvp()s it.  With a
+ * policy, the command also gets libsdsm-preload.so in front of LD_PRELOAD
+ * (its heap, globals and anonymous mmaps in sdsm memory under the policy,
+ * Documentation/preload.rst) and ASLR off, unless --no-preload.  Node lists
  * are checked against the live cluster (nr_nodes in sysfs) when the module
  * is loaded, else against SDSM_MAX_NODES.
  */
@@ -16,9 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 #include <unistd.h>
 
 #include "sdsmctl.h"
+
+#ifndef SDSM_PRELOAD_PATH
+#define SDSM_PRELOAD_PATH "/usr/local/lib/libsdsm-preload.so"
+#endif
 
 const char *sdsmctl_prog = "sdsmctl";
 
@@ -323,8 +331,11 @@ static void sdsmctl_help(void)
 	       "  -m, --membind=NODES      homes only on NODES\n"
 	       "  -p, --preferred=NODE     home on NODE while it is up\n"
 	       "  -l, --localalloc         home on the node that touches first\n"
+	       "      --no-preload         only set SDSM_POLICY, no libsdsm-preload.so\n"
 	       "\n"
-	       "The policy reaches COMMAND in SDSM_POLICY; libsdsm's sdsm_alloc() uses it.\n"
+	       "The policy reaches COMMAND in SDSM_POLICY (libsdsm's sdsm_alloc() uses it),\n"
+	       "and libsdsm-preload.so puts COMMAND's heap, globals and anonymous mmaps\n"
+	       "in sdsm memory under it (LD_PRELOAD, ASLR off).\n"
 	       "  -h, --help               this text\n"
 	       "  -V, --version            version\n"
 	       "See sdsmctl(8).\n",
@@ -332,7 +343,73 @@ static void sdsmctl_help(void)
 	       sdsmctl_prog, sdsmctl_prog);
 }
 
-static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po)
+/*
+ * Where libsdsm-preload.so is: SDSM_PRELOAD_LIB, else next to a build-tree
+ * sdsmctl (../../userlib), else the installed path.
+ */
+static int sdsmctl_preload_path(char *buf, size_t len)
+{
+	const char *env = getenv("SDSM_PRELOAD_LIB");
+	char exe[2048], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		if (access(env, R_OK) < 0) {
+			sdsmctl_err("SDSM_PRELOAD_LIB=%s: %s", env,
+				    strerror(errno));
+			return -1;
+		}
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, len, "%s/../../userlib/libsdsm-preload.so",
+				 exe);
+			if (!access(buf, R_OK))
+				return 0;
+		}
+	}
+	snprintf(buf, len, "%s", SDSM_PRELOAD_PATH);
+	if (!access(buf, R_OK))
+		return 0;
+	sdsmctl_err("libsdsm-preload.so not found (tried %s); set SDSM_PRELOAD_LIB, or run with --no-preload",
+		    SDSM_PRELOAD_PATH);
+	return -1;
+}
+
+/* LD_PRELOAD = the shim, then what was there (unless it is there). */
+static int sdsmctl_set_preload(void)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char lib[4096], *val;
+	int ret;
+
+	if (sdsmctl_preload_path(lib, sizeof(lib)) < 0)
+		return -1;
+	if (old && *old && strstr(old, lib))
+		return 0;
+	if (old && *old)
+		ret = asprintf(&val, "%s:%s", lib, old);
+	else
+		ret = asprintf(&val, "%s", lib);
+	if (ret < 0 || setenv("LD_PRELOAD", val, 1) < 0) {
+		sdsmctl_err("setenv LD_PRELOAD: %s", strerror(errno));
+		return -1;
+	}
+	free(val);
+	/* One address layout on every node: no ASLR for the command. */
+	if (personality(0xffffffff) != -1)
+		personality(personality(0xffffffff) | ADDR_NO_RANDOMIZE);
+	return 0;
+}
+
+static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po,
+			int no_preload)
 {
 	char buf[320];
 	int err;
@@ -346,6 +423,8 @@ static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po)
 			sdsmctl_err("setenv: %s", strerror(errno));
 			return 1;
 		}
+		if (!no_preload && sdsmctl_set_preload() < 0)
+			return 1;
 	}
 	fflush(stdout);
 	execvp(argv[0], argv);
@@ -364,12 +443,13 @@ int main(int argc, char **argv)
 		{ "preferred",	required_argument,	NULL, 'p' },
 		{ "localalloc",	no_argument,		NULL, 'l' },
 		{ "block-size",	required_argument,	NULL, 'b' },
+		{ "no-preload",	no_argument,		NULL, 'N' + 256 },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sdsmctl_policy_opt po;
-	int hardware = 0, show = 0, c, ret, dashdash, i;
+	int hardware = 0, show = 0, no_preload = 0, c, ret, dashdash, i;
 	char **rest;
 	int nrest;
 
@@ -407,6 +487,9 @@ int main(int argc, char **argv)
 			ret = sdsmctl_policy_option(&po, "block-size", optarg);
 			if (ret)
 				return ret;
+			break;
+		case 'N' + 256:
+			no_preload = 1;
 			break;
 		case 'h':
 			sdsmctl_help();
@@ -461,5 +544,7 @@ int main(int argc, char **argv)
 			return sdsmctl_stat_main(nrest, rest);
 		return sdsmctl_join_main(nrest, rest);
 	}
-	return sdsmctl_exec(rest, &po);
+	if (no_preload && !po.set)
+		return sdsmctl_usage_err("--no-preload needs a policy option");
+	return sdsmctl_exec(rest, &po, no_preload);
 }

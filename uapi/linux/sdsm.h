@@ -154,9 +154,17 @@ struct sdsm_policy {
  * enum sdsm_region_flags - flags of struct sdsm_region_create
  * @SDSM_REGION_F_EXCL: fail with EEXIST if the name exists (otherwise an
  *	existing region of that name, size and policy is opened instead)
+ * @SDSM_REGION_F_OWNED: the region belongs to the file that created it:
+ *	when that file is released (the last process holding it exits,
+ *	dies or execs), the module destroys the region on every node, as
+ *	SDSM_IOC_REGION_DESTROY would, retrying while it is mapped elsewhere
+ *	or a node is down (see Documentation/userspace-api.rst).  Ignored
+ *	when CREATE opens an existing region.  A module without it fails
+ *	with EOPNOTSUPP.
  */
 enum sdsm_region_flags {
 	SDSM_REGION_F_EXCL = 1 << 0,
+	SDSM_REGION_F_OWNED = 1 << 1,
 };
 
 /**
