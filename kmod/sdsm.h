@@ -30,6 +30,7 @@
 #include <linux/in.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/notifier.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
@@ -68,10 +69,13 @@ enum sdsm_peer_event {
 enum {
 	SDSM_CONN_ESTABLISHED,	/* rdma_cm reported ESTABLISHED */
 	SDSM_CONN_VERIFIED,	/* the peer's pattern page arrived intact */
+	SDSM_CONN_AUTHED,	/* the peer proved the cluster secret */
+	SDSM_CONN_HELLO,	/* our pattern page is sent */
 	SDSM_CONN_FAILED,	/* broken; the peer work detaches it */
 	SDSM_CONN_DYING,	/* reaper owns it; no new sends or receives */
 };
 
+struct crypto_shash;
 struct sdsm_conn;
 
 /* One posted receive: a header slot and a page. */
@@ -117,6 +121,8 @@ struct sdsm_conn {
 	unsigned long last_rx;		/* jiffies of the last completion */
 	u64 remote_incarnation;		/* from connect private data */
 	u64 hello_incarnation;		/* from the pattern PING */
+	u8 nonce[SDSM_AUTH_NONCE_SIZE];		/* ours, this attempt */
+	u8 remote_nonce[SDSM_AUTH_NONCE_SIZE];	/* the peer's */
 	const char *fail_reason;	/* first reason of SDSM_CONN_FAILED */
 	struct list_head reap_node;	/* on sdsm_cl.reap_list */
 
@@ -147,7 +153,7 @@ struct sdsm_conn {
  * struct sdsm_peer - a node of the cluster as this node sees it
  *
  * Locks: @lock (spinlock, process context only, never held while sleeping)
- * protects @conn, @state, @backoff_ms and @last_err.  Nobody calls into
+ * protects @conn, @pending, @state, @backoff_ms and @last_err.  Nobody calls into
  * rdma_cm or waits for a work item with it held, so cm handlers may take it.
  * @work serializes notifier calls, so @notified_* are touched only there.
  */
@@ -157,6 +163,12 @@ struct sdsm_peer {
 	spinlock_t lock;		/* see Locks above */
 	enum sdsm_peer_state state;
 	struct sdsm_conn *conn;
+	/*
+	 * Passive side: an accepted connection whose AUTH has not arrived
+	 * yet.  It never touches @conn or @state; a verified AUTH moves it
+	 * to @conn (dropping the old one), anything else reaps it.
+	 */
+	struct sdsm_conn *pending;
 	unsigned int backoff_ms;
 	int last_err;			/* last logged connect error */
 	const char *last_fail;		/* last logged failure, peer work */
@@ -177,8 +189,11 @@ struct sdsm_peer {
 /**
  * struct sdsm_cluster - everything one module load owns
  *
- * Locks: @reap_lock protects @reap_list.  @shutdown is set once, before
- * teardown starts; after it nothing new is connected or scheduled.
+ * Locks: @reap_lock protects @reap_list.  @listen_lock (mutex) protects
+ * @listen_id; nobody holding it waits for @listen_work.  @shutdown is set
+ * once, before teardown starts; after it nothing new is connected or
+ * scheduled.  @auth_tfm is set before the listener exists and freed after
+ * every connection is gone; NULL means auth=none.
  */
 struct sdsm_cluster {
 	unsigned int node_id;
@@ -188,10 +203,14 @@ struct sdsm_cluster {
 	unsigned int peer_timeout_ms;
 	u64 incarnation;
 	bool shutdown;
+	const char *auth_key;		/* logon key description, NULL: none */
+	struct crypto_shash *auth_tfm;	/* hmac(sha256) keyed with the secret */
 
 	struct sdsm_peer peers[SDSM_MAX_NODES];
 	struct workqueue_struct *wq;
+	struct mutex listen_lock;	/* see Locks above */
 	struct rdma_cm_id *listen_id;
+	struct delayed_work listen_work;	/* (re)create the listener */
 	struct delayed_work heartbeat_work;
 
 	spinlock_t reap_lock;		/* see Locks above */
@@ -236,6 +255,8 @@ void sdsm_cluster_stop(void);
 
 /* sdsm_transport.c */
 struct sdsm_conn *sdsm_conn_get(struct sdsm_peer *peer);
+struct sdsm_conn *sdsm_conn_get_pending(struct sdsm_peer *peer);
+void sdsm_conn_hello(struct sdsm_conn *conn);
 void sdsm_conn_put(struct sdsm_conn *conn);
 int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		   u32 len, struct page *page, bool wait);
@@ -246,6 +267,7 @@ void sdsm_reap_sync(void);
 int sdsm_connect_active(struct sdsm_peer *peer);
 int sdsm_transport_start(void);
 void sdsm_transport_stop(void);
+void sdsm_transport_exit(void);
 
 /* sdsm_sysfs.c */
 int sdsm_sysfs_init(void);

@@ -10,6 +10,11 @@
  *               and VERIFIED (the peer's pattern page arrived intact)
  *   UP          both, and the pattern's incarnation is the one the connect
  *               private data announced
+ * A connection is attached to its peer only once the peer is authenticated
+ * (sdsm_transport.c): on the active side when the accept's MAC verified, on
+ * the passive side when the AUTH message verified; until then the passive
+ * side keeps it in peer->pending, where it cannot disturb the connection in
+ * use.  Neither side sends its pattern page before that.
  * Any failure (cm event, completion error, heartbeat silence, bad message)
  * sets SDSM_CONN_FAILED; the peer work then detaches the connection, hands
  * it to the reaper and, on the active side (lower id), schedules a new
@@ -102,20 +107,40 @@ static void sdsm_ping_fill(struct sdsm_wire_ping *ping)
 }
 
 /*
- * rdma_cm reported ESTABLISHED (cm handler context): send our pattern page
- * so the peer can check the page path before it reports us up.
+ * rdma_cm reported ESTABLISHED (cm handler context): once the peer is also
+ * authenticated, send our pattern page.
  */
 void sdsm_conn_established(struct sdsm_conn *conn)
 {
 	struct sdsm_peer *peer = conn->peer;
-	struct sdsm_wire_ping ping;
-	struct page *page;
-	int ret;
 
 	spin_lock(&peer->lock);
 	WRITE_ONCE(conn->last_rx, jiffies);
 	set_bit(SDSM_CONN_ESTABLISHED, &conn->flags);
 	spin_unlock(&peer->lock);
+	sdsm_conn_hello(conn);
+}
+
+/*
+ * Send our pattern page, so the peer can check the page path before it
+ * reports us up: once per connection, when it is both ESTABLISHED and
+ * AUTHED (whichever comes second calls this).  Process context.
+ */
+void sdsm_conn_hello(struct sdsm_conn *conn)
+{
+	struct sdsm_peer *peer = conn->peer;
+	struct sdsm_wire_ping ping;
+	struct page *page;
+	bool send;
+	int ret;
+
+	spin_lock(&peer->lock);
+	send = test_bit(SDSM_CONN_ESTABLISHED, &conn->flags) &&
+	       test_bit(SDSM_CONN_AUTHED, &conn->flags) &&
+	       !test_and_set_bit(SDSM_CONN_HELLO, &conn->flags);
+	spin_unlock(&peer->lock);
+	if (!send)
+		return;
 
 	page = alloc_page(GFP_KERNEL);
 	if (!page) {
@@ -210,7 +235,7 @@ void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg)
 
 /**
  * sdsm_handler_register - install the receive handler of a message type
- * @type: a type of enum sdsm_msg_type other than PING and PONG
+ * @type: a type of enum sdsm_msg_type other than PING, PONG and AUTH
  * @fn: called in process context for every message of @type, in order per
  *	peer; may sleep and send; @msg and its page are valid only during the
  *	call
@@ -219,7 +244,7 @@ void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg)
  */
 int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
 {
-	if (!fn || type <= SDSM_MSG_PONG || type >= SDSM_MSG_MAX)
+	if (!fn || type <= SDSM_MSG_AUTH || type >= SDSM_MSG_MAX)
 		return -EINVAL;
 	if (cmpxchg(&sdsm_handlers[type], NULL, fn))
 		return -EBUSY;
@@ -232,7 +257,7 @@ int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
  */
 void sdsm_handler_unregister(u16 type)
 {
-	if (type <= SDSM_MSG_PONG || type >= SDSM_MSG_MAX)
+	if (type <= SDSM_MSG_AUTH || type >= SDSM_MSG_MAX)
 		return;
 	WRITE_ONCE(sdsm_handlers[type], NULL);
 	flush_workqueue(sdsm_cl.wq);
@@ -311,7 +336,7 @@ int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
 static void sdsm_peer_work(struct work_struct *work)
 {
 	struct sdsm_peer *peer = container_of(work, struct sdsm_peer, work);
-	struct sdsm_conn *conn, *dead = NULL;
+	struct sdsm_conn *conn, *dead = NULL, *refused = NULL;
 	enum sdsm_peer_state was, state;
 	bool connect = false;
 	const char *why = NULL;
@@ -319,6 +344,10 @@ static void sdsm_peer_work(struct work_struct *work)
 	u64 inc = 0;
 
 	spin_lock(&peer->lock);
+	if (peer->pending && test_bit(SDSM_CONN_FAILED, &peer->pending->flags)) {
+		refused = peer->pending;
+		peer->pending = NULL;
+	}
 	was = peer->state;
 	conn = peer->conn;
 	if (conn && test_bit(SDSM_CONN_FAILED, &conn->flags)) {
@@ -353,6 +382,13 @@ static void sdsm_peer_work(struct work_struct *work)
 	}
 	spin_unlock(&peer->lock);
 
+	if (refused) {
+		/* Reached us from the peer's address, never authenticated. */
+		pr_warn_ratelimited("node %u (%pI4): connection refused before authentication: %s\n",
+				    peer->id, &peer->addr.sin_addr,
+				    refused->fail_reason);
+		sdsm_conn_reap(refused);
+	}
 	if (dead) {
 		if (was == SDSM_PEER_UP)
 			pr_info("node %u (%pI4) down: %s\n", peer->id,
@@ -419,6 +455,13 @@ static void sdsm_heartbeat_work(struct work_struct *work)
 
 		if (i == sdsm_cl.node_id)
 			continue;
+		/* An accepted connection must authenticate in time. */
+		conn = sdsm_conn_get_pending(peer);
+		if (conn) {
+			if (time_after(jiffies, conn->created + 2 * timeout))
+				sdsm_conn_fail(conn, "no AUTH in time");
+			sdsm_conn_put(conn);
+		}
 		conn = sdsm_conn_get(peer);
 		if (!conn)
 			continue;
@@ -493,16 +536,20 @@ void sdsm_cluster_stop(void)
 		cancel_delayed_work_sync(&sdsm_cl.peers[i].connect_work);
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
 		struct sdsm_peer *peer = &sdsm_cl.peers[i];
-		struct sdsm_conn *conn;
+		struct sdsm_conn *conn, *pending;
 
 		spin_lock(&peer->lock);
 		conn = peer->conn;
 		peer->conn = NULL;
+		pending = peer->pending;
+		peer->pending = NULL;
 		if (i != sdsm_cl.node_id)
 			sdsm_peer_set_state(peer, SDSM_PEER_DOWN);
 		spin_unlock(&peer->lock);
 		if (conn)
 			sdsm_conn_reap(conn);
+		if (pending)
+			sdsm_conn_reap(pending);
 	}
 	sdsm_reap_sync();
 	/* Peer works queued by dying connections: report DOWN, then stop. */
@@ -510,4 +557,5 @@ void sdsm_cluster_stop(void)
 		flush_work(&sdsm_cl.peers[i].work);
 		cancel_delayed_work_sync(&sdsm_cl.peers[i].connect_work);
 	}
+	sdsm_transport_exit();	/* no connection left: drop the secret */
 }

@@ -58,6 +58,14 @@ MODULE_PARM_DESC(peer_timeout_ms,
 		 "silence in ms after which a peer is down (2 * heartbeat_ms..600000, default 3000)");
 
 /* Parse nodes= into sdsm_cl.peers[].addr; one log line on error. */
+static char *auth = "hmac-sha256";
+module_param(auth, charp, 0444);
+MODULE_PARM_DESC(auth, "peer authentication: hmac-sha256 (default, needs the cluster secret) or none");
+
+static char *auth_key = "sdsm:cluster";
+module_param(auth_key, charp, 0444);
+MODULE_PARM_DESC(auth_key, "description of the logon key holding the cluster secret (default sdsm:cluster)");
+
 static int sdsm_parse_nodes(void)
 {
 	char *copy, *cur, *tok;
@@ -145,9 +153,22 @@ static int sdsm_check_params(void)
 		       peer_timeout_ms, 2 * heartbeat_ms);
 		return -EINVAL;
 	}
+	if (!auth || (strcmp(auth, "hmac-sha256") && strcmp(auth, "none"))) {
+		pr_err("auth=%s: must be hmac-sha256 or none\n",
+		       auth ?: "");
+		return -EINVAL;
+	}
+	/* A logon key's description is "prefix:name". */
+	if (!auth_key || !*auth_key || *auth_key == ':' ||
+	    !strchr(auth_key, ':')) {
+		pr_err("auth_key=%s: a logon key description is prefix:name\n",
+		       auth_key ?: "");
+		return -EINVAL;
+	}
 	ret = sdsm_mem_check_params();
 	if (ret)
 		return ret;
+	sdsm_cl.auth_key = strcmp(auth, "none") ? auth_key : NULL;
 	sdsm_cl.node_id = node_id;
 	sdsm_cl.port = port;
 	sdsm_cl.heartbeat_ms = heartbeat_ms;

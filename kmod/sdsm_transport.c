@@ -4,9 +4,23 @@
  * and the ib_client that follows RDMA devices coming and going.
  *
  * Connection rule: the lower node id connects, the higher one listens on
- * INADDR_ANY:port and accepts.  The connect private data carries a version
- * handshake (struct sdsm_wire_connect) that the passive side checks before
- * it accepts; a reject carries a reason the active side logs.
+ * its own address of nodes= (port port=) and accepts.  The connect private
+ * data carries a version handshake (struct sdsm_wire_connect) that the
+ * passive side checks before it accepts; a reject carries a reason the
+ * active side logs.
+ *
+ * Authentication (auth=hmac-sha256, the default): both sides prove that
+ * they know the cluster secret, a logon key read once at module load, with
+ * HMAC-SHA256 over struct sdsm_wire_auth_input (both node ids, both
+ * incarnations, both fresh nonces, and a label per direction).  The connect
+ * request carries the active side's nonce; the accept carries the passive
+ * side's nonce and MAC, which the active side verifies before it treats the
+ * connection as established; the active side then sends AUTH, the first
+ * message on the QP, with its MAC.  Until AUTH verifies, the passive side
+ * keeps the connection in peer->pending: it processes no other message and
+ * leaves the peer's connection in use alone.  A failed check fails the
+ * connection and is logged with the peer's address.  auth=none sends zero
+ * MACs and checks none; both sides must run the same mode.
  *
  * Every posted receive has two scatter elements: a SDSM_HDR_SLOT_SIZE header
  * slot and a page.  A send uses one element (header and small payload) or
@@ -31,8 +45,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <crypto/algapi.h>
+#include <crypto/hash.h>
+#include <keys/user-type.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
+#include <linux/key.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
@@ -57,6 +76,19 @@ struct sdsm_conn *sdsm_conn_get(struct sdsm_peer *peer)
 
 	spin_lock(&peer->lock);
 	conn = peer->conn;
+	if (conn)
+		kref_get(&conn->ref);
+	spin_unlock(&peer->lock);
+	return conn;
+}
+
+/* Reference the peer's connection waiting for its AUTH, if any. */
+struct sdsm_conn *sdsm_conn_get_pending(struct sdsm_peer *peer)
+{
+	struct sdsm_conn *conn;
+
+	spin_lock(&peer->lock);
+	conn = peer->pending;
 	if (conn)
 		kref_get(&conn->ref);
 	spin_unlock(&peer->lock);
@@ -94,7 +126,178 @@ static struct sdsm_conn *sdsm_conn_alloc(struct sdsm_peer *peer, bool active)
 	init_waitqueue_head(&conn->tx_wait);
 	INIT_LIST_HEAD(&conn->reap_node);
 	INIT_WORK(&conn->rx_work, sdsm_rx_work);
+	get_random_bytes(conn->nonce, sizeof(conn->nonce));
 	return conn;
+}
+
+/* ------------------------------------------------------------------ */
+/* Authentication                                                      */
+
+/* Smallest cluster secret accepted, in bytes (HMAC-SHA256 wants >= 32). */
+#define SDSM_AUTH_SECRET_MIN	16
+
+/*
+ * Read the cluster secret (the logon key auth_key) and key hmac(sha256)
+ * with it.  The key is looked up in the keyrings of the process that loads
+ * the module; only the tfm keeps the secret, and freeing the tfm zeroes it.
+ * Context: module init.
+ */
+static int sdsm_auth_start(void)
+{
+	const struct user_key_payload *payload;
+	struct crypto_shash *tfm;
+	struct key *key;
+	int ret;
+
+	if (!sdsm_cl.auth_key) {
+		pr_warn("auth=none: peers are NOT authenticated; any host that reaches port %u can join as any node\n",
+			sdsm_cl.port);
+		return 0;
+	}
+	key = request_key(&key_type_logon, sdsm_cl.auth_key, NULL);
+	if (IS_ERR(key)) {
+		ret = PTR_ERR(key);
+		pr_err("no cluster secret: logon key '%s' not found (%d); add it (keyctl padd logon %s @u < KEYFILE, or sdsmctl join) or load with auth=none\n",
+		       sdsm_cl.auth_key, ret, sdsm_cl.auth_key);
+		return ret;
+	}
+	tfm = crypto_alloc_shash("hmac(sha256)", 0, 0);
+	if (IS_ERR(tfm)) {
+		ret = PTR_ERR(tfm);
+		pr_err("cannot allocate hmac(sha256): %d\n", ret);
+		goto out_put_key;
+	}
+	down_read(&key->sem);
+	payload = user_key_payload_locked(key);
+	if (!payload) {
+		ret = -EKEYREVOKED;
+		pr_err("cluster secret '%s' was revoked\n", sdsm_cl.auth_key);
+	} else if (payload->datalen < SDSM_AUTH_SECRET_MIN) {
+		ret = -EINVAL;
+		pr_err("cluster secret '%s' has %u bytes, fewer than %u\n",
+		       sdsm_cl.auth_key, payload->datalen,
+		       SDSM_AUTH_SECRET_MIN);
+	} else {
+		ret = crypto_shash_setkey(tfm, payload->data,
+					  payload->datalen);
+		if (ret)
+			pr_err("cannot key hmac(sha256): %d\n", ret);
+	}
+	up_read(&key->sem);
+	if (ret)
+		goto out_free_tfm;
+	key_put(key);
+	sdsm_cl.auth_tfm = tfm;
+	return 0;
+
+out_free_tfm:
+	crypto_free_shash(tfm);
+out_put_key:
+	key_put(key);
+	return ret;
+}
+
+static void sdsm_auth_stop(void)
+{
+	if (!sdsm_cl.auth_tfm)
+		return;
+	crypto_free_shash(sdsm_cl.auth_tfm);	/* zeroes the keyed state */
+	sdsm_cl.auth_tfm = NULL;
+}
+
+/*
+ * MAC one direction of the handshake of @conn into @mac: @label says who
+ * proves (SDSM_AUTH_LABEL_ACCEPT: the passive side, _AUTH: the active
+ * side).  With auth=none the MAC is all zero.  Process context.
+ */
+static int sdsm_auth_mac(struct sdsm_conn *conn, const char *label, u8 *mac)
+{
+	struct sdsm_wire_auth_input in = {};
+	unsigned int me = sdsm_cl.node_id, peer = conn->peer->id;
+	int ret;
+
+	memset(mac, 0, SDSM_AUTH_MAC_SIZE);
+	if (!sdsm_cl.auth_tfm)
+		return 0;
+	strscpy(in.label, label, sizeof(in.label));
+	in.nr_nodes = cpu_to_be16(sdsm_cl.nr_nodes);
+	in.active_id = cpu_to_be16(conn->active ? me : peer);
+	in.passive_id = cpu_to_be16(conn->active ? peer : me);
+	in.active_incarnation = cpu_to_be64(conn->active ?
+		sdsm_cl.incarnation : conn->remote_incarnation);
+	in.passive_incarnation = cpu_to_be64(conn->active ?
+		conn->remote_incarnation : sdsm_cl.incarnation);
+	memcpy(in.active_nonce, conn->active ? conn->nonce : conn->remote_nonce,
+	       SDSM_AUTH_NONCE_SIZE);
+	memcpy(in.passive_nonce, conn->active ? conn->remote_nonce : conn->nonce,
+	       SDSM_AUTH_NONCE_SIZE);
+	ret = crypto_shash_tfm_digest(sdsm_cl.auth_tfm, (const u8 *)&in,
+				      sizeof(in), mac);
+	memzero_explicit(&in, sizeof(in));
+	return ret;
+}
+
+/* True if @mac is the peer's proof for @label on @conn. */
+static bool sdsm_auth_check(struct sdsm_conn *conn, const char *label,
+			    const u8 *mac)
+{
+	u8 want[SDSM_AUTH_MAC_SIZE];
+	bool ok;
+
+	if (!sdsm_cl.auth_tfm)
+		return true;
+	if (sdsm_auth_mac(conn, label, want))
+		return false;
+	ok = !crypto_memneq(want, mac, SDSM_AUTH_MAC_SIZE);
+	memzero_explicit(want, sizeof(want));
+	return ok;
+}
+
+/*
+ * Passive side: the AUTH message of a pending connection.  If it verifies,
+ * the connection replaces the peer's current one.
+ */
+static void sdsm_auth_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg)
+{
+	const struct sdsm_wire_auth *auth = msg->payload;
+	struct sdsm_peer *peer = conn->peer;
+	struct sdsm_conn *old = NULL;
+	bool promoted = false;
+
+	if (conn->active || test_bit(SDSM_CONN_AUTHED, &conn->flags) ||
+	    msg->len < sizeof(*auth) || msg->page) {
+		pr_warn_ratelimited("node %u (%pI4): unexpected AUTH message\n",
+				    peer->id, &peer->addr.sin_addr);
+		sdsm_conn_fail(conn, "unexpected AUTH");
+		return;
+	}
+	if (!sdsm_auth_check(conn, SDSM_AUTH_LABEL_AUTH, auth->mac)) {
+		pr_warn_ratelimited("node %u (%pI4): authentication failed (wrong cluster secret): connection refused\n",
+				    peer->id, &peer->addr.sin_addr);
+		sdsm_conn_fail(conn, "authentication failed");
+		return;
+	}
+	spin_lock(&peer->lock);
+	if (peer->pending == conn && !READ_ONCE(sdsm_cl.shutdown) &&
+	    !test_bit(SDSM_CONN_FAILED, &conn->flags)) {
+		set_bit(SDSM_CONN_AUTHED, &conn->flags);
+		peer->pending = NULL;
+		old = peer->conn;
+		peer->conn = conn;
+		sdsm_peer_set_state(peer, SDSM_PEER_CONNECTING);
+		promoted = true;
+	}
+	spin_unlock(&peer->lock);
+	if (!promoted)
+		return;	/* superseded or failing: the peer work reaps it */
+	if (old) {
+		pr_info("node %u connects again (incarnation %llx, was %llx): dropping the old connection\n",
+			peer->id, conn->remote_incarnation,
+			old->remote_incarnation);
+		sdsm_conn_reap(old);
+	}
+	sdsm_conn_hello(conn);
+	sdsm_peer_kick(peer);
 }
 
 /* ------------------------------------------------------------------ */
@@ -190,6 +393,16 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 	atomic64_add(n, &peer->rx_bytes);
 	trace_sdsm_msg_recv(peer->id, msg.type, msg.len, !!msg.page,
 			    be64_to_cpu(hdr->seq));
+	if (msg.type == SDSM_MSG_AUTH) {
+		sdsm_auth_rx(conn, &msg);
+		return;
+	}
+	if (!test_bit(SDSM_CONN_AUTHED, &conn->flags)) {
+		pr_warn_ratelimited("node %u (%pI4): message type %u before authentication: connection refused\n",
+				    peer->id, &peer->addr.sin_addr, msg.type);
+		sdsm_conn_fail(conn, "message before authentication");
+		return;
+	}
 	sdsm_msg_dispatch(conn, &msg);
 }
 
@@ -658,7 +871,8 @@ void sdsm_reap_sync(void)
 /* ------------------------------------------------------------------ */
 /* rdma_cm                                                             */
 
-static void sdsm_fill_connect(struct sdsm_wire_connect *c)
+static void sdsm_fill_connect(struct sdsm_conn *conn,
+			      struct sdsm_wire_connect *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->magic = cpu_to_be32(SDSM_WIRE_MAGIC);
@@ -666,16 +880,18 @@ static void sdsm_fill_connect(struct sdsm_wire_connect *c)
 	c->node_id = cpu_to_be16(sdsm_cl.node_id);
 	c->nr_nodes = cpu_to_be16(sdsm_cl.nr_nodes);
 	c->rx_depth = cpu_to_be16(SDSM_RX_DEPTH);
+	c->flags = cpu_to_be32(sdsm_cl.auth_tfm ? SDSM_WIRE_CONNECT_F_AUTH : 0);
 	c->incarnation = cpu_to_be64(sdsm_cl.incarnation);
+	memcpy(c->nonce, conn->nonce, sizeof(c->nonce));
 }
 
+/* @priv: @len bytes, a struct sdsm_wire_connect or sdsm_wire_accept. */
 static void sdsm_fill_conn_param(struct rdma_conn_param *param,
-				 struct sdsm_wire_connect *priv)
+				 const void *priv, u8 len)
 {
 	memset(param, 0, sizeof(*param));
-	sdsm_fill_connect(priv);
 	param->private_data = priv;
-	param->private_data_len = sizeof(*priv);
+	param->private_data_len = len;
 	param->retry_count = 7;
 	param->rnr_retry_count = 7;
 }
@@ -691,21 +907,34 @@ static const char *sdsm_reject_name(unsigned int reason)
 	case SDSM_REJ_WRONG_DIRECTION:	return "higher node id connected to lower";
 	case SDSM_REJ_SHUTDOWN:		return "module unloading";
 	case SDSM_REJ_NO_RESOURCES:	return "out of resources";
+	case SDSM_REJ_AUTH_MODE:	return "one side runs auth=none";
 	}
 	return "unknown reason";
 }
 
-/* Validate connect private data; 0 if fine, else an sdsm_reject_reason. */
-static int sdsm_check_connect(const void *data, u8 len, unsigned int *from)
+/*
+ * Validate connect private data of at least @size bytes (the connect or
+ * the accept struct); 0 if fine, else an sdsm_reject_reason.
+ */
+static int sdsm_check_connect(const void *data, u8 len, size_t size,
+			      unsigned int *from)
 {
 	const struct sdsm_wire_connect *c = data;
+	u32 flags, want;
 	unsigned int id;
 
-	if (!data || len < sizeof(*c) ||
+	/* magic and version are where every version put them */
+	if (!data || len < offsetofend(struct sdsm_wire_connect, version) ||
 	    be32_to_cpu(c->magic) != SDSM_WIRE_MAGIC)
 		return SDSM_REJ_BAD_MAGIC;
 	if (be16_to_cpu(c->version) != SDSM_WIRE_VERSION)
 		return SDSM_REJ_BAD_VERSION;
+	if (len < size)
+		return SDSM_REJ_BAD_MAGIC;
+	flags = be32_to_cpu(c->flags);
+	want = sdsm_cl.auth_tfm ? SDSM_WIRE_CONNECT_F_AUTH : 0;
+	if (flags != want)
+		return SDSM_REJ_AUTH_MODE;
 	if (be16_to_cpu(c->nr_nodes) != sdsm_cl.nr_nodes)
 		return SDSM_REJ_BAD_NR_NODES;
 	id = be16_to_cpu(c->node_id);
@@ -748,7 +977,7 @@ static int sdsm_cm_connect_request(struct rdma_cm_id *id,
 	const struct sockaddr_in *src =
 		(struct sockaddr_in *)&id->route.addr.dst_addr;
 	const struct sdsm_wire_connect *req = ev->param.conn.private_data;
-	struct sdsm_wire_connect priv;
+	struct sdsm_wire_accept priv;
 	struct rdma_conn_param param;
 	struct sdsm_conn *conn, *old;
 	struct sdsm_peer *peer;
@@ -758,7 +987,7 @@ static int sdsm_cm_connect_request(struct rdma_cm_id *id,
 	if (READ_ONCE(sdsm_cl.shutdown))
 		return sdsm_cm_reject(id, SDSM_REJ_SHUTDOWN);
 	reason = sdsm_check_connect(req, ev->param.conn.private_data_len,
-				    &from);
+				    sizeof(*req), &from);
 	if (reason)
 		return sdsm_cm_reject(id, reason);
 	peer = &sdsm_cl.peers[from];
@@ -773,6 +1002,14 @@ static int sdsm_cm_connect_request(struct rdma_cm_id *id,
 		return sdsm_cm_reject(id, SDSM_REJ_NO_RESOURCES);
 	conn->cm_id = id;
 	conn->remote_incarnation = be64_to_cpu(req->incarnation);
+	memcpy(conn->remote_nonce, req->nonce, sizeof(conn->remote_nonce));
+	sdsm_fill_connect(conn, &priv.c);
+	ret = sdsm_auth_mac(conn, SDSM_AUTH_LABEL_ACCEPT, priv.mac);
+	if (ret) {
+		pr_err("node %u: cannot compute the accept MAC: %d\n", from, ret);
+		kfree(conn);
+		return sdsm_cm_reject(id, SDSM_REJ_NO_RESOURCES);
+	}
 	ret = sdsm_conn_create_ib(conn);
 	if (ret) {
 		pr_err("node %u: cannot create a queue pair: %d\n", from, ret);
@@ -792,20 +1029,22 @@ static int sdsm_cm_connect_request(struct rdma_cm_id *id,
 		sdsm_conn_destroy(conn);
 		return sdsm_cm_reject(id, SDSM_REJ_SHUTDOWN);
 	}
-	old = peer->conn;
-	peer->conn = conn;
-	sdsm_peer_set_state(peer, SDSM_PEER_CONNECTING);
+	/*
+	 * Not authenticated yet: park it, leaving peer->conn and the peer's
+	 * state alone.  Only an earlier attempt that never authenticated
+	 * either is dropped for it.
+	 */
+	old = peer->pending;
+	peer->pending = conn;
 	spin_unlock(&peer->lock);
 
 	if (old) {
-		pr_info("node %u connects again (incarnation %llx, was %llx): dropping the old connection\n",
-			from, conn->remote_incarnation,
-			old->remote_incarnation);
+		pr_debug("node %u: a new connect request supersedes an unauthenticated one\n",
+			 from);
 		sdsm_conn_reap(old);
 	}
-	sdsm_peer_kick(peer);
 
-	sdsm_fill_conn_param(&param, &priv);
+	sdsm_fill_conn_param(&param, &priv, sizeof(priv));
 	ret = rdma_accept(id, &param);
 	if (ret) {
 		pr_err("node %u: rdma_accept failed: %d\n", from, ret);
@@ -830,7 +1069,8 @@ static void sdsm_cm_route_resolved(struct sdsm_conn *conn)
 		sdsm_conn_fail(conn, "no resources");
 		return;
 	}
-	sdsm_fill_conn_param(&param, &priv);
+	sdsm_fill_connect(conn, &priv);
+	sdsm_fill_conn_param(&param, &priv, sizeof(priv));
 	ret = rdma_connect_locked(conn->cm_id, &param);
 	if (ret) {
 		pr_err("node %u: rdma_connect failed: %d\n",
@@ -843,24 +1083,48 @@ static void sdsm_cm_established(struct sdsm_conn *conn,
 				struct rdma_cm_event *ev)
 {
 	struct sdsm_peer *peer = conn->peer;
-	const struct sdsm_wire_connect *rep = ev->param.conn.private_data;
+	const struct sdsm_wire_accept *rep = ev->param.conn.private_data;
+	struct sdsm_wire_auth auth;
 	unsigned int from = 0;
-	int reason;
+	int reason, ret;
 
-	if (conn->active) {
-		reason = sdsm_check_connect(rep, ev->param.conn.private_data_len,
-					    &from);
-		if (!reason && from != peer->id)
-			reason = SDSM_REJ_BAD_NODE_ID;
-		if (reason) {
-			pr_err("node %u: bad accept data: %s\n", peer->id,
-			       sdsm_reject_name(reason));
-			sdsm_conn_fail(conn, "bad accept data");
-			return;
-		}
-		spin_lock(&peer->lock);
-		conn->remote_incarnation = be64_to_cpu(rep->incarnation);
-		spin_unlock(&peer->lock);
+	if (!conn->active) {
+		/* Passive: AUTH (sdsm_auth_rx) decides, not this event. */
+		sdsm_conn_established(conn);
+		return;
+	}
+	reason = sdsm_check_connect(rep, ev->param.conn.private_data_len,
+				    sizeof(*rep), &from);
+	if (!reason && from != peer->id)
+		reason = SDSM_REJ_BAD_NODE_ID;
+	if (reason) {
+		pr_err("node %u (%pI4): bad accept data: %s\n", peer->id,
+		       &peer->addr.sin_addr, sdsm_reject_name(reason));
+		sdsm_conn_fail(conn, "bad accept data");
+		return;
+	}
+	spin_lock(&peer->lock);
+	conn->remote_incarnation = be64_to_cpu(rep->c.incarnation);
+	spin_unlock(&peer->lock);
+	memcpy(conn->remote_nonce, rep->c.nonce, sizeof(conn->remote_nonce));
+	if (!sdsm_auth_check(conn, SDSM_AUTH_LABEL_ACCEPT, rep->mac)) {
+		pr_warn_ratelimited("node %u (%pI4): authentication failed (wrong cluster secret): connection refused\n",
+				    peer->id, &peer->addr.sin_addr);
+		sdsm_conn_fail(conn, "authentication failed");
+		return;
+	}
+	set_bit(SDSM_CONN_AUTHED, &conn->flags);
+	/* The first message on the QP: our proof. */
+	ret = sdsm_auth_mac(conn, SDSM_AUTH_LABEL_AUTH, auth.mac);
+	if (!ret)
+		ret = sdsm_conn_send(conn, SDSM_MSG_AUTH, &auth, sizeof(auth),
+				     NULL, true);
+	memzero_explicit(&auth, sizeof(auth));
+	if (ret) {
+		if (ret != -ENOTCONN)
+			pr_err("node %u: cannot send AUTH: %d\n", peer->id, ret);
+		sdsm_conn_fail(conn, "AUTH send failed");
+		return;
 	}
 	sdsm_conn_established(conn);
 }
@@ -1011,11 +1275,68 @@ out_free:
 /* ------------------------------------------------------------------ */
 /* Devices                                                             */
 
+/*
+ * Listen on this node's own address of nodes=, never INADDR_ANY.  Binding
+ * a unicast address ties the listener to the RDMA device that has it, so
+ * it is made again whenever a device comes (sdsm_ib_add) and dropped with
+ * its device (sdsm_ib_remove).  Locks: sdsm_cl.listen_lock held.
+ */
+static int sdsm_listen(void)
+{
+	struct sockaddr_in addr = sdsm_cl.peers[sdsm_cl.node_id].addr;
+	struct rdma_cm_id *id;
+	int ret;
+
+	lockdep_assert_held(&sdsm_cl.listen_lock);
+	if (sdsm_cl.listen_id || READ_ONCE(sdsm_cl.shutdown))
+		return 0;
+	addr.sin_port = htons(sdsm_cl.port);
+	id = rdma_create_id(&init_net, sdsm_cm_handler, NULL, RDMA_PS_TCP,
+			    IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&addr);
+	if (!ret)
+		ret = rdma_listen(id, SDSM_MAX_NODES);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	sdsm_cl.listen_id = id;
+	pr_debug("listening on %pI4 port %u\n", &addr.sin_addr, sdsm_cl.port);
+	return 0;
+}
+
+/* Retry listening until this node's address is on an RDMA device. */
+static void sdsm_listen_work(struct work_struct *work)
+{
+	static int last_err;
+	int ret;
+
+	mutex_lock(&sdsm_cl.listen_lock);
+	ret = sdsm_listen();
+	mutex_unlock(&sdsm_cl.listen_lock);
+	if (!ret) {
+		last_err = 0;
+		return;
+	}
+	if (ret != last_err)
+		pr_warn("cannot listen on %pI4 port %u: %d (retrying)\n",
+			&sdsm_cl.peers[sdsm_cl.node_id].addr.sin_addr,
+			sdsm_cl.port, ret);
+	last_err = ret;
+	if (!READ_ONCE(sdsm_cl.shutdown))
+		queue_delayed_work(sdsm_cl.wq, &sdsm_cl.listen_work,
+				   msecs_to_jiffies(SDSM_BACKOFF_MAX_MS));
+}
+
 static int sdsm_ib_add(struct ib_device *dev)
 {
 	int i;
 
 	pr_debug("RDMA device %s added\n", dev_name(&dev->dev));
+	if (!READ_ONCE(sdsm_cl.shutdown))
+		mod_delayed_work(sdsm_cl.wq, &sdsm_cl.listen_work, 0);
 	/* Retry now rather than at the end of the backoff. */
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
 		struct sdsm_peer *peer = &sdsm_cl.peers[i];
@@ -1033,24 +1354,46 @@ static int sdsm_ib_add(struct ib_device *dev)
 	return 0;
 }
 
+static bool sdsm_conn_on(struct sdsm_conn *conn, struct ib_device *dev)
+{
+	return conn && (conn->dev == dev ||
+			READ_ONCE(conn->cm_id->device) == dev);
+}
+
 static void sdsm_ib_remove(struct ib_device *dev, void *client_data)
 {
+	struct rdma_cm_id *listen_id = NULL;
 	unsigned int i, n = 0;
+
+	mutex_lock(&sdsm_cl.listen_lock);
+	if (sdsm_cl.listen_id && sdsm_cl.listen_id->device == dev) {
+		listen_id = sdsm_cl.listen_id;
+		sdsm_cl.listen_id = NULL;
+	}
+	mutex_unlock(&sdsm_cl.listen_lock);
+	if (listen_id)
+		rdma_destroy_id(listen_id);	/* waits for its handlers */
 
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
 		struct sdsm_peer *peer = &sdsm_cl.peers[i];
-		struct sdsm_conn *conn;
+		struct sdsm_conn *conn, *pending;
 
 		spin_lock(&peer->lock);
 		conn = peer->conn;
-		if (conn && (conn->dev == dev ||
-			     READ_ONCE(conn->cm_id->device) == dev)) {
+		if (sdsm_conn_on(conn, dev)) {
 			peer->conn = NULL;
 			sdsm_peer_set_state(peer, SDSM_PEER_DOWN);
 		} else {
 			conn = NULL;
 		}
+		pending = peer->pending;
+		if (sdsm_conn_on(pending, dev))
+			peer->pending = NULL;
+		else
+			pending = NULL;
 		spin_unlock(&peer->lock);
+		if (pending)
+			sdsm_conn_reap(pending);
 		if (conn) {
 			sdsm_conn_reap(conn);
 			sdsm_peer_kick(peer);
@@ -1068,60 +1411,73 @@ static struct ib_client sdsm_ib_client = {
 	.remove = sdsm_ib_remove,
 };
 
+/*
+ * Read the cluster secret, then listen.  A port already taken fails the
+ * load; an address not (yet) on an RDMA device is retried by listen_work.
+ */
 int sdsm_transport_start(void)
 {
-	struct sockaddr_in any = {
-		.sin_family = AF_INET,
-		.sin_addr.s_addr = htonl(INADDR_ANY),
-		.sin_port = htons(sdsm_cl.port),
-	};
-	struct rdma_cm_id *id;
 	int ret;
 
 	INIT_WORK(&sdsm_cl.reap_work, sdsm_reap_work);
+	mutex_init(&sdsm_cl.listen_lock);
+	INIT_DELAYED_WORK(&sdsm_cl.listen_work, sdsm_listen_work);
+	ret = sdsm_auth_start();
+	if (ret)
+		return ret;
 	ret = ib_register_client(&sdsm_ib_client);
 	if (ret) {
 		pr_err("cannot register the RDMA client: %d\n", ret);
-		return ret;
+		goto out_auth_stop;
 	}
-	id = rdma_create_id(&init_net, sdsm_cm_handler, NULL, RDMA_PS_TCP,
-			    IB_QPT_RC);
-	if (IS_ERR(id)) {
-		ret = PTR_ERR(id);
+	mutex_lock(&sdsm_cl.listen_lock);
+	ret = sdsm_listen();
+	mutex_unlock(&sdsm_cl.listen_lock);
+	if (ret == -EADDRINUSE) {
+		pr_err("cannot listen on %pI4 port %u: port in use\n",
+		       &sdsm_cl.peers[sdsm_cl.node_id].addr.sin_addr,
+		       sdsm_cl.port);
 		goto out_unregister_client;
 	}
-	ret = rdma_bind_addr(id, (struct sockaddr *)&any);
-	if (ret) {
-		pr_err("cannot bind rdma_cm port %u: %d\n", sdsm_cl.port, ret);
-		goto out_destroy_id;
-	}
-	ret = rdma_listen(id, SDSM_MAX_NODES);
-	if (ret) {
-		pr_err("cannot listen on rdma_cm port %u: %d\n",
-		       sdsm_cl.port, ret);
-		goto out_destroy_id;
-	}
-	sdsm_cl.listen_id = id;
+	if (ret)
+		mod_delayed_work(sdsm_cl.wq, &sdsm_cl.listen_work, 0);
 	return 0;
 
-out_destroy_id:
-	rdma_destroy_id(id);
 out_unregister_client:
 	ib_unregister_client(&sdsm_ib_client);
+out_auth_stop:
+	sdsm_auth_stop();
 	return ret;
 }
 
 /*
  * Stop accepting (waits for running connect-request handlers), then
  * unregister the client: sdsm_ib_remove() closes every connection bound to
- * a device.  Connections still resolving are left to sdsm_cluster_stop().
+ * a device.  Connections still resolving are left to sdsm_cluster_stop(),
+ * which runs before sdsm_transport_exit() drops the secret.
  */
 void sdsm_transport_stop(void)
 {
-	if (sdsm_cl.listen_id) {
-		rdma_destroy_id(sdsm_cl.listen_id);
-		sdsm_cl.listen_id = NULL;
-	}
+	struct rdma_cm_id *id;
+
+	cancel_delayed_work_sync(&sdsm_cl.listen_work);
+	mutex_lock(&sdsm_cl.listen_lock);
+	id = sdsm_cl.listen_id;
+	sdsm_cl.listen_id = NULL;
+	mutex_unlock(&sdsm_cl.listen_lock);
+	if (id)
+		rdma_destroy_id(id);
 	ib_unregister_client(&sdsm_ib_client);
+	/* ib_add may have queued it again before the client went away. */
+	cancel_delayed_work_sync(&sdsm_cl.listen_work);
 	sdsm_reap_sync();
+}
+
+/*
+ * Drop the cluster secret.  Called at the end of sdsm_cluster_stop(), when
+ * no connection is left to use it.
+ */
+void sdsm_transport_exit(void)
+{
+	sdsm_auth_stop();
 }

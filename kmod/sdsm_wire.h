@@ -20,7 +20,7 @@
 #include <linux/types.h>
 
 #define SDSM_WIRE_MAGIC		0x5344534dU	/* "SDSM" */
-#define SDSM_WIRE_VERSION	1
+#define SDSM_WIRE_VERSION	2	/* 2: authenticated connect (AUTH) */
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -29,6 +29,9 @@
  * enum sdsm_msg_type - every message type, in one place.
  * @SDSM_MSG_PING: heartbeat request; with a page: handshake pattern page
  * @SDSM_MSG_PONG: heartbeat reply, echoes the PING timestamp
+ * @SDSM_MSG_AUTH: active to passive side, the first message on a new
+ *	connection: struct sdsm_wire_auth; the passive side accepts nothing
+ *	else until it verifies
  * @SDSM_MSG_COHERENCE_FIRST: first type reserved for coherence (issue 3)
  * @SDSM_MSG_COH: a page-coherence protocol message, struct sdsm_wire_coh
  * @SDSM_MSG_HOME_REQ: ask a page's manager for its home, sdsm_wire_home
@@ -52,6 +55,7 @@
 enum sdsm_msg_type {
 	SDSM_MSG_PING = 1,
 	SDSM_MSG_PONG = 2,
+	SDSM_MSG_AUTH = 3,
 	SDSM_MSG_COHERENCE_FIRST = 0x20,
 	SDSM_MSG_COH = 0x20,
 	SDSM_MSG_HOME_REQ = 0x21,
@@ -104,6 +108,13 @@ struct sdsm_wire_ping {
 
 static_assert(sizeof(struct sdsm_wire_ping) == 16);
 
+/* Peer authentication: HMAC-SHA256 keyed with the cluster secret. */
+#define SDSM_AUTH_NONCE_SIZE	32
+#define SDSM_AUTH_MAC_SIZE	32
+
+/* sdsm_wire_connect.flags */
+#define SDSM_WIRE_CONNECT_F_AUTH	0x00000001	/* sender uses auth */
+
 /**
  * struct sdsm_wire_connect - rdma_cm private data of connect and accept
  * @magic: SDSM_WIRE_MAGIC
@@ -111,8 +122,11 @@ static_assert(sizeof(struct sdsm_wire_ping) == 16);
  * @node_id: node id of the sender
  * @nr_nodes: number of nodes the sender's nodes= lists
  * @rx_depth: receives the sender keeps posted
- * @__reserved: zero
+ * @flags: SDSM_WIRE_CONNECT_F_*; unknown bits must be zero (version 1
+ *	called this field __reserved)
  * @incarnation: random, chosen at every module load of the sender
+ * @nonce: random, chosen for every connection attempt by its sender
+ *	(version 2)
  *
  * Must fit the 56 bytes of IB CM REQ private data that rdma_cm leaves us.
  */
@@ -122,11 +136,71 @@ struct sdsm_wire_connect {
 	__be16 node_id;
 	__be16 nr_nodes;
 	__be16 rx_depth;
-	__be32 __reserved;
+	__be32 flags;
 	__be64 incarnation;
+	__u8 nonce[SDSM_AUTH_NONCE_SIZE];
 };
 
-static_assert(sizeof(struct sdsm_wire_connect) == 24);
+static_assert(sizeof(struct sdsm_wire_connect) == 56);
+
+/**
+ * struct sdsm_wire_accept - rdma_cm private data of an accept (version 2)
+ * @c: the passive side's connect data, with its own nonce
+ * @mac: HMAC(secret, struct sdsm_wire_auth_input labelled
+ *	SDSM_AUTH_LABEL_ACCEPT); zero if the passive side runs auth=none
+ */
+struct sdsm_wire_accept {
+	struct sdsm_wire_connect c;
+	__u8 mac[SDSM_AUTH_MAC_SIZE];
+};
+
+static_assert(sizeof(struct sdsm_wire_accept) == 88);
+
+/**
+ * struct sdsm_wire_auth - payload of AUTH
+ * @mac: HMAC(secret, struct sdsm_wire_auth_input labelled
+ *	SDSM_AUTH_LABEL_AUTH); zero if the active side runs auth=none
+ */
+struct sdsm_wire_auth {
+	__u8 mac[SDSM_AUTH_MAC_SIZE];
+};
+
+static_assert(sizeof(struct sdsm_wire_auth) == 32);
+
+#define SDSM_AUTH_LABEL_SIZE	16
+#define SDSM_AUTH_LABEL_ACCEPT	"sdsm v2 accept"	/* passive proves */
+#define SDSM_AUTH_LABEL_AUTH	"sdsm v2 auth"		/* active proves */
+
+/**
+ * struct sdsm_wire_auth_input - what an accept or AUTH MAC covers
+ * @label: SDSM_AUTH_LABEL_ACCEPT or SDSM_AUTH_LABEL_AUTH, zero padded:
+ *	the direction, so a MAC is never valid in the other direction
+ * @nr_nodes: the cluster size both sides announced
+ * @active_id: node id of the side that connected (the lower id)
+ * @passive_id: node id of the side that accepted
+ * @__reserved: zero
+ * @active_incarnation: incarnation the active side announced
+ * @passive_incarnation: incarnation the passive side announced
+ * @active_nonce: nonce of the connect request
+ * @passive_nonce: nonce of the accept
+ *
+ * Never sent: both sides build it from the connect private data and MAC
+ * it.  Fresh nonces of both sides make every MAC good for one connection
+ * attempt only, so a recorded accept or AUTH cannot be replayed.
+ */
+struct sdsm_wire_auth_input {
+	char label[SDSM_AUTH_LABEL_SIZE];
+	__be16 nr_nodes;
+	__be16 active_id;
+	__be16 passive_id;
+	__be16 __reserved;
+	__be64 active_incarnation;
+	__be64 passive_incarnation;
+	__u8 active_nonce[SDSM_AUTH_NONCE_SIZE];
+	__u8 passive_nonce[SDSM_AUTH_NONCE_SIZE];
+};
+
+static_assert(sizeof(struct sdsm_wire_auth_input) == 104);
 
 /* Why a passive side refused a connection (struct sdsm_wire_reject.reason). */
 enum sdsm_reject_reason {
@@ -138,6 +212,7 @@ enum sdsm_reject_reason {
 	SDSM_REJ_WRONG_DIRECTION = 6,	/* only lower ids connect to higher */
 	SDSM_REJ_SHUTDOWN = 7,		/* module is unloading */
 	SDSM_REJ_NO_RESOURCES = 8,
+	SDSM_REJ_AUTH_MODE = 9,		/* one side runs auth=none */
 };
 
 /**

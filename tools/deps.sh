@@ -8,7 +8,7 @@ pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils \
 linux-image-amd64 linux-headers-amd64 linux-source-6.1 \
 qemu-system-x86 busybox-static iproute2 \
 rdma-core ibverbs-utils perftest fio sparse python3 \
-pkg-config gnuplot-nox man-db groff-base"
+pkg-config gnuplot-nox man-db groff-base keyutils"
 
 missing=
 for p in $pkgs; do

@@ -350,6 +350,9 @@ node_id=0 nodes=\$SDSM_NODES fault_timeout_ms=50|fault_timeout_ms=50 out of rang
 node_id=0 nodes=\$SDSM_NODES default_region_mb=0|default_region_mb=0 out of range 1..65536
 node_id=0 nodes=\$SDSM_NODES default_region_mb=70000|default_region_mb=70000 out of range 1..65536
 node_id=0 nodes=\$SDSM_NODES max_region_mb=0|max_region_mb=0 out of range 1..1048576
+node_id=0 nodes=\$SDSM_NODES auth=bogus|auth=bogus: must be hmac-sha256 or none
+node_id=0 nodes=\$SDSM_NODES auth_key=nocolon|auth_key=nocolon: a logon key description is prefix:name
+node_id=0 nodes=\$SDSM_NODES auth_key=sdsm:absent|no cluster secret: logon key 'sdsm:absent' not found
 EOF
 	return $rc
 }

@@ -1208,6 +1208,10 @@ static bool test_join_config(void)
 		{ "", "no node lines" },
 		{ "# only a comment\n\n", "no node lines" },
 		{ "node 0 198.18.0.1\nnode 1 198.18.0.1\n", "same address" },
+		{ "node 0 198.18.0.1\nsecret\n", "test.conf:2: expected 'secret PATH'" },
+		{ "node 0 198.18.0.1\nsecret a b\n", "expected 'secret PATH'" },
+		{ "secret /k\nnode 0 198.18.0.1\nsecret /k\n",
+		  "test.conf:3: secret given twice (first on line 1)" },
 	};
 	struct sdsmctl_config cfg;
 	char err[256];
@@ -1220,7 +1224,12 @@ static bool test_join_config(void)
 	CHECK(ret == 0, "good config: %s", err);
 	CHECK(cfg.nr_nodes == 3 && cfg.port == 18611 &&
 	      !strcmp(cfg.addr[0], "198.18.0.1") &&
-	      !strcmp(cfg.addr[2], "198.18.0.3"), "good config fields");
+	      !strcmp(cfg.addr[2], "198.18.0.3") && !cfg.secret[0],
+	      "good config fields");
+	ret = parse_cfg("node 0 198.18.0.1\nsecret /etc/sdsm/cluster.key\n",
+			&cfg, err, sizeof(err));
+	CHECK(ret == 0 && !strcmp(cfg.secret, "/etc/sdsm/cluster.key"),
+	      "config with a secret: %d %s", ret, err);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
 		ret = parse_cfg(bad[i].text, &cfg, err, sizeof(err));

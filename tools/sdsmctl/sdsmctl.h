@@ -53,6 +53,7 @@ struct sdsmctl_config {
 	unsigned int nr_nodes;
 	int port;		/* 0 = module default */
 	char addr[SDSM_MAX_NODES][16];
+	char secret[256];	/* key file of the cluster secret, "" = none */
 };
 
 /*

@@ -6,8 +6,12 @@
  * CONFIG, one statement per line, '#' starts a comment:
  *	node ID IPV4		every node of the cluster, IDs 0..N-1, once each
  *	port N			rdma_cm port (optional; the module's default)
+ *	secret PATH		file with the cluster secret (optional)
  * This node is the one whose address is configured on a local interface
- * (getifaddrs), or --node K.  The module is loaded with
+ * (getifaddrs), or --node K.  With a secret, the file (a regular file of
+ * 16..4096 bytes that only its owner, root or us, can read or write) is
+ * added as the logon key "sdsm:cluster" to the user keyring first, where
+ * the module finds it.  The module is loaded with
  * "insmod PATH" (--module) or "modprobe sdsm", plus node_id=K
  * nodes=ADDR0,ADDR1,... and port=N when given.
  */
@@ -22,7 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include "sdsmctl.h"
@@ -69,7 +76,7 @@ int sdsmctl_parse_config(FILE *f, const char *name,
 {
 	unsigned char seen[SDSM_MAX_NODES] = { 0 };
 	unsigned int line = 0, i, j, max_id = 0, count = 0;
-	int port_line = 0;
+	int port_line = 0, secret_line = 0;
 	char buf[512];
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -121,9 +128,20 @@ int sdsmctl_parse_config(FILE *f, const char *name,
 						       port_line);
 			port_line = line;
 			cfg->port = v;
+		} else if (!strcmp(tok[0], "secret")) {
+			if (n != 2 || strlen(tok[1]) >= sizeof(cfg->secret))
+				return sdsmctl_cfg_err(err, errlen, name, line,
+						       "expected 'secret PATH' (PATH shorter than %zu)",
+						       sizeof(cfg->secret));
+			if (secret_line)
+				return sdsmctl_cfg_err(err, errlen, name, line,
+						       "secret given twice (first on line %d)",
+						       secret_line);
+			secret_line = line;
+			strcpy(cfg->secret, tok[1]);
 		} else {
 			return sdsmctl_cfg_err(err, errlen, name, line,
-					       "unknown statement '%s' (expected node or port)",
+					       "unknown statement '%s' (expected node, port or secret)",
 					       tok[0]);
 		}
 	}
@@ -144,6 +162,76 @@ int sdsmctl_parse_config(FILE *f, const char *name,
 						       i, j, cfg->addr[i]);
 	cfg->nr_nodes = max_id + 1;
 	return 0;
+}
+
+#define SDSMCTL_SECRET_MIN	16	/* the module's minimum */
+#define SDSMCTL_SECRET_MAX	4096
+
+/*
+ * Add the cluster secret in @path as logon key sdsm:cluster to the user
+ * keyring, where insmod's request_key() finds it; a logon key cannot be
+ * read back from user space.  With @dry only check the file.  0 or -1
+ * (reported).
+ */
+static int sdsmctl_add_secret(const char *path, int dry)
+{
+	unsigned char buf[SDSMCTL_SECRET_MAX + 1];
+	struct stat st;
+	ssize_t n;
+	long key;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		sdsmctl_err("secret %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		sdsmctl_err("secret %s: %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		sdsmctl_err("secret %s: not a regular file", path);
+		goto out_close;
+	}
+	if (st.st_mode & 077 || (st.st_uid && st.st_uid != geteuid())) {
+		sdsmctl_err("secret %s: mode %04o owner %u: must be 0600 or stricter, owned by root or you",
+			    path, (unsigned int)(st.st_mode & 07777),
+			    (unsigned int)st.st_uid);
+		goto out_close;
+	}
+	n = read(fd, buf, sizeof(buf));
+	if (n < 0) {
+		sdsmctl_err("secret %s: %s", path, strerror(errno));
+		goto out_close;
+	}
+	if (n < SDSMCTL_SECRET_MIN || n > SDSMCTL_SECRET_MAX) {
+		sdsmctl_err("secret %s: %zd bytes, want %d..%d", path, n,
+			    SDSMCTL_SECRET_MIN, SDSMCTL_SECRET_MAX);
+		goto out_wipe;
+	}
+	close(fd);
+	fd = -1;
+	if (dry) {
+		explicit_bzero(buf, sizeof(buf));
+		return 0;
+	}
+	key = syscall(SYS_add_key, "logon", "sdsm:cluster", buf, (size_t)n,
+		      -4 /* KEY_SPEC_USER_KEYRING */);
+	explicit_bzero(buf, sizeof(buf));
+	if (key < 0) {
+		sdsmctl_err("secret %s: add_key logon sdsm:cluster: %s", path,
+			    strerror(errno));
+		return -1;
+	}
+	return 0;
+
+out_wipe:
+	explicit_bzero(buf, sizeof(buf));
+out_close:
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /* The node whose address is on a local interface; -1 (reported) if none. */
@@ -271,6 +359,8 @@ int sdsmctl_join_main(int argc, char **argv)
 		args[nargs++] = port_arg;
 	}
 	args[nargs] = NULL;
+	if (cfg.secret[0] && sdsmctl_add_secret(cfg.secret, dry) < 0)
+		return 1;
 	if (dry) {
 		for (i = 0; i < nargs; i++)
 			printf("%s%s", i ? " " : "", args[i]);
