@@ -26,6 +26,8 @@ MEM_UTIL=$HERE/sdsm_mem_util
 SYNC_TEST=$HERE/sync_test
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
+# shellcheck source=selftests/sdsm/tap_runner.sh
+. "$HERE/tap_runner.sh" || { echo "Bail out! tap_runner.sh"; exit 1; }
 
 : "${SDSM_TEST_TIMEOUT:=300}"
 N=$SDSM_NR_NODES
@@ -305,38 +307,6 @@ restore_cluster() {
 
 tests=${*:-$ALL_TESTS}
 # shellcheck disable=SC2086
-set -- $tests
-echo "TAP version 13"
-echo "1..$#"
-i=0
-failed=0
-out=$(mktemp /tmp/sdsm-auth.XXXXXX)
-for t in "$@"; do
-	i=$((i + 1))
-	t0=$(date +%s)
-	if ! declare -F "test_$t" >/dev/null; then
-		echo "not ok $i $t # no such test"
-		failed=$((failed + 1))
-		continue
-	fi
-	vc_bounded "$SDSM_TEST_TIMEOUT" "test_$t" > "$out" 2>&1
-	rc=$?
-	[ $rc = 124 ] && echo "test timed out after ${SDSM_TEST_TIMEOUT}s" >> "$out"
-	if ! vc_bounded "$SDSM_TEST_TIMEOUT" restore_cluster >> "$out" 2>&1; then
-		echo "cannot restore the cluster after the test" >> "$out"
-		rc=1
-	fi
-	sed 's/^/# /' "$out"
-	echo "# $t: $(( $(date +%s) - t0 )) s including restore"
-	if [ $rc = 0 ]; then
-		echo "ok $i $t"
-	else
-		echo "not ok $i $t"
-		failed=$((failed + 1))
-	fi
-done
-rm -f "$out"
-echo "# $failed of $# failed"
-[ $failed = 0 ]
+run_tap_tests $tests
 exit
 }

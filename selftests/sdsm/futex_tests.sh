@@ -21,6 +21,8 @@ NODE_SH=$HERE/sdsm_node.sh
 FT=$HERE/futex_test
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
+# shellcheck source=selftests/sdsm/tap_runner.sh
+. "$HERE/tap_runner.sh" || { echo "Bail out! tap_runner.sh"; exit 1; }
 
 : "${SDSM_TEST_TIMEOUT:=300}"
 : "${SDSM_STRESS_TIMEOUT:=360}"
@@ -255,48 +257,31 @@ restore_cluster() {
 	return $rc
 }
 
+tap_before_test() {
+	rm -rf "$WORK"
+	mkdir -p "$WORK"
+	TEST=$1
+}
+
+tap_test_bound() {
+	bound "$1"
+}
+
 tests=${*:-$ALL_TESTS}
-# shellcheck disable=SC2086
-set -- $tests
-echo "TAP version 13"
-echo "1..$#"
 if [ "$N" -lt 3 ]; then
+	# shellcheck disable=SC2086
+	set -- $tests
+	echo "TAP version 13"
+	echo "1..$#"
+	i=0
 	for t in "$@"; do
-		echo "ok $t # SKIP needs 3 nodes"
+		i=$((i + 1))
+		echo "ok $i $t # SKIP needs 3 nodes"
 	done
 	exit 0
 fi
-i=0
-failed=0
-out=$(mktemp /tmp/sdsm-futex-test.XXXXXX)
-for t in "$@"; do
-	i=$((i + 1))
-	t0=$(date +%s%N)
-	if ! declare -F "test_$t" >/dev/null; then
-		echo "not ok $i $t # no such test"
-		failed=$((failed + 1))
-		continue
-	fi
-	rm -rf "$WORK"
-	mkdir -p "$WORK"
-	TEST=$t
-	vc_bounded "$(bound "$t")" "test_$t" > "$out" 2>&1
-	rc=$?
-	[ $rc = 124 ] && echo "test timed out after $(bound "$t")s" >> "$out"
-	if ! vc_bounded "$SDSM_TEST_TIMEOUT" restore_cluster >> "$out" 2>&1; then
-		echo "cannot restore the cluster after the test" >> "$out"
-		rc=1
-	fi
-	sed 's/^/# /' "$out"
-	echo "# $t: $(( ($(date +%s%N) - t0) / 1000000 )) ms including restore"
-	if [ $rc = 0 ]; then
-		echo "ok $i $t"
-	else
-		echo "not ok $i $t"
-		failed=$((failed + 1))
-	fi
-done
-rm -f "$out"
+# shellcheck disable=SC2086
+run_tap_tests $tests
+rc=$?
 rm -rf "$WORK"
-echo "# $failed of $# failed"
-[ $failed = 0 ]
+exit $rc

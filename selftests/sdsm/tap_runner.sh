@@ -9,7 +9,9 @@
 # reason is the test's last line (a test returns 77 only for something
 # missing by design, such as too few nodes, never because a helper failed);
 # anything else fails, and so does a cluster that cannot be restored.  A
-# suite may define tap_before_test (run before each test, not timed).
+# suite may define tap_before_test NAME (run before each test, not timed)
+# and tap_test_bound NAME (the seconds NAME may run, default
+# SDSM_TEST_TIMEOUT).
 # Exits with status 1 if any test failed.
 
 tap_now_ms() {
@@ -17,7 +19,7 @@ tap_now_ms() {
 }
 
 run_tap_tests() {
-	local i=0 failed=0 out t t0 rc
+	local i=0 failed=0 out t t0 rc b
 	echo "TAP version 13"
 	echo "1..$#"
 	out=$(mktemp /tmp/sdsm-test.XXXXXX)
@@ -28,12 +30,13 @@ run_tap_tests() {
 			failed=$((failed + 1))
 			continue
 		fi
-		! declare -F tap_before_test >/dev/null || tap_before_test
+		! declare -F tap_before_test >/dev/null || tap_before_test "$t"
+		b=$SDSM_TEST_TIMEOUT
+		! declare -F tap_test_bound >/dev/null || b=$(tap_test_bound "$t")
 		t0=$(tap_now_ms)
-		vc_bounded "$SDSM_TEST_TIMEOUT" "test_$t" > "$out" 2>&1
+		vc_bounded "$b" "test_$t" > "$out" 2>&1
 		rc=$?
-		[ $rc = 124 ] &&
-			echo "test timed out after ${SDSM_TEST_TIMEOUT}s" >> "$out"
+		[ $rc = 124 ] && echo "test timed out after ${b}s" >> "$out"
 		if ! vc_bounded "$SDSM_TEST_TIMEOUT" restore_cluster \
 				>> "$out" 2>&1; then
 			echo "cannot restore the cluster after the test" >> "$out"
