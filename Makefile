@@ -29,7 +29,7 @@ export CC CFLAGS CACHE SRCDIR
 KSRC	= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h)) \
 	  uapi/linux/sdsm.h
 
-.PHONY: all deps module kdir userspace tests linux-source checkpatch sparse \
+.PHONY: all deps module module-debug kdir userspace tests linux-source checkpatch sparse \
 	unit selftests check demo bench clean
 
 all: module userspace
@@ -44,6 +44,20 @@ kdir:
 
 module: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+# The module for the debug kernel of the cluster tests (tools/kernel/,
+# built once and cached outside the tree): the same sources built in a
+# shadow tree, .cache/kmod-debug/kmod/sdsm.ko, so both modules coexist.
+DEBUG_KO := $(CACHE)/kmod-debug/kmod/sdsm.ko
+module-debug:
+	@dir=$$(tools/kernel/build.sh) || exit 1; \
+	rm -rf $(CACHE)/kmod-debug && mkdir -p $(CACHE)/kmod-debug/kmod \
+		$(CACHE)/kmod-debug/uapi/linux && \
+	cp Kbuild $(CACHE)/kmod-debug/ && \
+	cp kmod/Kbuild kmod/*.c kmod/*.h $(CACHE)/kmod-debug/kmod/ && \
+	rm -f $(CACHE)/kmod-debug/kmod/*.mod.c && \
+	cp uapi/linux/sdsm.h $(CACHE)/kmod-debug/uapi/linux/ && \
+	$(MAKE) -C $$dir/src M=$(CACHE)/kmod-debug W=1 modules
 
 # Pieces of linux-source-6.1 we use but never commit: checkpatch and the
 # kselftest harness.  Extracted once into .cache/; the tarball is a test
