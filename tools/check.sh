@@ -8,7 +8,11 @@
 # out/check/<stamp>/.  Ends with one line: `N passed, N failed, N skipped`.
 #
 # Environment: CHECK_NODES (cluster size, default 3), CHECK_ONLY (space
-# separated step names to run: build checkpatch sparse unit vcluster cluster).
+# separated step names to run: build checkpatch sparse unit vcluster cluster
+# debug-cluster), CHECK_KERNEL=debug (also run the cluster selftests on the
+# project's debug kernel, tools/kernel/: KASAN, lockdep, kmemleak; built
+# once and cached; step debug-cluster), CHECK_DEBUG_SUITES (the suites of
+# that run, as RUN_ALL_SUITES; default all).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -142,6 +146,40 @@ if want cluster; then
 		result "cluster selftests ran (vcluster status $rc, $n results)" 1
 	fi
 	[ $rc -ne 0 ] && show_tail "$logdir/cluster.log" 80
+fi
+
+# 5. The same selftests on the debug kernel (opt-in: its first build takes
+# about 40 minutes on 2 cores; see Documentation/testing.rst).
+if [ "${CHECK_KERNEL:-}" = debug ] && { want debug-cluster ||
+		[ -z "${CHECK_ONLY:-}" ]; }; then
+	step debug-kernel 5400 make -s module-debug
+	rc=$?
+	result "debug kernel and module (tools/kernel/)" $rc
+	if [ $rc -ne 0 ]; then
+		show_tail "$logdir/debug-kernel.log"
+	else
+		kdir=$(tools/kernel/build.sh 2> /dev/null)
+		step debug-cluster 5400 env VCLUSTER_KO=.cache/kmod-debug/kmod/sdsm.ko \
+			tools/vcluster/vcluster run -n "$nodes" --on 0 \
+			--kernel "$kdir" --mem 1024 --timeout 5000 \
+			--out "$logdir/debug-cluster" -- \
+			env RUN_ALL_SUITES="${CHECK_DEBUG_SUITES:-}" \
+			selftests/sdsm/run_all.sh
+		rc=$?
+		count_tap "$logdir/debug-cluster.log" debug-cluster
+		n=$tap_n
+		check_plan "debug-kernel cluster selftests"
+		if [ $rc -eq 4 ]; then
+			result "debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)" 1
+		elif [ "$n" -gt 0 ]; then
+			result "debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)" 0
+		fi
+		if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && [ $rc -ne 4 ] &&
+				! grep -q '^not ok' "$logdir/debug-cluster.log"; }; then
+			result "debug-kernel selftests ran (vcluster status $rc, $n results)" 1
+		fi
+		[ $rc -ne 0 ] && show_tail "$logdir/debug-cluster.log" 80
+	fi
 fi
 
 note "make check took $(( $(date +%s) - t_start ))s; logs in $logdir"
