@@ -57,12 +57,16 @@ nodes() {
 }
 
 # bg NAME K CMD...: CMD on node K in the background; output to
-# $WORK/NAME.out as written, exit status to $WORK/NAME.rc.
+# $WORK/NAME.out as written, exit status to $WORK/NAME.rc.  A remote CMD
+# may run as long as the test's own bound (not on_node's default 120 s,
+# which the 10^4-pair stress run can pass on a loaded host: the remote
+# members were then cancelled and the ring stalled).
 bg() {
 	local name=$1 k=$2
 	shift 2
 	# shellcheck disable=SC2016
-	( run_on "$k" sh -c 'o=$1; shift; exec "$@" > "$o" 2>&1' sh \
+	( ON_NODE_TIMEOUT=$(bound "$TEST") run_on "$k" \
+		sh -c 'o=$1; shift; exec "$@" > "$o" 2>&1' sh \
 		"$WORK/$name.out" "$@"
 	  echo $? > "$WORK/$name.rc" ) &
 }
