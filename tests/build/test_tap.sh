@@ -42,7 +42,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..10"
+echo "1..11"
 expect "a complete stream passes" "3 0 0" \
 	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
 expect "a stream that stops after 3 of 10 fails" "3 1 0" \
@@ -70,6 +70,9 @@ runner() (
 	test_fail() { echo "wrong value"; return 1; }
 	test_hang() { sleep 4; }
 	test_break() { touch "$tmp/broken"; return 77; }
+	# Leaves a process behind that holds stdout (the pipe of a caller).
+	test_leak() { sleep 30 & echo "started $!" > "$tmp/leak"; }
+	test_leakhang() { sleep 31 & echo "started $!" > "$tmp/leak2"; sleep 4; }
 	. "$top/selftests/sdsm/tap_runner.sh"
 	run_tap_tests "$@"
 )
@@ -88,5 +91,23 @@ ok $? "its stream keeps its plan (passed failed skipped: want 1 3 1, got $got)"
 runner break > "$tmp/run.log" 2>&1
 grep -qx 'not ok 1 break' "$tmp/run.log"
 ok $? "a skip that leaves the cluster broken is a failure"
+# A test's leftover processes die with it, whether it ends or times out:
+# a leftover holding the runner's stdout kept a pipe reading it open until
+# the whole run's bound (the futex suite's stress test, 2026-11-23).
+t0=$SECONDS
+rm -f "$tmp/broken"
+runner leak leakhang 2>&1 | cat > "$tmp/run.log"
+took=$((SECONDS - t0))
+leftover=
+for f in leak leak2; do
+	pid=$(sed -n 's/^started //p' "$tmp/$f" 2>/dev/null)
+	# A killed orphan may stay a zombie until init reaps it: not alive.
+	st=$([ -n "$pid" ] && ps -o stat= -p "$pid")
+	case $st in ''|Z*) ;; *) leftover="$leftover $pid" ;; esac
+done
+[ "$took" -lt 20 ] && [ -z "$leftover" ] && grep -qx 'ok 1 leak' "$tmp/run.log" &&
+	grep -qx 'not ok 2 leakhang' "$tmp/run.log"
+rc=$?; [ $rc -eq 0 ] || sed "s/^/#   /" "$tmp/run.log"
+ok $rc "a test's background processes do not outlive it (${took}s, left:${leftover:- none})"
 
 [ $fails -eq 0 ]

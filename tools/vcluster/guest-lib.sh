@@ -74,26 +74,38 @@ fi
 
 # vc_bounded SEC CMD [ARGS...]: run CMD, return its status, or 124 after
 # SEC seconds without waiting for it (a task stuck in the kernel cannot be
-# killed, and waiting for it would hang the caller too).
+# killed, and waiting for it would hang the caller too).  From bash, CMD
+# runs in a process group of its own, killed when CMD ends or times out:
+# nothing CMD started in the background outlives it (a leftover holding
+# the caller's stdout would keep a pipe reading it open forever).
 vc_bounded() {
 	_b_to=$1
 	shift
 	_b_st=$(mktemp /tmp/.vcluster-bounded.XXXXXX) || return 125
 	rm -f "$_b_st"
-	( "$@"; echo $? > "$_b_st.tmp"; mv "$_b_st.tmp" "$_b_st" ) &
+	# bash gives a background job its own group under set -m without a
+	# tty; dash and busybox sh refuse, and run CMD in the caller's group.
+	case ${BASH_VERSION:+bash}$- in
+	bash*m*|[!b]*) ( "$@"; echo $? > "$_b_st.tmp"; mv "$_b_st.tmp" "$_b_st" ) & ;;
+	*)	set -m
+		( "$@"; echo $? > "$_b_st.tmp"; mv "$_b_st.tmp" "$_b_st" ) &
+		set +m ;;
+	esac
 	_b_pid=$!
 	_vc_clock
 	_b_end=$((_vc_t + _b_to))
 	while [ ! -e "$_b_st" ]; do
 		_vc_clock
 		if [ "$_vc_t" -ge "$_b_end" ]; then
-			kill -KILL "$_b_pid" 2>/dev/null
+			kill -KILL -- -"$_b_pid" 2>/dev/null ||
+				kill -KILL "$_b_pid" 2>/dev/null
 			return 124
 		fi
 		vc_sleep 0.2
 	done
 	read -r _b_rc < "$_b_st"
 	rm -f "$_b_st"
+	kill -KILL -- -"$_b_pid" 2>/dev/null
 	wait "$_b_pid" 2>/dev/null
 	return "$_b_rc"
 }
