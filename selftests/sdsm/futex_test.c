@@ -23,7 +23,9 @@
  *       u32 at OFF: IDX waits (bitset 1 << IDX) until value % N == IDX,
  *       then stores value + 1 and wakes member (IDX + 1) % N; TURNS times.
  *       Every wait has TIMEOUT_MS: a wait that times out while the value
- *       says it is IDX's turn was a lost wake-up.  Prints counts.
+ *       says it is IDX's turn was a lost wake-up; 3 timeouts in a row
+ *       with the value unchanged mean the ring stalled (a member is
+ *       gone): result=ETIMEDOUT.  Prints counts.
  *   futex_test wait OFF VAL TIMEOUT_MS  one WAIT (TIMEOUT_MS 0: none);
  *       prints "waiting pid=PID" first
  *   futex_test wake OFF N            one WAKE of N; prints woken=K
@@ -662,6 +664,9 @@ static volatile __u32 *word(char *base, __u64 off)
 	return (volatile __u32 *)(base + off);
 }
 
+/* A ring member gives up after this many timed-out waits without progress. */
+#define RING_STALLS	3
+
 static int cmd_ring(__u64 off, unsigned int idx, unsigned int n, int turns,
 		    unsigned int timeout_ms)
 {
@@ -671,13 +676,18 @@ static int cmd_ring(__u64 off, unsigned int idx, unsigned int n, int turns,
 	volatile __u32 *w = word(base, off);
 	long waits = 0, eagain = 0, woke = 0, lost = 0;
 	long long t0 = now_ms();
-	__u32 v;
+	unsigned int stalled = 0;
+	__u32 v, last = 0;
 
 	for (t = 0; t < turns; t++) {
 		for (;;) {
 			v = *w;
 			if (v % n == idx)
 				break;
+			if (v != last) {
+				last = v;
+				stalled = 0;
+			}
 			e = fwait(fd, w, v, timeout_ms * 1000000LL, 1u << idx);
 			waits++;
 			if (e == EAGAIN) {
@@ -688,6 +698,11 @@ static int cmd_ring(__u64 off, unsigned int idx, unsigned int n, int turns,
 					lost++;
 					printf("lost wake-up at value %u\n",
 					       *w);
+				} else if (*w == v && ++stalled >= RING_STALLS) {
+					/* Nobody moved the token: a member is gone. */
+					printf("turn %d: ring stalled at value %u for %u timeouts\n",
+					       t, v, stalled);
+					return result(ETIMEDOUT);
 				}
 			} else if (e) {
 				printf("turn %d: wait: %s\n", t, ename(e));
