@@ -317,8 +317,13 @@ static bool sdsm_link_post(struct sdsm_link *link, u16 dst,
 		return false;	/* peer slow but up: keep order, try again */
 	if (!ret && out->page)
 		sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
+	/*
+	 * Not sent: the peer is not up (-ENOTCONN) or the transport failed
+	 * the connection (sdsm_conn_send()); either way the peer is reported
+	 * DOWN and the peer-failure path accounts for the message.
+	 */
 	if (ret && ret != -ENOTCONN)
-		pr_warn_ratelimited("node %u: message %u dropped: %d\n",
+		pr_warn_ratelimited("node %u: message %u not sent (%d), connection failed\n",
 				    dst, out->type, ret);
 	return true;
 }
