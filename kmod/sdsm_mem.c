@@ -181,11 +181,34 @@ void sdsm_page_set_home(struct sdsm_region *r, struct sdsm_page *pg, u16 home)
 	if (pg->home != SDSM_PROTO_NO_NODE || home >= SDSM_MAX_NODES)
 		return;
 	pg->home = home;
+	pg->flags &= ~SDSM_PAGE_HOME_STALE;
 	if (!(pg->flags & SDSM_PAGE_HOMED) || home != sdsm_cl.node_id)
 		atomic64_inc(&sdsm_homed_pages[home]);
 	if (home == sdsm_cl.node_id && !(pg->flags & SDSM_PAGE_HOMED)) {
 		pg->flags |= SDSM_PAGE_HOMED;
 		atomic64_inc(&r->pages_homed);
+	}
+}
+
+/*
+ * The home @pg->home refused a request (NACK ESTALE): it is not the home,
+ * our view predates a placement change.  Forget it; the next fault asks
+ * the page's manager.  Locks: the page's mutex.
+ */
+static void sdsm_page_forget_home(struct sdsm_region *r, struct sdsm_page *pg)
+{
+	u16 old = pg->home;
+
+	if (old == SDSM_PROTO_NO_NODE)
+		return;
+	pg->home = SDSM_PROTO_NO_NODE;
+	pg->flags |= SDSM_PAGE_HOME_STALE;
+	atomic64_dec(&sdsm_homed_pages[old]);
+	/* Counted by sdsm_page_set_home(), never served (it refused). */
+	if (old == sdsm_cl.node_id && (pg->flags & SDSM_PAGE_HOMED) &&
+	    !(pg->flags & SDSM_PAGE_TOUCHED)) {
+		pg->flags &= ~SDSM_PAGE_HOMED;
+		atomic64_dec(&r->pages_homed);
 	}
 }
 
@@ -294,8 +317,13 @@ static bool sdsm_link_post(struct sdsm_link *link, u16 dst,
 		return false;	/* peer slow but up: keep order, try again */
 	if (!ret && out->page)
 		sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
+	/*
+	 * Not sent: the peer is not up (-ENOTCONN) or the transport failed
+	 * the connection (sdsm_conn_send()); either way the peer is reported
+	 * DOWN and the peer-failure path accounts for the message.
+	 */
 	if (ret && ret != -ENOTCONN)
-		pr_warn_ratelimited("node %u: message %u dropped: %d\n",
+		pr_warn_ratelimited("node %u: message %u not sent (%d), connection failed\n",
 				    dst, out->type, ret);
 	return true;
 }
@@ -547,11 +575,15 @@ static void sdsm_op_wake(void *priv, int err)
 {
 	struct sdsm_pctx *c = priv;
 
-	if (err)
+	if (err == -ESTALE) {
+		/* Not the home: ask again, the woken fault retries. */
+		sdsm_page_forget_home(c->r, c->pg);
+	} else if (err) {
 		c->pg->err = err;
-	else if (c->pg->req_ns && c->pg->home != sdsm_cl.node_id)
+	} else if (c->pg->req_ns && c->pg->home != sdsm_cl.node_id) {
 		/* The histogram is of remote homes' answers. */
 		sdsm_stat_fault_latency(ktime_get_ns() - c->pg->req_ns);
+	}
 	c->pg->req_ns = 0;
 	wake_up_all(sdsm_page_wq(c->r, c->idx));
 }
@@ -758,6 +790,26 @@ static void sdsm_holds_exit(void)
 /* ------------------------------------------------------------------ */
 /* Receiving                                                           */
 
+/*
+ * Who is the home of page @idx, for a READ or WRITE from @src that reached
+ * this node.  A requester sends to a node other than the page's manager
+ * only on the manager's word (a computed home is the manager itself), so
+ * such a node is the home.  The manager decides, fixing the home now if
+ * nobody did: a requester whose computed home predates a SET_POLICY that
+ * moved the page elsewhere is refused, never served by a second directory.
+ * Locks: the page's mutex.
+ */
+static u16 sdsm_coh_home(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
+			 u16 src)
+{
+	int home;
+
+	if (sdsm_page_manager(r, idx) != sdsm_cl.node_id)
+		return sdsm_cl.node_id;
+	home = sdsm_manager_decide(r, idx, pg, src, true);
+	return home < 0 ? SDSM_PROTO_NO_NODE : home;
+}
+
 static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 			  struct page *page)
 {
@@ -778,6 +830,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 	struct mutex *lock;		/* the page's, sdsm_page_lock() */
 	bool to_home;
 	u8 deferred;
+	u16 home;
 
 	trace_sdsm_coh_recv(src, msg.region, msg.page, msg.type, msg.seq,
 			    w->data);
@@ -804,16 +857,21 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 	to_home = sdsm_proto_msg_to_home(msg.type);
 	lock = sdsm_page_lock(r, msg.page);
 	mutex_lock(lock);
-	sdsm_pctx_init(&ctx, &c, r, msg.page, pg,
-		       to_home ? sdsm_cl.node_id : pg->home);
+	home = to_home ? sdsm_cl.node_id : pg->home;
+	if (msg.type == SDSM_PROTO_MSG_READ ||
+	    msg.type == SDSM_PROTO_MSG_WRITE)
+		home = sdsm_coh_home(r, msg.page, pg, src);
+	sdsm_pctx_init(&ctx, &c, r, msg.page, pg, home);
 	c.in_page = page;
 	c.in_data = w->data;
 	if (to_home) {
-		if (msg.type == SDSM_PROTO_MSG_READ ||
-		    msg.type == SDSM_PROTO_MSG_WRITE) {
+		if (home == sdsm_cl.node_id &&
+		    (msg.type == SDSM_PROTO_MSG_READ ||
+		     msg.type == SDSM_PROTO_MSG_WRITE)) {
 			pg->flags |= SDSM_PAGE_TOUCHED;
 			sdsm_page_homed_here(r, pg);
 		}
+		/* Refuses a request if @home is not this node (ESTALE). */
 		sdsm_proto_home_recv(&ctx, &pg->dir, &msg);
 	} else {
 		if (msg.type == SDSM_PROTO_MSG_INV ||
@@ -954,7 +1012,9 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
 	if (pg->flags & SDSM_PAGE_HOME_ASKED)
 		return 1;
 	mgr = sdsm_page_manager(r, idx);
-	if (sdsm_page_home_computable(r, idx)) {
+	/* Refused by the computed home: the manager knows better. */
+	if (!(pg->flags & SDSM_PAGE_HOME_STALE) &&
+	    sdsm_page_home_computable(r, idx)) {
 		sdsm_page_set_home(r, pg, mgr);
 		return 0;
 	}

@@ -50,6 +50,7 @@ enum {
 	SDSM_PAGE_TOUCHED = 0x02,	/* the directory here served a request */
 	SDSM_PAGE_CACHED = 0x04,	/* counted in pages_cached */
 	SDSM_PAGE_HOMED = 0x08,		/* counted in pages_homed */
+	SDSM_PAGE_HOME_STALE = 0x10,	/* refused (ESTALE): ask the manager */
 };
 
 /**

@@ -438,10 +438,13 @@ static int sdsm_proto_home_request(const struct sdsm_proto_ctx *ctx,
 }
 
 /**
- * sdsm_proto_home_recv - a message for the page's directory reached its home
- * @ctx: caller, page (@ctx->self == @ctx->home).
- * @home: the page's directory entry.
+ * sdsm_proto_home_recv - a message for the page's directory reached this node
+ * @ctx: caller, page; @ctx->home is the page's home as this node knows it.
+ * @home: the page's directory entry here.
  * @msg: the message; @msg->src set by the transport.
+ *
+ * A READ or WRITE that reaches a node other than the page's home is
+ * answered NACK(ESTALE) and serves nothing: one directory per page.
  *
  * Return: 0, or -EPROTO if @msg breaks the protocol (reported through
  * ops->error, state unchanged).
@@ -456,6 +459,16 @@ int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,
 	switch (msg->type) {
 	case SDSM_PROTO_MSG_READ:
 	case SDSM_PROTO_MSG_WRITE:
+		/*
+		 * A requester that took this node for the home (a view from
+		 * before a placement change) must not get a second directory
+		 * for the page: refuse, it asks where the home is again.
+		 */
+		if (ctx->self != ctx->home) {
+			sdsm_proto_send(ctx, msg->src, SDSM_PROTO_MSG_NACK,
+					msg->seq, 0, ESTALE);
+			return 0;
+		}
 		return sdsm_proto_home_request(ctx, home, msg);
 	case SDSM_PROTO_MSG_INV_ACK:
 		if (!(home->acks & sdsm_proto_bit(msg->src)) ||

@@ -41,7 +41,8 @@
  * @SDSM_PROTO_MSG_FETCH: home to owner, write-protect, send DATA, keep a
  *	read copy.
  * @SDSM_PROTO_MSG_FETCH_INV: home to owner, unmap, send DATA, drop the copy.
- * @SDSM_PROTO_MSG_NACK: home to node, the request failed with @err.
+ * @SDSM_PROTO_MSG_NACK: home to node, the request failed with @err (or
+ *	a node that is not the page's home refused it, ESTALE).
  * @SDSM_PROTO_MSG_NR: number of message types plus one.
  */
 enum sdsm_proto_msg_type {
@@ -73,7 +74,8 @@ enum sdsm_proto_msg_type {
  * @dst: destination node.
  * @type: enum sdsm_proto_msg_type.
  * @flags: SDSM_PROTO_F_*.
- * @err: NACK only, a positive errno (EIO: page data lost).
+ * @err: NACK only, a positive errno (EIO: page data lost; ESTALE: the
+ *	receiver is not the page's home, ask where it is again).
  */
 struct sdsm_proto_msg {
 	u64 region;

@@ -30,7 +30,10 @@
  * A manager whose own directory already served the page (touched under the
  * computable rule before a SET_POLICY) answers itself, so a page never gets
  * two homes.  SET_POLICY therefore changes only pages that nobody touched,
- * as mbind(2) without MPOL_MF_MOVE.
+ * as mbind(2) without MPOL_MF_MOVE.  A node that computed the manager as
+ * home before a SET_POLICY reached it, while the manager already fixed
+ * another home, is refused (NACK ESTALE, sdsm_coh_home() in sdsm_mem.c)
+ * and asks the manager.
  *
  * Owned regions (SDSM_REGION_F_OWNED).  Creating one records (file, id) on
  * sdsm_owned; when the file is released (no process holds it any more),

@@ -59,6 +59,29 @@
 #include "sdsm.h"
 #include "sdsm_trace.h"
 
+/*
+ * Tests only: the next N sends that carry a page fail as if their DMA
+ * mapping had failed.  Documentation/transport.rst, "Fault injection".
+ */
+static unsigned int sdsm_inject_dma_errors;
+module_param_named(inject_dma_errors, sdsm_inject_dma_errors, uint, 0644);
+MODULE_PARM_DESC(inject_dma_errors,
+		 "tests only: fail the DMA mapping of the next N page sends (default 0)");
+
+/* Consume one injected DMA mapping error, if any is armed. */
+static bool sdsm_inject_dma_error(void)
+{
+	unsigned int n = READ_ONCE(sdsm_inject_dma_errors), old;
+
+	while (n) {
+		old = cmpxchg(&sdsm_inject_dma_errors, n, n - 1);
+		if (old == n)
+			return true;
+		n = old;
+	}
+	return false;
+}
+
 static void sdsm_conn_release(struct kref *ref)
 {
 	kfree(container_of(ref, struct sdsm_conn, ref));
@@ -517,9 +540,15 @@ static bool sdsm_tx_idle(struct sdsm_conn *conn)
  *	send completes, and its contents must not change until then
  * @wait: sleep up to peer_timeout_ms for a send slot instead of -EAGAIN
  *
+ * A message that cannot be posted once a send slot is taken (its page
+ * cannot be mapped for DMA, ib_post_send() fails) is never dropped with
+ * the connection left up: the connection is failed, so the peer is
+ * reported DOWN and the peer-failure path runs on both sides.
+ *
  * Context: process context; may sleep if @wait.
  * Return: 0 once posted, -EINVAL, -EMSGSIZE, -EAGAIN, -ETIMEDOUT, -ENOTCONN
- * (connection going away), -ENOMEM or an error of ib_post_send().
+ * (connection going away), -EIO (page not mappable: connection failed) or
+ * an error of ib_post_send() (connection failed).
  */
 int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		   u32 len, struct page *page, bool wait)
@@ -566,9 +595,16 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 	if (page) {
 		slot->page_dma = ib_dma_map_page(conn->dev, page, 0, PAGE_SIZE,
 						 DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(conn->dev, slot->page_dma)) {
+		if (ib_dma_mapping_error(conn->dev, slot->page_dma) ||
+		    unlikely(sdsm_inject_dma_error())) {
+			if (!ib_dma_mapping_error(conn->dev, slot->page_dma))
+				ib_dma_unmap_page(conn->dev, slot->page_dma,
+						  PAGE_SIZE, DMA_TO_DEVICE);
 			sdsm_tx_put(conn, slot);
-			return -ENOMEM;
+			pr_err_ratelimited("node %u: page of message %u not mappable for DMA: connection failed\n",
+					   peer->id, type);
+			sdsm_conn_fail(conn, "DMA mapping failed");
+			return -EIO;
 		}
 		get_page(page);
 		slot->page = page;

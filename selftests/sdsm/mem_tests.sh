@@ -19,7 +19,7 @@ PG=4096
 MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
 mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_set_policy mem_fio mem_big_region mem_contention
-mem_node_leaves"
+mem_node_leaves mem_send_fails"
 
 mu() {
 	local k=$1
@@ -382,6 +382,50 @@ test_mem_node_leaves() {
 	mu 1 poke $p0 55 || rc=1
 	[ "$(mu 0 peek $p0)" = 55 ] || { log "page homed at 0 broken"; rc=1; }
 	for k in $(others "$gone"); do
+		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}
+
+# A page message that cannot be posted (a DMA mapping error, injected on
+# node 0 with inject_dma_errors) fails the connection instead of vanishing
+# (issue 13): node 1's read of a page homed at node 0 fails at once through
+# the peer-failure path, not after fault_timeout_ms (20 s here) with the
+# page stuck; node 0 says why, the nodes reconnect, other homes work.
+test_mem_send_fails() {
+	local off=$((10240 * PG)) k ms rc=0 inj=/sys/module/sdsm/parameters/inject_dma_errors
+	local p0=$(( off + ((0 - 10240 % N + N) % N) * PG ))
+	local pl=$(( off + ((LAST - 10240 % N + N) % N) * PG ))
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" load fault_timeout_ms=20000 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
+	done
+	# Not zero: node 0's grant to node 1 carries the page.
+	mu 0 poke $p0 77 || return 1
+	run_on 0 "$NODE_SH" mark send_fails
+	run_on 0 sh -c "echo 1 >$inj" || return 1
+	ms=$(mu 1 expect_sigbus $p0 10000) ||
+		{ log "node 1: no SIGBUS within 10 s: the grant vanished"; rc=1; }
+	log "node 1: SIGBUS after ${ms:-?} ms"
+	run_on 0 "$NODE_SH" dmesg_since send_fails | grep "sdsm" |
+		sed 's/^/# node 0: /' | head -n 8
+	run_on 0 "$NODE_SH" dmesg_since send_fails |
+		grep -q "not mappable for DMA: connection failed" ||
+		{ log "node 0 did not log the failed send"; rc=1; }
+	[ "$(run_on 0 cat $inj)" = 0 ] ||
+		{ log "the injected error was not consumed"; rc=1; }
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
+	done
+	mu 1 poke $pl 78 || rc=1
+	[ "$(mu 0 peek $pl)" = 78 ] || { log "page homed at $LAST broken"; rc=1; }
+	# Pages homed at 0 stay failed on node 1: start the next test afresh.
+	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" unload 60 || rc=1
 	done
 	return $rc

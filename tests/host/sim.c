@@ -116,11 +116,11 @@ void sim_dump(const struct sim *s, const char *prefix)
 		for (n = 0; n < s->nnodes; n++) {
 			const struct sdsm_proto_node *nd = &s->node[n][p];
 
-			printf("%s    node %d: %s pending %u map %s copy %llu%s\n",
+			printf("%s    node %d: %s pending %u map %s copy %llu%s, sends to %d\n",
 			       prefix, n, sim_state_names[nd->state % 3],
 			       nd->pending, sim_map_names[s->map[n][p] % 3],
 			       (unsigned long long)s->local[n][p],
-			       s->dead[n] ? " (dead)" : "");
+			       s->dead[n] ? " (dead)" : "", s->view[n][p]);
 		}
 	}
 }
@@ -192,9 +192,10 @@ static void sim_op_send(void *priv, const struct sdsm_proto_msg *msg)
 		int n;
 
 		/* A reply ends a transaction: count it against the parked. */
-		if (msg->type == SDSM_PROTO_MSG_GRANT_READ ||
-		    msg->type == SDSM_PROTO_MSG_GRANT_WRITE ||
-		    msg->type == SDSM_PROTO_MSG_NACK) {
+		if ((msg->type == SDSM_PROTO_MSG_GRANT_READ ||
+		     msg->type == SDSM_PROTO_MSG_GRANT_WRITE ||
+		     msg->type == SDSM_PROTO_MSG_NACK) &&
+		    msg->src == s->home[p]) {
 			s->bypass[p][msg->dst] = 0;
 			for (n = 0; n < s->nnodes; n++) {
 				if (n == msg->dst || s->dead[n] ||
@@ -331,6 +332,15 @@ static void sim_op_wake(void *priv, int err)
 		sim_tracef(s, "  (planted) wakeup lost");
 		return;
 	}
+	if (err == -ESTALE) {
+		/* Not the home: ask the page's manager, which knows it. */
+		sim_tracef(s, "  node %d page %d: %d is not the home, ask again: %d",
+			   sp->node, sp->page, s->view[sp->node][sp->page],
+			   s->home[sp->page]);
+		s->view[sp->node][sp->page] = s->home[sp->page];
+		s->redirects++;
+		err = 0;
+	}
 	for (i = 0; i < SIM_ACC; i++) {
 		struct sim_access *a = &s->acc[sp->node][i];
 
@@ -378,7 +388,7 @@ static void sim_ctx(struct sim *s, struct sim_priv *sp,
 	ctx->region = 1;
 	ctx->page = p;
 	ctx->self = n;
-	ctx->home = s->home[p];
+	ctx->home = s->view[n][p];
 }
 
 /* Mutation work that must run after the protocol call returned. */
@@ -511,7 +521,7 @@ static void sim_check_page(struct sim *s, int p)
 	for (n = 0; n < s->nnodes; n++) {
 		const struct sdsm_proto_node *nd = &s->node[n][p];
 		u64 bit = (u64)1 << n;
-		int reqs, replies;
+		int reqs, replies, v;
 
 		if (s->dead[n])
 			continue;
@@ -519,6 +529,12 @@ static void sim_check_page(struct sim *s, int p)
 		       !!((d->pend_read | d->pend_write) & bit) +
 		       (d->busy != SDSM_PROTO_TXN_IDLE && d->requester == n);
 		replies = sim_count(s, h, n, p, sim_is_reply);
+		v = s->view[n][p];
+		if (v != h) {
+			/* To and from the node it takes for the home. */
+			reqs += sim_count(s, n, v, p, sim_is_req);
+			replies += sim_count(s, v, n, p, sim_is_reply);
+		}
 		if (reqs > 1)
 			return sim_fail(s, "page %d node %d has %d requests in flight",
 					p, n, reqs);
@@ -611,7 +627,7 @@ void sim_check_final(struct sim *s)
 void sim_init(struct sim *s, int nnodes, int npages, const int *homes,
 	      u64 seed)
 {
-	int p;
+	int n, p;
 
 	memset(s, 0, sizeof(*s));
 	s->nnodes = nnodes;
@@ -621,6 +637,10 @@ void sim_init(struct sim *s, int nnodes, int npages, const int *homes,
 	for (p = 0; p < npages; p++) {
 		s->home[p] = homes ? homes[p] : p % nnodes;
 		sdsm_proto_home_init(&s->dir[p]);
+		for (n = 0; n < SIM_NODES; n++) {
+			s->view[n][p] = s->home[p];
+			sdsm_proto_home_init(&s->stray[n][p]);
+		}
 	}
 }
 
@@ -797,15 +817,21 @@ void sim_deliver(struct sim *s, int src, int dst)
 		s->self_msgs++;
 
 	if (sdsm_proto_msg_to_home(m.m.type)) {
-		struct sdsm_proto_home *d = &s->dir[p];
+		struct sdsm_proto_home *d = dst == s->home[p] ? &s->dir[p] :
+					    &s->stray[dst][p];
 		bool busy = d->busy != SDSM_PROTO_TXN_IDLE;
 
-		if (dst != s->home[p]) {
-			sim_fail(s, "%s sent to %d, not page %d's home",
-				 sdsm_proto_msg_name(m.m.type), dst, p);
-		} else {
-			sdsm_proto_home_recv(&ctx, d, &m.m);
+		/*
+		 * The caller tells the protocol where the home is; the
+		 * kernel before the fix served any request as the home.
+		 */
+		ctx.home = s->home[p];
+		if (dst != s->home[p] && s->mutation == MUT_NO_HOME_CHECK) {
+			sim_tracef(s, "  (planted) node %d serves page %d as if home",
+				   dst, p);
+			ctx.home = dst;
 		}
+		sdsm_proto_home_recv(&ctx, d, &m.m);
 		if (s->mutation == MUT_DROP_PARKED && busy &&
 		    sim_is_req(m.m.type) &&
 		    ((d->pend_read | d->pend_write) & ((u64)1 << src))) {

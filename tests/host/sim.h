@@ -39,6 +39,7 @@ enum sim_mutation {
 	MUT_DEFERRED_DROPPED,	/* hold ends, the deferred message is lost */
 	MUT_DROP_PARKED,	/* home drops a request parked while busy */
 	MUT_REORDER,		/* transport reorders a node pair's messages */
+	MUT_NO_HOME_CHECK,	/* a non-home serves a request: two homes */
 	MUT_NR,
 };
 
@@ -76,6 +77,14 @@ struct sim {
 	u64 rng;
 
 	int home[SIM_PAGES];
+	/*
+	 * Where each node sends its requests for each page: the home, or
+	 * (a view from before a placement change) another node, until that
+	 * node's NACK(ESTALE) makes it ask again and learn the home.
+	 */
+	int view[SIM_NODES][SIM_PAGES];
+	/* A directory each non-home keeps for the page: must serve nothing. */
+	struct sdsm_proto_home stray[SIM_NODES][SIM_PAGES];
 	struct sdsm_proto_node node[SIM_NODES][SIM_PAGES];
 	struct sdsm_proto_home dir[SIM_PAGES];
 	u64 local[SIM_NODES][SIM_PAGES];	/* each node's copy */
@@ -117,6 +126,7 @@ struct sim {
 	unsigned long deferred;		/* INV/FETCH deferred by a hold */
 	unsigned long released;		/* deferred answered after a use */
 	unsigned long hold_timeouts;	/* deferred answered on the bound */
+	unsigned long redirects;	/* NACK(ESTALE) from a non-home */
 	int max_bypass;			/* most grants a parked request saw */
 	u64 last_read;		/* value of the last successful read */
 	int last_err;		/* errno of the last failed access */

@@ -62,7 +62,7 @@ static void report_failure(struct sim *s, u64 seed)
 static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 			 int mutation, bool failures)
 {
-	int homes[SIM_PAGES], p;
+	int homes[SIM_PAGES], p, n;
 
 	sim_init(s, nnodes, npages, NULL, seed);
 	/* Random homes: some nodes home several pages, some none. */
@@ -71,6 +71,18 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 	sim_init(s, nnodes, npages, homes, seed);
 	s->mutation = mutation;
 	s->failures = failures;
+	if (failures)
+		return;
+	/*
+	 * A placement change racing first touches: some nodes take another
+	 * node for the home of a page (at worst themselves) until refused.
+	 */
+	for (p = 0; p < npages; p++)
+		for (n = 0; n < nnodes; n++)
+			if (n != homes[p] && !sim_rand(s, 4))
+				s->view[n][p] = (homes[p] + 1 +
+						 (int)sim_rand(s, nnodes - 1)) %
+						nnodes;
 }
 
 static bool test_random(const struct test *t)
@@ -78,7 +90,7 @@ static bool test_random(const struct test *t)
 	static struct sim s;
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
-	unsigned long deferred = 0, released = 0, timeouts = 0;
+	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
 	int bypass = 0;
@@ -111,6 +123,7 @@ static bool test_random(const struct test *t)
 		deferred += s.deferred;
 		released += s.released;
 		timeouts += s.hold_timeouts;
+		redir += s.redirects;
 		if (s.max_bypass > bypass)
 			bypass = s.max_bypass;
 	}
@@ -119,8 +132,8 @@ static bool test_random(const struct test *t)
 	       msgs, coal, errs, deaths);
 	printf("# holds: %lu INV/FETCH deferred, %lu answered after a use, %lu on the bound; a parked request saw at most %d grants to others\n",
 	       deferred, released, timeouts, bypass);
-	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self\n",
-	       invup, parked, fetch, self);
+	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self, %lu requests refused by a non-home (ESTALE)\n",
+	       invup, parked, fetch, self, redir);
 	return true;
 }
 
@@ -711,6 +724,57 @@ static bool test_hold_home_self(const struct test *t)
 	return script_done(&s);
 }
 
+/*
+ * Two homes for one page (issue 13): a SET_POLICY moved page 0's home to
+ * node 1 while node 2 still computes the old home, node 0.  Node 0 writes
+ * through the real home; node 2's WRITE reaches node 0, which must refuse
+ * it (NACK ESTALE) rather than run a second directory and grant a second
+ * writer.  Node 2 then asks again and gets the page from node 1.
+ */
+static bool test_not_home(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 1 };
+	int a2;
+	u64 v0;
+
+	sim_init(&s, 3, 1, homes, 1);
+	s.mutation = t->arg;
+	s.view[2][0] = 0;
+	v0 = do_access(&s, 0, 0, true);
+	a2 = sim_access(&s, 2, 0, true);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_WRITE, false);
+	if (t->arg == MUT_NO_HOME_CHECK) {
+		/* Before the fix: node 0 grants too; caught as two writers. */
+		if (sim_peek(&s, 0, 2))
+			sim_deliver(&s, 0, 2);
+		if (!s.failed)
+			sim_retry(&s, 2, a2);
+		printf("# %s\n", s.failed ? s.why : "NOT caught");
+		return s.failed;
+	}
+	EXPECT(&s, s.stray[0][0].busy == SDSM_PROTO_TXN_IDLE &&
+	       s.stray[0][0].state == SDSM_PROTO_HOME_UNOWNED &&
+	       !s.stray[0][0].sharers && !s.stray[0][0].txn,
+	       "node 0 ran a directory for a page it is not home of");
+	expect_deliver(&s, 0, 2, SDSM_PROTO_MSG_NACK, false);
+	EXPECT(&s, s.view[2][0] == 1 && s.redirects == 1 &&
+	       s.acc[2][a2].state == ACC_RUNNABLE,
+	       "node 2 must retry at the real home");
+	sim_retry(&s, 2, a2);
+	expect_deliver(&s, 2, 1, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_FETCH_INV, false);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_DATA, true);
+	expect_deliver(&s, 1, 2, SDSM_PROTO_MSG_GRANT_WRITE, true);
+	EXPECT(&s, s.local[2][0] == v0, "node 2 did not get node 0's write");
+	sim_retry(&s, 2, a2);
+	EXPECT(&s, s.done[2] == 1 && s.dir[0].owner == 2,
+	       "node 2 should own the page");
+	EXPECT(&s, do_access(&s, 0, 0, false) == s.last[0] && s.last[0] > v0,
+	       "node 0 reads a stale value");
+	return script_done(&s);
+}
+
 static const struct test tests[] = {
 	{ "random schedules, 3 nodes, 4 pages", test_random, 3 },
 	{ "random schedules, 4 nodes, 4 pages", test_random, 4 },
@@ -741,6 +805,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_DROP_PARKED },
 	{ "planted bug 'transport reorders one connection' caught",
 	  test_planted, MUT_REORDER },
+	{ "planted bug 'a node serves a page it is not home of' caught",
+	  test_planted, MUT_NO_HOME_CHECK },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
@@ -756,6 +822,10 @@ static const struct test tests[] = {
 	{ "race: upgrade crossing an invalidation", test_upgrade_vs_inv, 0 },
 	{ "race: two nodes write the same page at once", test_two_writers, 0 },
 	{ "race: read of a page another node owns", test_read_remote_owner, 0 },
+	{ "race: request to a node that is not the home is refused (ESTALE)",
+	  test_not_home, MUT_NONE },
+	{ "race: without the home check a second home grants a stale copy",
+	  test_not_home, MUT_NO_HOME_CHECK },
 	{ "race: home writes while remote sharers exist",
 	  test_home_write_vs_sharers, 0 },
 	{ "concurrent faults on one node coalesce", test_coalesce, 0 },
