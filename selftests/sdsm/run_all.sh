@@ -44,6 +44,7 @@ suites=(
 	"futex|600||futex_tests.sh"
 	"sdsmctl|300||sdsmctl_tests.sh"
 	"preload|400||preload_tests.sh"
+	"shim|600||shim_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
 )
