@@ -33,7 +33,7 @@ NAMES=(
 	"sdsmctl: join rejects bad config files with file:line"
 	"sdsmctl: man pages render without warnings"
 	"sdsmctl: a policy runs the command under libsdsm-preload.so"
-	"sdsmctl: -N/--cpunodebind hands SDSM_NODES and the shim to the command; sdsmd refuses without the module"
+	"sdsmctl: -N/--cpunodebind hands SDSM_CPUNODES and the shim to the command; sdsmd refuses without the module"
 )
 
 first=1 prefix='' plan=1
@@ -354,10 +354,10 @@ t_16() {
 		"$SDSMCTL" -N all --no-preload -i all true
 	# The node list, normalised; the shim even without a memory policy.
 	pre=$(SDSM_PRELOAD_LIB=$libm "$SDSMCTL" -N '!1' -- \
-		sh -c 'echo "$SDSM_NODES ${SDSM_POLICY-unset} $LD_PRELOAD"' 2>/dev/null)
+		sh -c 'echo "$SDSM_CPUNODES ${SDSM_POLICY-unset} $LD_PRELOAD"' 2>/dev/null)
 	[ "$pre" = "0,2 unset $libm" ] || say "-N '!1': $pre"
 	pre=$(SDSM_PRELOAD_LIB=$libm "$SDSMCTL" --cpunodebind=all -i 0-1 -- \
-		sh -c 'echo "$SDSM_NODES $SDSM_POLICY"' 2>/dev/null)
+		sh -c 'echo "$SDSM_CPUNODES $SDSM_POLICY"' 2>/dev/null)
 	[ "$pre" = "0-2 interleave:0-1" ] || say "-N all -i 0-1: $pre"
 	# Without the module the shim refuses, naming the cause, exit 127.
 	expect 127 "^libsdsm-preload: cannot place this program in sdsm memory: .*nonexistent/sdsm: missing" \

@@ -435,8 +435,8 @@ static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po,
 			return sdsmctl_usage_err("--cpunodebind=%s: empty node list",
 						 cpunodes);
 		if (sdsm_format_nodemask(mask, buf, sizeof(buf)) < 0 ||
-		    setenv("SDSM_NODES", buf, 1) < 0) {
-			sdsmctl_err("setenv SDSM_NODES: %s", strerror(errno));
+		    setenv("SDSM_CPUNODES", buf, 1) < 0) {
+			sdsmctl_err("setenv SDSM_CPUNODES: %s", strerror(errno));
 			return 1;
 		}
 		if (!po->set && sdsmctl_set_preload() < 0)

@@ -4,7 +4,7 @@
  * node, threads placed over the nodes.  See sdsm_shim.h for the regions
  * and Documentation/preload.rst for what works and the limits.
  *
- * The launcher (SDSM_NODES set, no SDSM_JOB) creates the job's regions in
+ * The launcher (SDSM_CPUNODES set, no SDSM_JOB) creates the job's regions in
  * its constructor, then, from its __libc_start_main, asks sdsmd on every
  * other node of the job to start a worker, waits (bounded) until each
  * worker has mapped the job, starts a service thread (output rings, exit
@@ -203,7 +203,7 @@ static int launcher_init(const char *nodes, const struct sdsm_policy *pol)
 	int n, ret;
 
 	if (sdsm_parse_nodemask(nodes, sdsm_num_nodes(), &mask) < 0 || !mask) {
-		shim_say("SDSM_NODES=%s: %s", nodes, sdsm_last_error());
+		shim_say("SDSM_CPUNODES=%s: %s", nodes, sdsm_last_error());
 		return -EINVAL;
 	}
 	cpol.nodemask = 1ULL << my_node;
@@ -282,7 +282,7 @@ static int worker_init(const char *job)
  */
 int shim_init(const struct sdsm_policy *pol)
 {
-	const char *job = getenv("SDSM_JOB"), *nodes = getenv("SDSM_NODES");
+	const char *job = getenv("SDSM_JOB"), *nodes = getenv("SDSM_CPUNODES");
 
 	if (!(job && *job) && !(nodes && *nodes))
 		return 0;
@@ -291,7 +291,7 @@ int shim_init(const struct sdsm_policy *pol)
 		return -ENODEV;
 	/* The program's own children are not part of the job. */
 	unsetenv("SDSM_JOB");
-	unsetenv("SDSM_NODES");
+	unsetenv("SDSM_CPUNODES");
 	if (job && *job) {
 		sdsm_shim_role = 2;
 		return worker_init(job);
@@ -953,15 +953,33 @@ static int launcher_main(int argc, char **argv, char **envp)
 	app_argc = argc;
 	app_argv = argv;
 	app_envp = envp;
+	/*
+	 * argv in sdsm memory: a worker's initial stack differs from ours,
+	 * so a global pointing into ours must not lead there.
+	 */
+	{
+		char **av = malloc((argc + 1) * sizeof(*av));
+		int i;
+
+		for (i = 0; av && i < argc; i++) {
+			av[i] = strdup(argv[i]);
+			if (!av[i])
+				break;
+		}
+		if (av && i == argc) {
+			av[argc] = NULL;
+			app_argv = av;
+		}
+	}
 	stack = shim_stack_alloc(SHIM_MAIN_STACK);
 	if (!stack || getcontext(&app_uc) < 0)
-		return app_main(argc, argv, envp);
+		return app_main(argc, app_argv, envp);
 	app_uc.uc_stack.ss_sp = stack;
 	app_uc.uc_stack.ss_size = SHIM_MAIN_STACK;
 	app_uc.uc_link = &main_uc;
 	makecontext(&app_uc, run_app, 0);
 	if (swapcontext(&main_uc, &app_uc) < 0)
-		return app_main(argc, argv, envp);
+		return app_main(argc, app_argv, envp);
 	return app_ret;
 }
 
