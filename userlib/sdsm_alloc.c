@@ -287,6 +287,19 @@ static void sdsm_heap_atfork_child(void)
 	sdsm_heap_unlock_all(&sdsm_heap_space);
 }
 
+static uintptr_t sdsm_heap_base = SDSM_HEAP_BASE;
+static const struct sdsm_heap_ops *sdsm_heap_ops = &sdsm_chunk_ops;
+
+/*
+ * Before the first sdsm_heap_of(): the space at @base, its chunks mapped
+ * by @ops (libsdsm-preload.so's per-node job heaps, sdsm_shim.c).
+ */
+void sdsm_heap_use(uintptr_t base, const struct sdsm_heap_ops *ops)
+{
+	sdsm_heap_base = base;
+	sdsm_heap_ops = ops;
+}
+
 /* The heap of @policy, setting up the space on first use. */
 struct sdsm_heap *sdsm_heap_of(const struct sdsm_policy *policy)
 {
@@ -294,8 +307,8 @@ struct sdsm_heap *sdsm_heap_of(const struct sdsm_policy *policy)
 
 	pthread_mutex_lock(&sdsm_alloc_lock);
 	if (!sdsm_heap_ready) {
-		sdsm_heap_space_init(&sdsm_heap_space, SDSM_HEAP_BASE,
-				     &sdsm_chunk_ops, NULL);
+		sdsm_heap_space_init(&sdsm_heap_space, sdsm_heap_base,
+				     sdsm_heap_ops, NULL);
 		pthread_atfork(sdsm_heap_atfork_prepare,
 			       sdsm_heap_atfork_parent,
 			       sdsm_heap_atfork_child);

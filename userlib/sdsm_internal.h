@@ -30,6 +30,8 @@ unsigned int sdsm_live_nr_nodes(void);
  * that an interposed mmap() of libsdsm-preload.so does not see. */
 struct sdsm_heap;
 struct sdsm_heap *sdsm_heap_of(const struct sdsm_policy *policy);
+struct sdsm_heap_ops;
+void sdsm_heap_use(uintptr_t base, const struct sdsm_heap_ops *ops);
 _Bool sdsm_heap_has(const void *p);
 extern _Bool sdsm_heap_fork_private;
 void *sdsm_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,

@@ -36,7 +36,7 @@ mem=$(echo $mem)
 # The bounds add up to what fits CI's 90 minutes with the other steps.
 # Measured on a 2-core TCG host (3 nodes): membership ~10 min, coherent
 # memory ~7 min, locks and barriers ~5 min, futex ~4 min, sdsmctl ~1 min,
-# preload under 1 min, peer authentication (issue 13, the last node plays a
+# preload under 1 min, shim (sdsmctl -N) ~70 s, peer authentication (issue 13, the last node plays a
 # rogue) ~3 min; each bound is about twice that.
 suites=(
 	"membership|1100||run_cluster_tests.sh $membership"
@@ -44,6 +44,7 @@ suites=(
 	"futex|600||futex_tests.sh"
 	"sdsmctl|300||sdsmctl_tests.sh"
 	"preload|400||preload_tests.sh"
+	"shim|300||shim_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
 )

@@ -33,6 +33,7 @@ NAMES=(
 	"sdsmctl: join rejects bad config files with file:line"
 	"sdsmctl: man pages render without warnings"
 	"sdsmctl: a policy runs the command under libsdsm-preload.so"
+	"sdsmctl: -N/--cpunodebind hands SDSM_CPUNODES and the shim to the command; sdsmd refuses without the module"
 )
 
 first=1 prefix='' plan=1
@@ -339,6 +340,31 @@ t_15() {
 		env SDSM_PRELOAD_LIB=/nonexistent.so "$SDSMCTL" -i all true
 	expect 2 "--no-preload needs a policy option" "$SDSMCTL" --no-preload true
 	expect_out 0 '^unset$' "$SDSMCTL" -- sh -c 'printf "%s" "${LD_PRELOAD-unset}"'
+}
+
+t_16() {
+	local libm pre
+	libm=$(gcc -print-file-name=libm.so.6)
+	expect 2 "--cpunodebind=: empty node list" "$SDSMCTL" --cpunodebind= true
+	expect 2 "--cpunodebind=3: node 3 out of range" "$SDSMCTL" -N 3 true
+	expect 2 "--cpunodebind=x: " "$SDSMCTL" -N x true
+	expect 2 "no command to run under --cpunodebind" "$SDSMCTL" -N all
+	expect 2 "--cpunodebind needs a command" "$SDSMCTL" -N all --show
+	expect 2 "--cpunodebind needs libsdsm-preload.so" \
+		"$SDSMCTL" -N all --no-preload -i all true
+	# The node list, normalised; the shim even without a memory policy.
+	pre=$(SDSM_PRELOAD_LIB=$libm "$SDSMCTL" -N '!1' -- \
+		sh -c 'echo "$SDSM_CPUNODES ${SDSM_POLICY-unset} $LD_PRELOAD"' 2>/dev/null)
+	[ "$pre" = "0,2 unset $libm" ] || say "-N '!1': $pre"
+	pre=$(SDSM_PRELOAD_LIB=$libm "$SDSMCTL" --cpunodebind=all -i 0-1 -- \
+		sh -c 'echo "$SDSM_CPUNODES $SDSM_POLICY"' 2>/dev/null)
+	[ "$pre" = "0-2 interleave:0-1" ] || say "-N all -i 0-1: $pre"
+	# Without the module the shim refuses, naming the cause, exit 127.
+	expect 127 "^libsdsm-preload: cannot place this program in sdsm memory: .*nonexistent/sdsm: missing" \
+		"$SDSMCTL" -N all true
+	# The agent: one line and status 1 without the module, 2 on usage.
+	expect 1 "^sdsmd: .*nonexistent/sdsm: missing" "$ROOT/tools/sdsmd/sdsmd"
+	expect 2 "^usage: sdsmd" "$ROOT/tools/sdsmd/sdsmd" --bogus
 }
 
 if [ ! -x "$SDSMCTL" ]; then

@@ -333,6 +333,10 @@ static void sdsmctl_help(void)
 	       "  -l, --localalloc         home on the node that touches first\n"
 	       "      --no-preload         only set SDSM_POLICY, no libsdsm-preload.so\n"
 	       "\n"
+	       "  -N, --cpunodebind=NODES  run COMMAND's threads on NODES: a worker process\n"
+	       "                           on each (started by sdsmd there), threads placed\n"
+	       "                           round-robin (SDSM_PLACE); see preload.rst\n"
+	       "\n"
 	       "The policy reaches COMMAND in SDSM_POLICY (libsdsm's sdsm_alloc() uses it),\n"
 	       "and libsdsm-preload.so puts COMMAND's heap, globals and anonymous mmaps\n"
 	       "in sdsm memory under it (LD_PRELOAD, ASLR off).\n"
@@ -409,11 +413,35 @@ static int sdsmctl_set_preload(void)
 }
 
 static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po,
-			int no_preload)
+			int no_preload, const char *cpunodes)
 {
 	char buf[320];
+	uint64_t mask;
 	int err;
 
+	if (cpunodes) {
+		/* The job's nodes: libsdsm-preload.so starts the workers. */
+		if (sdsm_parse_nodemask(cpunodes, sdsmctl_nr_nodes(),
+					&mask) < 0) {
+			const char *msg = sdsm_last_error();
+
+			if (!strncmp(msg, "bad node list '", 15) &&
+			    strstr(msg, "': "))
+				msg = strstr(msg, "': ") + 3;
+			return sdsmctl_usage_err("--cpunodebind=%s: %s",
+						 cpunodes, msg);
+		}
+		if (!mask)
+			return sdsmctl_usage_err("--cpunodebind=%s: empty node list",
+						 cpunodes);
+		if (sdsm_format_nodemask(mask, buf, sizeof(buf)) < 0 ||
+		    setenv("SDSM_CPUNODES", buf, 1) < 0) {
+			sdsmctl_err("setenv SDSM_CPUNODES: %s", strerror(errno));
+			return 1;
+		}
+		if (!po->set && sdsmctl_set_preload() < 0)
+			return 1;
+	}
 	if (po->set) {
 		if (sdsm_format_policy(&po->policy, buf, sizeof(buf)) < 0) {
 			sdsmctl_err("%s", sdsm_last_error());
@@ -444,18 +472,20 @@ int main(int argc, char **argv)
 		{ "localalloc",	no_argument,		NULL, 'l' },
 		{ "block-size",	required_argument,	NULL, 'b' },
 		{ "no-preload",	no_argument,		NULL, 'N' + 256 },
+		{ "cpunodebind", required_argument,	NULL, 'N' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sdsmctl_policy_opt po;
 	int hardware = 0, show = 0, no_preload = 0, c, ret, dashdash, i;
+	const char *cpunodes = NULL;
 	char **rest;
 	int nrest;
 
 	memset(&po, 0, sizeof(po));
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:Hsi:m:p:lhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:Hsi:m:p:lN:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			hardware = 1;
@@ -491,6 +521,11 @@ int main(int argc, char **argv)
 		case 'N' + 256:
 			no_preload = 1;
 			break;
+		case 'N':
+			if (!*optarg)
+				return sdsmctl_usage_err("--cpunodebind=: empty node list");
+			cpunodes = optarg;
+			break;
 		case 'h':
 			sdsmctl_help();
 			return 0;
@@ -518,10 +553,14 @@ int main(int argc, char **argv)
 		if (nrest)
 			return sdsmctl_usage_err("--%s takes no command",
 						 hardware ? "hardware" : "show");
+		if (cpunodes)
+			return sdsmctl_usage_err("--cpunodebind needs a command");
 		if (hardware && (show || po.set))
 			return sdsmctl_usage_err("--hardware takes no other option");
 		return hardware ? sdsmctl_hardware() : sdsmctl_show(&po);
 	}
+	if (!nrest && cpunodes)
+		return sdsmctl_usage_err("no command to run under --cpunodebind");
 	if (!nrest)
 		return sdsmctl_usage_err(po.set ? "no command to run under --%s" :
 					 "no command given%s",
@@ -546,5 +585,7 @@ int main(int argc, char **argv)
 	}
 	if (no_preload && !po.set)
 		return sdsmctl_usage_err("--no-preload needs a policy option");
-	return sdsmctl_exec(rest, &po, no_preload);
+	if (no_preload && cpunodes)
+		return sdsmctl_usage_err("--cpunodebind needs libsdsm-preload.so: no --no-preload");
+	return sdsmctl_exec(rest, &po, no_preload, cpunodes);
 }

@@ -39,6 +39,16 @@
 #include "../sdsm_internal.h"
 #include "../sdsm_heap.h"
 
+/* sdsm_shim.c: job mode (sdsmctl -N). */
+extern int sdsm_shim_role;
+int shim_init(const struct sdsm_policy *pol);
+const char *shim_globals_name(char *buf, size_t len);
+void shim_set_globals(void *addr, size_t len);
+bool shim_foreign(const void *p);
+size_t shim_foreign_room(const void *p);
+int shim_map_globals(uintptr_t addr, size_t len, const char *name);
+void *shim_stack_alloc(size_t len);
+
 #define EXPORT		__attribute__((visibility("default")))
 #define PG		4096UL
 #define BOOT_SIZE	(4UL << 20)
@@ -282,6 +292,14 @@ EXPORT void *realloc(void *old, size_t size)
 		free(old);
 		return NULL;
 	}
+	if (shim_foreign(old)) {
+		/* Another node's block: copied, and left to its heap. */
+		have = shim_foreign_room(old);
+		p = malloc(size);
+		if (p)
+			memcpy(p, old, size < have ? size : have);
+		return p;
+	}
 	have = usable(old);
 	if (size <= have && (boot_has(old) || size > have / 2))
 		return old;
@@ -383,6 +401,8 @@ EXPORT int munmap(void *addr, size_t len)
 {
 	int ret;
 
+	if (shim_foreign(addr))
+		return 0;	/* another node's heap: left to it */
 	if (!sdsm_heap_has(addr))
 		return sdsm_sys_munmap(addr, len);
 	heap_busy++;
@@ -496,7 +516,9 @@ static int move_globals(const struct sdsm_policy *policy)
 	if (tmp == MAP_FAILED)
 		return -errno;
 	memcpy(tmp, (void *)g.start, len);
-	snprintf(name, sizeof(name), "g.%d.%d", sdsm_node_id(), (int)getpid());
+	if (!shim_globals_name(name, sizeof(name)))
+		snprintf(name, sizeof(name), "g.%d.%d", sdsm_node_id(),
+			 (int)getpid());
 	ret = sdsm_owned_map(name, (void *)g.start, len, policy, MAP_FIXED,
 			     &id);
 	if (ret) {
@@ -509,7 +531,56 @@ static int move_globals(const struct sdsm_policy *policy)
 	sdsm_sys_munmap(tmp, len);
 	globals_addr = (void *)g.start;
 	globals_len = len;
+	shim_set_globals(globals_addr, len);
 	return 0;
+}
+
+/*
+ * A worker: the launcher's globals region @name over this process's own
+ * (whose constructors ran on them), after checking the layout is the same.
+ */
+int shim_map_globals(uintptr_t addr, size_t len, const char *name)
+{
+	struct sdsm_region_info ri;
+	struct globals g = { 0, 0 };
+	void *p;
+
+	dl_iterate_phdr(find_globals, &g);
+	if (g.start != addr || g.end - g.start != len) {
+		say("the executable's globals are at [%#lx, %#lx) here but [%#lx, %#lx) on the launcher: not the same binary or layout",
+		    (unsigned long)g.start, (unsigned long)g.end,
+		    (unsigned long)addr, (unsigned long)(addr + len));
+		return -1;
+	}
+	if (!len)
+		return 0;
+	if (sdsm_region_info(name, &ri) < 0) {
+		say("globals region %s: %s", name, sdsm_last_error());
+		return -1;
+	}
+	p = sdsm_sys_mmap((void *)addr, len, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_FIXED, sdsm_fd(), ri.offset);
+	if (p != (void *)addr) {
+		say("globals region %s: mmap: %s", name, strerror(errno));
+		return -1;
+	}
+	globals_addr = p;
+	globals_len = len;
+	return 0;
+}
+
+/* A thread stack in this node's heap (never given back). */
+void *shim_stack_alloc(size_t len)
+{
+	struct sdsm_heap *h = __atomic_load_n(&heap, __ATOMIC_ACQUIRE);
+	void *p;
+
+	if (!h)
+		return NULL;
+	heap_busy++;
+	p = sdsm_heap_alloc_pages(h, len, false, 16);
+	heap_busy--;
+	return p;
 }
 
 /* In a fork child: the globals become private again. */
@@ -544,13 +615,15 @@ static void sdsm_preload_init(void)
 		    sdsm_last_error());
 		_exit(127);
 	}
+	if (shim_init(&policy) < 0)
+		_exit(127);
 	sdsm_heap_fork_private = true;
 	h = sdsm_heap_of(&policy);
 	if (!h) {
 		say("%s", sdsm_last_error());
 		_exit(127);
 	}
-	ret = move_globals(&policy);
+	ret = sdsm_shim_role == 2 ? 0 : move_globals(&policy);
 	if (ret) {
 		say("cannot move .data/.bss into sdsm memory: %s",
 		    sdsm_last_error());

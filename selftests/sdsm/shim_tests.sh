@@ -1,0 +1,267 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# shim_tests.sh - an unmodified pthread program's threads on other nodes
+# (sdsmctl -N, libsdsm-preload.so job mode, sdsmd; issue 10).  Run on node
+# 0 of a 3-node vcluster from the repository root:
+#
+#   make module userspace
+#   tools/vcluster/vcluster run -n 3 --on 0 --timeout 900 -- \
+#	selftests/sdsm/shim_tests.sh [TEST...]
+#
+# sdsmd is started on every node first and stopped (by pid) at the end.
+# The program is shim_prog.c (plain gcc -pthread).  After every test no
+# region of the job and no worker process may be left on any node.
+# Prints one TAP stream; exits 1 if a test failed.
+
+# shellcheck disable=SC2317 # the tests are called by name
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+ROOT=$(cd "$HERE/../.." && pwd -P)
+NODE_SH=$HERE/sdsm_node.sh
+SDSMCTL=$ROOT/tools/sdsmctl/sdsmctl
+SDSMD=$ROOT/tools/sdsmd/sdsmd
+PROG=$ROOT/userlib/build/shim_prog
+# shellcheck source=tools/vcluster/guest-lib.sh
+. "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
+# shellcheck source=selftests/sdsm/tap_runner.sh
+. "$HERE/tap_runner.sh" || { echo "Bail out! tap_runner.sh"; exit 1; }
+
+: "${SDSM_TEST_TIMEOUT:=180}"
+N=$SDSM_NR_NODES
+LAST=$((N - 1))
+T=$(mktemp -d /tmp/shim.XXXXXX)
+ALL_TESTS="agents run_native_checksum exit_status remote_segv sigint
+missing_binary"
+
+log() {
+	echo "$*"
+}
+
+run_on() {
+	local k=$1
+	shift
+	if [ "$k" = "$SDSM_NODE_ID" ]; then
+		"$@"
+	else
+		on_node "$k" "$@"
+	fi
+}
+
+nodes() {
+	seq 0 "$LAST"
+}
+
+# The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
+job_regions() {
+	run_on "$2" sh -c "cat /sys/kernel/sdsm/regions/*/name 2>/dev/null" |
+		grep -E "^j\.$SDSM_NODE_ID\.$1\."
+}
+
+# Nothing of launcher pid $1 left anywhere (waits up to 20 s: the owned
+# regions go once every node has unmapped them).
+nothing_left() {
+	local k left i
+	for ((i = 0; i < 20; i++)); do
+		left=
+		for k in $(nodes); do
+			left="$left$(job_regions "$1" "$k")"
+			[ "$k" = "$SDSM_NODE_ID" ] && continue
+			left="$left$(on_node "$k" pgrep -x shim_prog)"
+		done
+		[ -z "$left" ] && return 0
+		sleep 1
+	done
+	log "left after the job: $left"
+	return 1
+}
+
+# launch OUT MODE [ARGS]: the job in the background; sets $lpid.
+launch() {
+	local out=$1
+	shift
+	# A background job ignores SIGINT: give it back its default.
+	env --default-signal=INT "$SDSMCTL" -N all -- "$PROG" "$@" \
+		> "$T/$out.out" 2> "$T/$out.err" &
+	lpid=$!
+}
+
+# finish OUT SEC: wait for the launcher (bounded); sets $st.
+finish() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$lpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$lpid" 2>/dev/null; then
+		log "$1: still running after $2 s"
+		kill -KILL "$lpid"
+	fi
+	wait "$lpid"
+	st=$?
+	log "$1: status $st; stdout: $(tr '\n' '|' < "$T/$1.out")"
+	log "$1: stderr: $(tr '\n' '|' < "$T/$1.err")"
+}
+
+start_agents() {
+	local k
+	for k in $(nodes); do
+		# shellcheck disable=SC2016
+		run_on "$k" sh -c '[ -s /tmp/sdsmd.pid ] &&
+			kill -0 "$(cat /tmp/sdsmd.pid)" 2>/dev/null && exit 0
+			"$1" > /tmp/sdsmd.log 2>&1 < /dev/null &
+			echo $! > /tmp/sdsmd.pid' sh "$SDSMD"
+	done
+}
+
+stop_agents() {
+	local k
+	for k in $(nodes); do
+		# shellcheck disable=SC2016
+		run_on "$k" sh -c '[ -s /tmp/sdsmd.pid ] &&
+			kill "$(cat /tmp/sdsmd.pid)"; rm -f /tmp/sdsmd.pid'
+	done
+}
+
+# The agents' logs, after a failure.
+agent_logs() {
+	local k
+	for k in $(nodes); do
+		log "node $k sdsmd: $(run_on "$k" cat /tmp/sdsmd.log | tr '\n' '|')"
+	done
+}
+
+# ------------------------------------------------------------------ tests
+
+# sdsmd runs on every node: its inbox region is known everywhere.
+test_agents() {
+	local k i rc=0
+	start_agents
+	for k in $(nodes); do
+		for ((i = 0; i < 50; i++)); do
+			grep -qx "sdsmd.$k" /sys/kernel/sdsm/regions/*/name \
+				2>/dev/null && break
+			sleep 0.2
+		done
+		if [ "$i" = 50 ]; then
+			log "node $k: no sdsmd.$k region: $(run_on "$k" cat /tmp/sdsmd.log)"
+			rc=1
+		fi
+	done
+	return "$rc"
+}
+
+# 3 threads on nodes 0, 1, 2; joins, return values, globals, heap, main's
+# stack; output of the workers; the checksum of a native run.
+test_run_native_checksum() {
+	local native rc=0 k cpus
+	native=$("$PROG" run | grep '^checksum')
+	launch run run
+	finish run 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	for k in 0 1 2; do
+		grep -qx "thread $k on node $k" "$T/run.out" ||
+			{ log "thread $k did not report node $k"; rc=1; }
+	done
+	grep -qx "$native" "$T/run.out" ||
+		{ log "checksum differs from native: $native"; rc=1; }
+	grep -qx 'returns t0t1t2' "$T/run.out" || { log "return values"; rc=1; }
+	grep -qx 'detached ran' "$T/run.out" || { log "detached thread"; rc=1; }
+	cpus=0
+	for k in $(nodes); do
+		cpus=$((cpus + $(run_on "$k" nproc)))
+	done
+	grep -qx "cpus $cpus $cpus" "$T/run.out" ||
+		{ log "want cpus $cpus $cpus (the CPUs of the job's nodes)"; rc=1; }
+	grep -q 'differs\|failed\|equals' "$T/run.out" && { log "pthread_self/equal"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
+# exit(42) in a thread on node 1 ends the program with 42.
+test_exit_status() {
+	local rc=0
+	launch exit exit
+	finish exit 120
+	[ "$st" = 42 ] || { log "want status 42"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# SIGSEGV in a thread on node 1: status 139, a message naming node 1.
+test_remote_segv() {
+	local rc=0
+	launch segv segv
+	finish segv 120
+	[ "$st" = 139 ] || { log "want status 139"; rc=1; }
+	grep -q 'node 1: .*signal 11' "$T/segv.err" ||
+		{ log "no message naming node 1 and signal 11"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# SIGINT (Ctrl-C) at the launcher ends the job everywhere: status 130.
+test_sigint() {
+	local rc=0 i
+	launch sigint sleep
+	for ((i = 0; i < 600; i++)); do
+		grep -q sleeping "$T/sigint.out" && break
+		sleep 0.1
+	done
+	# Workers are up once main runs.
+	kill -INT "$lpid"
+	finish sigint 60
+	[ "$st" = 130 ] || { log "want status 130"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# A binary only this node has: a message naming the node and the path.
+test_missing_binary() {
+	local rc=0 t0 ms
+	cp "$PROG" /tmp/shim_prog
+	t0=$(tap_now_ms)
+	"$SDSMCTL" -N all -- /tmp/shim_prog run > "$T/miss.out" 2> "$T/miss.err"
+	st=$?
+	ms=$(($(tap_now_ms) - t0))
+	log "missing: status $st in $ms ms; stderr: $(tr '\n' '|' < "$T/miss.err")"
+	rm -f /tmp/shim_prog
+	[ "$st" = 127 ] || { log "want status 127"; rc=1; }
+	grep -q 'node [12]: cannot run /tmp/shim_prog: No such file' "$T/miss.err" ||
+		{ log "no message naming the node and path"; rc=1; }
+	grep -q '^thread' "$T/miss.out" && { log "the program ran"; rc=1; }
+	return "$rc"
+}
+
+restore_cluster() {
+	local k rc=0
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up 30 > /dev/null || rc=1
+	done
+	return "$rc"
+}
+
+tests=${*:-$ALL_TESTS}
+if [ "$N" -lt 3 ]; then
+	# shellcheck disable=SC2086
+	set -- $tests
+	echo "TAP version 13"
+	echo "1..$#"
+	i=0
+	for t in "$@"; do
+		i=$((i + 1))
+		echo "ok $i $t # SKIP needs 3 nodes"
+	done
+	exit 0
+fi
+case " $tests " in
+*" agents "*) ;;
+*) start_agents ;;
+esac
+# shellcheck disable=SC2086
+run_tap_tests $tests
+rc=$?
+stop_agents
+rm -rf "$T"
+exit $rc

@@ -1,0 +1,1003 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libsdsm-preload.so, job mode (sdsmctl -N): one program, one process per
+ * node, threads placed over the nodes.  See sdsm_shim.h for the regions
+ * and Documentation/preload.rst for what works and the limits.
+ *
+ * The launcher (SDSM_CPUNODES set, no SDSM_JOB) creates the job's regions in
+ * its constructor, then, from its __libc_start_main, asks sdsmd on every
+ * other node of the job to start a worker, waits (bounded) until each
+ * worker has mapped the job, starts a service thread (output rings, exit
+ * requests, dead workers) and runs main() on a stack in sdsm memory.
+ * A worker (SDSM_JOB set) maps the job's heaps in its constructor, lets
+ * the executable's constructors run on private .data, then maps the
+ * launcher's .data/.bss over it and, instead of main(), serves thread
+ * requests until the job ends.
+ *
+ * Every wait on another node is on SDSM_IOC_FUTEX with a timeout, and
+ * re-checks that the job still runs.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../sdsm_internal.h"
+#include "sdsm_shim.h"
+
+#define EXPORT		__attribute__((visibility("default")))
+#define MS		1000000LL
+
+int sdsm_shim_role;			/* 0: none, 1: launcher, 2: worker */
+static struct shim_ctl *ctl;
+static int my_node;
+static unsigned int place_list[SDSM_MAX_NODES], place_n;
+static __thread struct shim_thread *cur_thread;
+static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool ending;
+
+void shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void shim_say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "sdsm: ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, n) < 0)
+		n = 0;
+}
+
+/* Map region @name at @addr, where nothing may be mapped yet. */
+static int map_at(const char *name, void *addr, size_t len)
+{
+	struct sdsm_region_info ri;
+	void *p;
+
+	if (sdsm_region_info(name, &ri) < 0)
+		return -errno;
+	if (ri.length < len)
+		return -EINVAL;
+	p = sdsm_sys_mmap(addr, len, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_FIXED_NOREPLACE, sdsm_fd(),
+			  ri.offset);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (p != addr) {	/* a kernel without NOREPLACE */
+		sdsm_sys_munmap(p, len);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+static int create_at(const char *name, void *addr, size_t len,
+		     const struct sdsm_policy *pol)
+{
+	uint32_t id;
+
+	return sdsm_owned_map(name, addr, len, pol, MAP_FIXED_NOREPLACE, &id);
+}
+
+/* ---- the heap backend: a reservation per node ---- */
+
+static int shim_chunk_map(void *ctx, void *addr, size_t len,
+			  const struct sdsm_policy *policy, uint32_t *id)
+{
+	uintptr_t base = shim_heap_base(my_node), a = (uintptr_t)addr;
+
+	(void)ctx;
+	(void)policy;
+	if (a < base || a + len > base + SHIM_HEAP_LEN || a + len < a)
+		return -ENOMEM;
+	*id = 0;
+	return 0;
+}
+
+/* A freed chunk reads back zero when handed out again. */
+static void shim_chunk_unmap(void *ctx, void *addr, size_t len, uint32_t id)
+{
+	(void)ctx;
+	(void)id;
+	memset(addr, 0, len);
+}
+
+static const struct sdsm_heap_ops shim_chunk_ops = {
+	.map = shim_chunk_map,
+	.unmap = shim_chunk_unmap,
+};
+
+/* Foreign heap addresses: another node's reservation of this job. */
+bool shim_foreign(const void *p)
+{
+	uintptr_t a = (uintptr_t)p, lo = shim_heap_base(0);
+
+	return sdsm_shim_role && a >= lo &&
+	       a < shim_heap_base(SDSM_MAX_NODES) &&
+	       (a - lo) >> 40 != (uintptr_t)my_node;
+}
+
+/* Bytes from @p to the end of its node's reservation. */
+size_t shim_foreign_room(const void *p)
+{
+	uintptr_t a = (uintptr_t)p - shim_heap_base(0);
+
+	return SHIM_HEAP_LEN - (a & ((1UL << 40) - 1));
+}
+
+static int map_heaps(const struct sdsm_policy *pol, bool create)
+{
+	char name[SDSM_NAME_MAX];
+	unsigned int k;
+	int ret;
+
+	for (k = 0; k < SDSM_MAX_NODES; k++) {
+		if (!(ctl->nodemask >> k & 1) && k != ctl->launcher)
+			continue;
+		snprintf(name, sizeof(name), "%.24s.h%u", ctl->prefix, k);
+		if (create)
+			ret = create_at(name, (void *)shim_heap_base(k),
+					SHIM_HEAP_LEN, pol);
+		else
+			ret = map_at(name, (void *)shim_heap_base(k),
+				     SHIM_HEAP_LEN);
+		if (ret) {
+			shim_say("cannot map the heap of node %u (%s): %s", k,
+				 name, strerror(-ret));
+			return ret;
+		}
+	}
+	sdsm_heap_use(shim_heap_base(my_node), &shim_chunk_ops);
+	return 0;
+}
+
+/* This node's CPUs, asked of glibc (not of the interposers below). */
+static int local_cpus(void)
+{
+	int (*real)(void) = dlsym(RTLD_NEXT, "get_nprocs");
+
+	return real ? real() : 1;
+}
+
+/* ---- set-up, from the preload constructor ---- */
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len, f);
+	fclose(f);
+	return n == len ? -1 : (int)n;	/* full: too long */
+}
+
+static int launcher_init(const char *nodes, const struct sdsm_policy *pol)
+{
+	struct sdsm_policy cpol = { .mode = SDSM_POLICY_BIND };
+	char name[SDSM_NAME_MAX];
+	uint64_t mask;
+	unsigned int k;
+	int n, ret;
+
+	if (sdsm_parse_nodemask(nodes, sdsm_num_nodes(), &mask) < 0 || !mask) {
+		shim_say("SDSM_CPUNODES=%s: %s", nodes, sdsm_last_error());
+		return -EINVAL;
+	}
+	cpol.nodemask = 1ULL << my_node;
+	snprintf(name, sizeof(name), "j.%d.%d.a", my_node, (int)getpid());
+	if (!shim_create_owned(name, 4096, &cpol))
+		goto fail;
+	snprintf(name, sizeof(name), "j.%d.%d.c", my_node, (int)getpid());
+	ret = create_at(name, (void *)SHIM_CTL_ADDR,
+			(sizeof(*ctl) + 4095) & ~4095UL, &cpol);
+	if (ret) {
+		shim_say("cannot create the job region %s at %#lx: %s", name,
+			 SHIM_CTL_ADDR, strerror(-ret));
+		return ret;
+	}
+	ctl = (struct shim_ctl *)SHIM_CTL_ADDR;
+	snprintf(ctl->prefix, sizeof(ctl->prefix), "j.%d.%d", my_node,
+		 (int)getpid());
+	ctl->launcher = my_node;
+	ctl->nodemask = mask;
+	n = readlink("/proc/self/exe", ctl->exe, sizeof(ctl->exe) - 1);
+	if (n <= 0 || !getcwd(ctl->cwd, sizeof(ctl->cwd))) {
+		shim_say("cannot read this program's path or directory: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	n = read_file("/proc/self/cmdline", ctl->blob, SHIM_BLOB);
+	if (n < 0)
+		goto toolong;
+	ctl->argv_len = n;
+	n = read_file("/proc/self/environ", ctl->blob + n, SHIM_BLOB - n);
+	if (n < 0)
+		goto toolong;
+	ctl->env_len = n;
+	for (k = 0; k < SDSM_MAX_NODES; k++)
+		if (mask >> k & 1)
+			place_list[place_n++] = k;
+	ret = map_heaps(pol, true);
+	if (ret)
+		return ret;
+	ctl->node[my_node].ncpus = local_cpus();
+	ctl->magic = SHIM_MAGIC;
+	return 0;
+toolong:
+	shim_say("argv and environment exceed %d bytes", SHIM_BLOB);
+	return -E2BIG;
+fail:
+	shim_say("cannot create the job region %s: %s", name,
+		 sdsm_last_error());
+	return -EIO;
+}
+
+static int worker_init(const char *job)
+{
+	char name[SDSM_NAME_MAX];
+	unsigned int k;
+	int ret;
+
+	snprintf(name, sizeof(name), "%.24s.c", job);
+	ret = map_at(name, (void *)SHIM_CTL_ADDR, sizeof(*ctl));
+	if (!ret)
+		ctl = (struct shim_ctl *)SHIM_CTL_ADDR;
+	if (ret || ctl->magic != SHIM_MAGIC) {
+		shim_say("node %d: cannot map job %s: %s", my_node, name,
+			 ret ? strerror(-ret) : "bad magic");
+		return -EINVAL;
+	}
+	for (k = 0; k < SDSM_MAX_NODES; k++)
+		if (ctl->nodemask >> k & 1)
+			place_list[place_n++] = k;
+	return map_heaps(NULL, false);
+}
+
+/*
+ * From the preload constructor, before the heap exists.  0 (no job, or
+ * set up), or a negative errno after a message.
+ */
+int shim_init(const struct sdsm_policy *pol)
+{
+	const char *job = getenv("SDSM_JOB"), *nodes = getenv("SDSM_CPUNODES");
+
+	if (!(job && *job) && !(nodes && *nodes))
+		return 0;
+	my_node = sdsm_node_id();
+	if (my_node < 0)
+		return -ENODEV;
+	/* The program's own children are not part of the job. */
+	unsetenv("SDSM_JOB");
+	unsetenv("SDSM_CPUNODES");
+	if (job && *job) {
+		sdsm_shim_role = 2;
+		return worker_init(job);
+	}
+	sdsm_shim_role = 1;
+	return launcher_init(nodes, pol);
+}
+
+/* The globals region's name, or NULL outside a job. */
+const char *shim_globals_name(char *buf, size_t len)
+{
+	if (!sdsm_shim_role)
+		return NULL;
+	snprintf(buf, len, "%.24s.g", ctl->prefix);
+	return buf;
+}
+
+void shim_set_globals(void *addr, size_t len)
+{
+	if (sdsm_shim_role == 1) {
+		ctl->globals_addr = (uintptr_t)addr;
+		ctl->globals_len = len;
+	}
+}
+
+/* ---- threads ---- */
+
+static int (*real_create)(pthread_t *, const pthread_attr_t *,
+			  void *(*)(void *), void *);
+static int (*real_join)(pthread_t, void **);
+static int (*real_detach)(pthread_t);
+static void (*real_exit)(void *) __attribute__((noreturn));
+static pthread_t (*real_self)(void);
+
+static void resolve(void)
+{
+	if (real_create)
+		return;
+	real_join = dlsym(RTLD_NEXT, "pthread_join");
+	real_detach = dlsym(RTLD_NEXT, "pthread_detach");
+	real_exit = dlsym(RTLD_NEXT, "pthread_exit");
+	real_self = dlsym(RTLD_NEXT, "pthread_self");
+	__atomic_store_n(&real_create, dlsym(RTLD_NEXT, "pthread_create"),
+			 __ATOMIC_RELEASE);
+}
+
+static struct shim_thread *ours(pthread_t t)
+{
+	struct shim_thread *s = (struct shim_thread *)t;
+
+	if (!sdsm_shim_role || !ctl || s < ctl->threads ||
+	    s >= ctl->threads + SHIM_THREADS ||
+	    ((uintptr_t)s - (uintptr_t)ctl->threads) % sizeof(*s))
+		return NULL;
+	return s;
+}
+
+static void thread_end(struct shim_thread *t, void *ret)
+{
+	uint32_t ex = SHIM_T_EXITED;
+
+	t->ret = (uintptr_t)ret;
+	__atomic_store_n(&t->state, SHIM_T_EXITED, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&t->detached, __ATOMIC_SEQ_CST))
+		__atomic_compare_exchange_n(&t->state, &ex, SHIM_T_FREE, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	sdsm_futex_wake(&t->state, INT_MAX);
+}
+
+static void *trampoline(void *arg)
+{
+	struct shim_thread *t = arg;
+	void *(*fn)(void *) = (void *(*)(void *))(uintptr_t)t->fn;
+	void *ret;
+
+	cur_thread = t;
+	ret = fn((void *)(uintptr_t)t->arg);
+	cur_thread = NULL;
+	thread_end(t, ret);
+	return NULL;
+}
+
+extern void *shim_stack_alloc(size_t len);
+
+/* Start @t here, on a stack in sdsm memory. */
+static int spawn(struct shim_thread *t)
+{
+	pthread_attr_t a;
+	pthread_t tid;
+	void *stack;
+	int ret;
+
+	stack = shim_stack_alloc(SHIM_STACK);
+	if (!stack)
+		return EAGAIN;
+	pthread_attr_init(&a);
+	pthread_attr_setstack(&a, stack, SHIM_STACK);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	ret = real_create(&tid, &a, trampoline, t);
+	pthread_attr_destroy(&a);
+	return ret;
+}
+
+static unsigned int place(void)
+{
+	unsigned int i = __atomic_fetch_add(&ctl->place_next, 1,
+					    __ATOMIC_SEQ_CST);
+
+	return place_list[i % place_n];
+}
+
+EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	struct shim_thread *t = NULL;
+	int detach = PTHREAD_CREATE_JOINABLE, i, ret;
+	unsigned int node;
+	uint32_t f;
+
+	resolve();
+	if (!sdsm_shim_role || !ctl)
+		return real_create(tp, attr, fn, arg);
+	if (attr)
+		pthread_attr_getdetachstate(attr, &detach);
+	for (i = 0; i < SHIM_THREADS && !t; i++) {
+		f = SHIM_T_FREE;
+		if (__atomic_compare_exchange_n(&ctl->threads[i].state, &f,
+						SHIM_T_CLAIMED, false,
+						__ATOMIC_SEQ_CST,
+						__ATOMIC_SEQ_CST))
+			t = &ctl->threads[i];
+	}
+	if (!t)
+		return EAGAIN;
+	node = place();
+	t->fn = (uintptr_t)fn;
+	t->arg = (uintptr_t)arg;
+	t->ret = 0;
+	t->detached = detach == PTHREAD_CREATE_DETACHED;
+	t->node = node;
+	*tp = (pthread_t)t;
+	if ((int)node == my_node) {
+		__atomic_store_n(&t->state, SHIM_T_RUNNING, __ATOMIC_SEQ_CST);
+		ret = spawn(t);
+		if (ret)
+			__atomic_store_n(&t->state, SHIM_T_FREE,
+					 __ATOMIC_SEQ_CST);
+		return ret;
+	}
+	__atomic_store_n(&t->state, SHIM_T_NEW, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&ctl->node[node].wseq, 1, __ATOMIC_SEQ_CST);
+	sdsm_futex_wake(&ctl->node[node].wseq, 1);
+	return 0;
+}
+
+EXPORT int pthread_join(pthread_t th, void **retval)
+{
+	struct shim_thread *t = ours(th);
+	uint32_t st;
+
+	resolve();
+	if (!t)
+		return real_join(th, retval);
+	if (t == cur_thread)
+		return EDEADLK;
+	for (;;) {
+		st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
+		if (st == SHIM_T_EXITED)
+			break;
+		if (st == SHIM_T_FREE || t->detached)
+			return EINVAL;
+		sdsm_futex_wait(&t->state, st, 500 * MS);
+	}
+	if (retval)
+		*retval = (void *)(uintptr_t)t->ret;
+	__atomic_store_n(&t->state, SHIM_T_FREE, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+EXPORT int pthread_detach(pthread_t th)
+{
+	struct shim_thread *t = ours(th);
+	uint32_t ex = SHIM_T_EXITED;
+
+	resolve();
+	if (!t)
+		return real_detach(th);
+	if (__atomic_load_n(&t->state, __ATOMIC_SEQ_CST) == SHIM_T_FREE)
+		return ESRCH;
+	__atomic_store_n(&t->detached, 1, __ATOMIC_SEQ_CST);
+	__atomic_compare_exchange_n(&t->state, &ex, SHIM_T_FREE, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+EXPORT void pthread_exit(void *ret)
+{
+	struct shim_thread *t = cur_thread;
+
+	resolve();
+	if (t) {
+		cur_thread = NULL;
+		thread_end(t, ret);
+		real_exit(NULL);
+	}
+	real_exit(ret);
+}
+
+EXPORT pthread_t pthread_self(void)
+{
+	resolve();
+	if (cur_thread)
+		return (pthread_t)cur_thread;
+	return real_self();
+}
+
+EXPORT int pthread_equal(pthread_t a, pthread_t b)
+{
+	return a == b;
+}
+
+/* ---- the end of the job ---- */
+
+static void drain_ring(struct shim_ring *r, int fd)
+{
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->tail;
+	ssize_t n;
+
+	while (tail != head) {
+		size_t off = tail % SHIM_RING, len = head - tail;
+
+		if (len > SHIM_RING - off)
+			len = SHIM_RING - off;
+		n = write(fd, r->data + off, len);
+		if (n <= 0)
+			break;
+		tail += n;
+	}
+	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+}
+
+static void drain_all(void)
+{
+	unsigned int i;
+
+	pthread_mutex_lock(&drain_lock);
+	for (i = 0; i < place_n; i++) {
+		drain_ring(&ctl->node[place_list[i]].out, 1);
+		drain_ring(&ctl->node[place_list[i]].err_ring, 2);
+	}
+	pthread_mutex_unlock(&drain_lock);
+}
+
+static bool remote(unsigned int k)
+{
+	return (int)k != my_node;
+}
+
+/* Workers end; wait (bounded) until their output is in. */
+static void end_workers(void)
+{
+	struct timespec t0, t;
+	unsigned int i, k;
+	bool all;
+
+	__atomic_store_n(&ctl->state, SHIM_JOB_ENDING, __ATOMIC_SEQ_CST);
+	for (i = 0; i < place_n; i++) {
+		k = place_list[i];
+		if (!remote(k))
+			continue;
+		__atomic_add_fetch(&ctl->node[k].wseq, 1, __ATOMIC_SEQ_CST);
+		sdsm_futex_wake(&ctl->node[k].wseq, 1);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		uint32_t ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
+
+		drain_all();
+		all = true;
+		for (i = 0; i < place_n; i++) {
+			uint32_t st = __atomic_load_n(&ctl->node[place_list[i]].state,
+						      __ATOMIC_ACQUIRE);
+
+			if (remote(place_list[i]) && st != SHIM_NODE_DONE &&
+			    st != SHIM_NODE_FAILED && st != SHIM_NODE_NONE)
+				all = false;
+		}
+		if (all)
+			break;
+		sdsm_futex_wait(&ctl->event, ev, 50 * MS);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+	drain_all();
+}
+
+static void launcher_atexit(void)
+{
+	if (__atomic_exchange_n(&ending, true, __ATOMIC_SEQ_CST))
+		return;
+	fflush(NULL);
+	end_workers();
+}
+
+static void __attribute__((noreturn)) die_by(int sig)
+{
+	struct rlimit nocore = { 0, 0 };
+	struct sigaction sa;
+	sigset_t set;
+
+	/* The worker dumped (or not) its core; this one is no news. */
+	setrlimit(RLIMIT_CORE, &nocore);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+	_exit(128 + sig);
+}
+
+/* A worker ended on its own: end the job like a shell would report it. */
+static void worker_gone(unsigned int k, int status)
+{
+	if (__atomic_exchange_n(&ending, true, __ATOMIC_SEQ_CST))
+		return;		/* the job ends already */
+	fflush(NULL);
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+
+		shim_say("node %u: worker (pid %d) killed by signal %d (%s)", k,
+			 ctl->node[k].pid, sig, strsignal(sig));
+		end_workers();
+		die_by(sig);
+	}
+	shim_say("node %u: worker exited with status %d", k,
+		 WEXITSTATUS(status));
+	end_workers();
+	_exit(WEXITSTATUS(status));
+}
+
+static void *service(void *arg)
+{
+	sigset_t all;
+	unsigned int i, k;
+
+	(void)arg;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		uint32_t ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
+		uint32_t req;
+
+		sdsm_futex_wait(&ctl->event, ev, 20 * MS);
+		if (__atomic_load_n(&ending, __ATOMIC_SEQ_CST))
+			continue;
+		drain_all();
+		req = __atomic_load_n(&ctl->exit_req, __ATOMIC_SEQ_CST);
+		if (req)
+			exit(req & 0xff);
+		for (i = 0; i < place_n; i++) {
+			k = place_list[i];
+			if (remote(k) && __atomic_load_n(&ctl->node[k].state,
+							 __ATOMIC_ACQUIRE) ==
+					 SHIM_NODE_DONE)
+				worker_gone(k, ctl->node[k].status);
+		}
+	}
+	return NULL;
+}
+
+/* Ask sdsmd on node @k for a worker. */
+static int post(unsigned int k)
+{
+	char name[SDSM_NAME_MAX];
+	struct shim_inbox *in;
+	struct timespec t0, t;
+	uint32_t seq;
+	int ret = -ETIMEDOUT;
+
+	snprintf(name, sizeof(name), "sdsmd.%u", k);
+	in = sdsm_region_open(name, NULL);
+	if (!in) {
+		shim_say("node %u: no sdsmd running there (no region %s): %s",
+			 k, name, sdsm_last_error());
+		return -ENOENT;
+	}
+	if (sdsm_lock_timeout(SHIM_INBOX_LOCK + k, 10000) < 0) {
+		shim_say("node %u: inbox %s busy: %s", k, name,
+			 sdsm_last_error());
+		goto out;
+	}
+	memcpy(in->job, ctl->prefix, sizeof(in->job));
+	__atomic_store_n(&ctl->node[k].state, SHIM_NODE_POSTED,
+			 __ATOMIC_SEQ_CST);
+	seq = __atomic_add_fetch(&in->seq, 1, __ATOMIC_SEQ_CST);
+	sdsm_futex_wake(&in->seq, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		uint32_t ack = __atomic_load_n(&in->ack, __ATOMIC_SEQ_CST);
+
+		if (ack == seq) {
+			ret = 0;
+			break;
+		}
+		sdsm_futex_wait(&in->ack, ack, 200 * MS);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+	sdsm_unlock(SHIM_INBOX_LOCK + k);
+	if (ret)
+		shim_say("node %u: sdsmd did not answer in 10 s", k);
+out:
+	sdsm_region_unmap(in, 4096);
+	return ret;
+}
+
+/* Workers started and mapped, or a message and an exit status. */
+static int start_workers(void)
+{
+	struct timespec t0, t;
+	unsigned int i, k;
+	bool all;
+	int ret;
+
+	for (i = 0; i < place_n; i++) {
+		k = place_list[i];
+		if (!remote(k))
+			continue;
+		ret = post(k);
+		if (ret)
+			return 125;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		uint32_t ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
+
+		drain_all();
+		all = true;
+		for (i = 0; i < place_n; i++) {
+			struct shim_node *n = &ctl->node[place_list[i]];
+			uint32_t st = __atomic_load_n(&n->state,
+						      __ATOMIC_ACQUIRE);
+
+			if (!remote(place_list[i]))
+				continue;
+			if (st == SHIM_NODE_FAILED) {
+				shim_say("node %u: cannot run %s: %s",
+					 place_list[i], ctl->exe,
+					 strerror(n->err));
+				return 127;
+			}
+			if (st == SHIM_NODE_DONE) {
+				shim_say("node %u: worker ended at start (status 0x%x)",
+					 place_list[i], n->status);
+				return 127;
+			}
+			if (st != SHIM_NODE_READY)
+				all = false;
+		}
+		if (all)
+			return 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= 60) {
+			shim_say("workers not ready after 60 s");
+			return 125;
+		}
+		sdsm_futex_wait(&ctl->event, ev, 50 * MS);
+	}
+}
+
+/* The worker's main(): map the globals, serve threads until the end. */
+extern int shim_map_globals(uintptr_t addr, size_t len, const char *name);
+
+static int worker_main(int argc, char **argv, char **envp)
+{
+	struct shim_node *n = &ctl->node[my_node];
+	char name[SDSM_NAME_MAX];
+	unsigned int i;
+
+	(void)argc;
+	(void)argv;
+	(void)envp;
+	resolve();
+	snprintf(name, sizeof(name), "%.24s.g", ctl->prefix);
+	if (shim_map_globals(ctl->globals_addr, ctl->globals_len, name))
+		_exit(127);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	n->ncpus = local_cpus();
+	__atomic_store_n(&n->state, SHIM_NODE_READY, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&ctl->event, 1, __ATOMIC_SEQ_CST);
+	sdsm_futex_wake(&ctl->event, 1);
+	for (;;) {
+		uint32_t seq = __atomic_load_n(&n->wseq, __ATOMIC_SEQ_CST);
+
+		if (__atomic_load_n(&ctl->state, __ATOMIC_SEQ_CST) ==
+		    SHIM_JOB_ENDING) {
+			fflush(NULL);
+			_exit(0);
+		}
+		for (i = 0; i < SHIM_THREADS; i++) {
+			struct shim_thread *t = &ctl->threads[i];
+			uint32_t nw = SHIM_T_NEW;
+
+			if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) !=
+			    SHIM_T_NEW || t->node != (uint32_t)my_node)
+				continue;
+			if (!__atomic_compare_exchange_n(&t->state, &nw,
+							 SHIM_T_RUNNING, false,
+							 __ATOMIC_SEQ_CST,
+							 __ATOMIC_SEQ_CST))
+				continue;
+			if (spawn(t)) {
+				shim_say("node %d: cannot start a thread",
+					 my_node);
+				thread_end(t, NULL);
+			}
+		}
+		sdsm_futex_wait(&n->wseq, seq, 200 * MS);
+	}
+}
+
+/* exit() on a worker: the launcher exits, with that status. */
+EXPORT void exit(int status)
+{
+	static void (*real)(int) __attribute__((noreturn));
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "exit");
+	if (sdsm_shim_role == 2 && ctl &&
+	    __atomic_load_n(&ctl->node[my_node].state, __ATOMIC_SEQ_CST) ==
+	    SHIM_NODE_READY) {
+		uint32_t zero = 0;
+
+		fflush(NULL);
+		__atomic_compare_exchange_n(&ctl->exit_req, &zero,
+					    0x100 | (status & 0xff), false,
+					    __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&ctl->event, 1, __ATOMIC_SEQ_CST);
+		sdsm_futex_wake(&ctl->event, 1);
+		for (;;)
+			pause();	/* the launcher ends this process */
+	}
+	real(status);
+}
+
+/* ---- CPUs: those of the job's nodes ---- */
+
+/* The CPUs online on the job's nodes, or 0 outside a job or before it runs. */
+static int job_cpus(void)
+{
+	unsigned int i;
+	int sum = 0;
+
+	if (!sdsm_shim_role || !ctl)
+		return 0;
+	for (i = 0; i < place_n; i++) {
+		uint32_t c = __atomic_load_n(&ctl->node[place_list[i]].ncpus,
+					     __ATOMIC_ACQUIRE);
+
+		if (!c)
+			return 0;	/* a worker not ready yet */
+		sum += c;
+	}
+	return sum;
+}
+
+EXPORT long sysconf(int name)
+{
+	static long (*real)(int);
+	int n;
+
+	if ((name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF) &&
+	    (n = job_cpus()) > 0)
+		return n;
+	if (!real)
+		real = dlsym(RTLD_NEXT, "sysconf");
+	return real(name);
+}
+
+EXPORT int get_nprocs(void)
+{
+	static int (*real)(void);
+	int n = job_cpus();
+
+	if (n > 0)
+		return n;
+	if (!real)
+		real = dlsym(RTLD_NEXT, "get_nprocs");
+	return real();
+}
+
+EXPORT int get_nprocs_conf(void)
+{
+	static int (*real)(void);
+	int n = job_cpus();
+
+	if (n > 0)
+		return n;
+	if (!real)
+		real = dlsym(RTLD_NEXT, "get_nprocs_conf");
+	return real();
+}
+
+/* The process (and its threads) may run on every CPU of the job. */
+EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+	static int (*real)(pid_t, size_t, cpu_set_t *);
+	int n = job_cpus(), i;
+
+	if (n > 0 && (pid == 0 || pid == getpid())) {
+		if ((size_t)n > size * 8) {
+			errno = EINVAL;
+			return -1;
+		}
+		CPU_ZERO_S(size, set);
+		for (i = 0; i < n; i++)
+			CPU_SET_S(i, size, set);
+		return 0;
+	}
+	if (!real)
+		real = dlsym(RTLD_NEXT, "sched_getaffinity");
+	return real(pid, size, set);
+}
+
+/* main() on a stack in sdsm memory. */
+static int (*app_main)(int, char **, char **);
+static int app_argc, app_ret;
+static char **app_argv, **app_envp;
+static ucontext_t main_uc, app_uc;
+
+static void run_app(void)
+{
+	app_ret = app_main(app_argc, app_argv, app_envp);
+}
+
+static int launcher_main(int argc, char **argv, char **envp)
+{
+	void *stack;
+	int ret;
+
+	resolve();
+	ret = start_workers();
+	if (ret) {
+		__atomic_store_n(&ending, true, __ATOMIC_SEQ_CST);
+		end_workers();
+		_exit(ret);
+	}
+	atexit(launcher_atexit);
+	{
+		pthread_t tid;
+
+		if (real_create(&tid, NULL, service, NULL)) {
+			shim_say("cannot start the service thread");
+			_exit(125);
+		}
+	}
+	app_argc = argc;
+	app_argv = argv;
+	app_envp = envp;
+	/*
+	 * argv in sdsm memory: a worker's initial stack differs from ours,
+	 * so a global pointing into ours must not lead there.
+	 */
+	{
+		char **av = malloc((argc + 1) * sizeof(*av));
+		int i;
+
+		for (i = 0; av && i < argc; i++) {
+			av[i] = strdup(argv[i]);
+			if (!av[i])
+				break;
+		}
+		if (av && i == argc) {
+			av[argc] = NULL;
+			app_argv = av;
+		}
+	}
+	stack = shim_stack_alloc(SHIM_MAIN_STACK);
+	if (!stack || getcontext(&app_uc) < 0)
+		return app_main(argc, app_argv, envp);
+	app_uc.uc_stack.ss_sp = stack;
+	app_uc.uc_stack.ss_size = SHIM_MAIN_STACK;
+	app_uc.uc_link = &main_uc;
+	makecontext(&app_uc, run_app, 0);
+	if (swapcontext(&main_uc, &app_uc) < 0)
+		return app_main(argc, app_argv, envp);
+	return app_ret;
+}
+
+typedef int (*main_fn)(int, char **, char **);
+
+EXPORT int __libc_start_main(main_fn main, int argc, char **argv,
+			     void (*init)(void), void (*fini)(void),
+			     void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void),
+		    void (*)(void), void *);
+
+	real = dlsym(RTLD_NEXT, "__libc_start_main");
+	if (sdsm_shim_role == 1) {
+		app_main = main;
+		main = launcher_main;
+	} else if (sdsm_shim_role == 2) {
+		main = worker_main;
+	}
+	return real(main, argc, argv, init, fini, rtld_fini, stack_end);
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The job of an unmodified pthread program spread over sdsm nodes
+ * (sdsmctl -N): what the launcher, the workers (libsdsm-preload.so) and the
+ * per-node agent sdsmd share.  All of it lives in sdsm regions, so every
+ * field is read and written from several nodes; words that are waited on
+ * are 32-bit and aligned for SDSM_IOC_FUTEX.  See Documentation/preload.rst.
+ *
+ * Regions of job P = "j.<launcher node>.<launcher pid>", all created by the
+ * launcher with SDSM_REGION_F_OWNED (gone when it exits):
+ *   P.c   struct shim_ctl, at SHIM_CTL_ADDR in the job's processes;
+ *   P.a   one page nobody else maps: it exists while the launcher lives;
+ *   P.g   the executable's .data/.bss (launcher layout);
+ *   P.h<k> the heap of node k, SHIM_HEAP_LEN at shim_heap_base(k).
+ * Per node, sdsmd creates "sdsmd.<k>" (struct shim_inbox), owned by it.
+ */
+#ifndef SDSM_SHIM_H
+#define SDSM_SHIM_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../sdsm_heap.h"
+#include "../sdsm_internal.h"
+
+#define SHIM_MAGIC		0x5344534aU	/* "SDSJ" */
+#define SHIM_THREADS		256
+#define SHIM_RING		32768
+#define SHIM_BLOB		65536
+#define SHIM_PATH		4096
+#define SHIM_HEAP_LEN		(1UL << 30)
+#define SHIM_STACK		(2UL << 20)
+#define SHIM_MAIN_STACK		(8UL << 20)
+#define SHIM_INBOX_LOCK		0x5344534d44000000ULL	/* + node */
+
+/*
+ * Where every process of the job maps P.c: pthread_t values are addresses
+ * of its thread table, the same on every node.
+ */
+#define SHIM_CTL_ADDR		0x10f000000000UL
+
+/* The heap of node k: its own 1 TiB window above libsdsm's. */
+static inline uintptr_t shim_heap_base(unsigned int node)
+{
+	return SDSM_HEAP_BASE + ((uintptr_t)(node + 1) << 40);
+}
+
+/* struct shim_node.state */
+enum {
+	SHIM_NODE_NONE,
+	SHIM_NODE_POSTED,	/* the launcher asked sdsmd */
+	SHIM_NODE_STARTED,	/* sdsmd forked the worker */
+	SHIM_NODE_READY,	/* the worker mapped the job */
+	SHIM_NODE_FAILED,	/* could not start: err */
+	SHIM_NODE_DONE,		/* the worker ended: status; output drained */
+};
+
+/* struct shim_ctl.state */
+enum { SHIM_JOB_RUNNING, SHIM_JOB_ENDING };
+
+/* struct shim_thread.state */
+enum {
+	SHIM_T_FREE,
+	SHIM_T_NEW,		/* placed on node, not started yet */
+	SHIM_T_RUNNING,
+	SHIM_T_EXITED,		/* ret valid, waiting for a join */
+	SHIM_T_CLAIMED,		/* taken by a creator filling it in */
+};
+
+struct shim_ring {
+	uint64_t head;		/* written by the node's sdsmd */
+	uint64_t tail;		/* written by the launcher */
+	char data[SHIM_RING];
+};
+
+struct shim_node {
+	uint32_t state;
+	uint32_t wseq;		/* futex: wakes the worker's loop */
+	int32_t err;		/* SHIM_NODE_FAILED: errno */
+	int32_t status;		/* SHIM_NODE_DONE: wait status */
+	int32_t pid;		/* the worker's pid on its node */
+	uint32_t ncpus;		/* CPUs online there, set before READY */
+	uint32_t pad[10];
+	struct shim_ring out, err_ring;
+};
+
+struct shim_thread {
+	uint32_t state;		/* futex */
+	uint32_t node;
+	uint32_t detached;
+	uint32_t pad;
+	uint64_t fn, arg, ret;
+};
+
+struct shim_ctl {
+	uint32_t magic;
+	uint32_t launcher;	/* node of main() */
+	uint64_t nodemask;	/* nodes of the job */
+	uint32_t state;		/* futex: SHIM_JOB_* */
+	uint32_t event;		/* futex: wakes the launcher's service thread */
+	uint32_t exit_req;	/* 0, or 0x100 | status of an exit() on a worker */
+	uint32_t place_next;	/* round-robin counter */
+	uint64_t globals_addr, globals_len;
+	char prefix[SDSM_NAME_MAX];
+	char exe[SHIM_PATH];
+	char cwd[SHIM_PATH];
+	uint32_t argv_len, env_len;	/* NUL-separated strings in blob */
+	char blob[SHIM_BLOB];
+	struct shim_thread threads[SHIM_THREADS];
+	struct shim_node node[SDSM_MAX_NODES];
+};
+
+struct shim_inbox {
+	uint32_t seq;		/* futex: bumped by a launcher */
+	uint32_t ack;		/* = seq once sdsmd took the job */
+	char job[SDSM_NAME_MAX];
+};
+
+/* Futex words 4-aligned; the control region far from the heaps. */
+_Static_assert(sizeof(struct shim_thread) % 8 == 0, "shim_thread size");
+_Static_assert(sizeof(struct shim_node) % 8 == 0, "shim_node size");
+_Static_assert(SHIM_CTL_ADDR + sizeof(struct shim_ctl) < SDSM_HEAP_BASE,
+	       "P.c overlaps libsdsm's heap");
+
+/*
+ * Create region @name of @len bytes, owned by this process's file
+ * (SDSM_REGION_F_OWNED | SDSM_REGION_F_EXCL), and map it where the kernel
+ * chooses.  The address, or NULL with sdsm_last_error() set.
+ */
+static inline void *shim_create_owned(const char *name, size_t len,
+				      const struct sdsm_policy *pol)
+{
+	struct sdsm_region_create c;
+	void *p;
+
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.flags = SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED;
+	c.length = len;
+	c.policy = *pol;
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	if (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c, SDSM_FEATURE_REGIONS,
+			   "create a job region") < 0)
+		return NULL;
+	p = sdsm_sys_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  sdsm_fd(), c.offset);
+	if (p == MAP_FAILED) {
+		sdsm_fail(errno, "mmap of region '%s': %s", name,
+			  strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+#endif /* SDSM_SHIM_H */
