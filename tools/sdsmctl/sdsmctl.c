@@ -24,9 +24,7 @@
 
 #include "sdsmctl.h"
 
-#ifndef SDSM_PRELOAD_PATH
-#define SDSM_PRELOAD_PATH "/usr/local/lib/libsdsm-preload.so"
-#endif
+/* SDSM_PRELOAD_PATH: where install puts libsdsm-preload.so (Makefile). */
 
 const char *sdsmctl_prog = "sdsmctl";
 
