@@ -70,7 +70,7 @@ module: kdir
 # Pieces of linux-source-6.1 we use but never commit: checkpatch and the
 # kselftest harness.  Extracted once into .cache/; the tarball is a test
 # dependency, installed by deps only when it is missing.
-linux-source: $(SRCDIR)/.stamp
+linux-source: $(SRCDIR)/.stamp $(SRCDIR)/.stamp-runner
 $(SRCTAR):
 	@tools/deps.sh
 $(SRCDIR)/.stamp: $(SRCTAR)
@@ -81,6 +81,13 @@ $(SRCDIR)/.stamp: $(SRCTAR)
 		linux-source-6.1/scripts/const_structs.checkpatch \
 		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
 		linux-source-6.1/tools/testing/selftests/kselftest.h
+	@touch $@
+# The kselftest runner (make -C selftests/sdsm run_tests).
+$(SRCDIR)/.stamp-runner: $(SRCTAR)
+	@mkdir -p $(SRCDIR)
+	tar -C $(SRCDIR) --strip-components=1 -xf $(SRCTAR) \
+		linux-source-6.1/tools/testing/selftests/kselftest/runner.sh \
+		linux-source-6.1/tools/testing/selftests/kselftest/prefix.pl
 	@touch $@
 
 userspace: userlib sdsmctl bench-build

@@ -37,7 +37,8 @@ mem=$(echo $mem)
 # Measured on a 2-core TCG host (3 nodes): membership ~10 min, coherent
 # memory ~7 min, locks and barriers ~5 min, futex ~4 min, sdsmctl ~1 min,
 # preload under 1 min, peer authentication (issue 13, the last node plays a
-# rogue) ~3 min; each bound is about twice that.
+# rogue) ~3 min, packages (issue 15; needs out/deb/stage from
+# tests/build/test_deb.sh) ~2 min; each bound is about twice that.
 suites=(
 	"membership|1100||run_cluster_tests.sh $membership"
 	"locks-barriers|700||sync_tests.sh"
@@ -46,6 +47,7 @@ suites=(
 	"preload|400||preload_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
+	"packages|400||pkg_tests.sh"
 )
 
 # mark_todo MARK: add "# TODO MARK" to result lines that carry no directive.

@@ -103,6 +103,7 @@ fi
 
 # The coherence program of pkg_tests.sh, against the packaged library
 # alone (pkg-config in the unpacked root, no rpath).
+# shellcheck disable=SC2046 # pkg-config prints words
 cc -Wall -Wextra -Werror -o "$out/stage/pkg_prog" "$top/selftests/sdsm/pkg_prog.c" \
 	$(PKG_CONFIG_LIBDIR=$root/usr/lib/$ma/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
 		pkg-config --cflags --libs libsdsm) > "$out/cc.log" 2>&1

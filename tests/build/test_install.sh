@@ -88,6 +88,7 @@ ok $? "a reinstall with PREFIX=/usr writes a libsdsm.pc for /usr"
 # 6. Every function of libsdsm.map has a man page: `man NAME` works.
 man3=$root$p/share/man/man3
 nomans=
+# shellcheck disable=SC2013 # one symbol a line
 for s in $(sed -n 's/^[[:space:]]*\(sdsm_[a-z0-9_]*\);.*/\1/p' "$top/userlib/libsdsm.map"); do
 	[ -e "$man3/$s.3" ] || nomans="$nomans $s"
 done
@@ -98,6 +99,7 @@ grep -q 'sdsm_alloc_interleaved' <<< "$out"
 ok $? "man sdsm_free shows sdsm_alloc(3) (a .so alias)"
 
 # 7. A program built against the installed headers and library alone.
+# shellcheck disable=SC2046 # pkg-config prints words
 cc -Wall -Wextra -Werror -o "$tmp/pkg_prog" "$top/selftests/sdsm/pkg_prog.c" \
 	$(PKG_CONFIG_PATH=$root$p/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root \
 		pkg-config --cflags --libs libsdsm) > "$tmp/cc.log" 2>&1
