@@ -47,7 +47,9 @@ suites=(
 	"preload|400||preload_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
-	"packages|400||pkg_tests.sh"
+	# Not yet run in a cluster (the cluster was busy until the deadline):
+	# TODO until a make check shows it passing, then drop the mark.
+	"packages|400|issue 15|pkg_tests.sh"
 )
 
 # mark_todo MARK: add "# TODO MARK" to result lines that carry no directive.
