@@ -30,7 +30,30 @@ KSRC	= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h)) \
 	  uapi/linux/sdsm.h
 
 .PHONY: all deps module module-debug kdir userspace tests linux-source checkpatch sparse \
-	unit selftests check demo bench clean
+	unit selftests check demo bench clean install install-dkms deb \
+	check-install
+
+# Installing (`make install DESTDIR=... PREFIX=...`, README.md): user space
+# under PREFIX, configuration under SYSCONFDIR, the module's source for
+# DKMS under DKMSDIR.  The directories udev, modprobe and systemd read are
+# fixed by them, not by PREFIX; a distribution package passes its own.
+VERSION		:= $(shell cat VERSION)
+PREFIX		?= /usr/local
+BINDIR		?= $(PREFIX)/bin
+SBINDIR		?= $(PREFIX)/sbin
+LIBDIR		?= $(PREFIX)/lib
+INCDIR		?= $(PREFIX)/include
+MANDIR		?= $(PREFIX)/share/man
+DATADIR		?= $(PREFIX)/share
+PRELOADDIR	?= $(LIBDIR)
+SYSCONFDIR	?= /etc
+UNITDIR		?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
+UDEVRULESDIR	?= $(SYSCONFDIR)/udev/rules.d
+MODPROBEDIR	?= $(SYSCONFDIR)/modprobe.d
+DKMSDIR		?= /usr/src/sdsm-$(VERSION)
+INSTALL_VARS	= PREFIX=$(PREFIX) BINDIR=$(BINDIR) SBINDIR=$(SBINDIR) LIBDIR=$(LIBDIR) \
+		  INCDIR=$(INCDIR) MANDIR=$(MANDIR) PRELOADDIR=$(PRELOADDIR)
 
 all: module userspace
 
@@ -62,7 +85,7 @@ module-debug:
 # Pieces of linux-source-6.1 we use but never commit: checkpatch and the
 # kselftest harness.  Extracted once into .cache/; the tarball is a test
 # dependency, installed by deps only when it is missing.
-linux-source: $(SRCDIR)/.stamp
+linux-source: $(SRCDIR)/.stamp $(SRCDIR)/.stamp-runner
 $(SRCTAR):
 	@tools/deps.sh
 $(SRCDIR)/.stamp: $(SRCTAR)
@@ -73,6 +96,13 @@ $(SRCDIR)/.stamp: $(SRCTAR)
 		linux-source-6.1/scripts/const_structs.checkpatch \
 		linux-source-6.1/tools/testing/selftests/kselftest_harness.h \
 		linux-source-6.1/tools/testing/selftests/kselftest.h
+	@touch $@
+# The kselftest runner (make -C selftests/sdsm run_tests).
+$(SRCDIR)/.stamp-runner: $(SRCTAR)
+	@mkdir -p $(SRCDIR)
+	tar -C $(SRCDIR) --strip-components=1 -xf $(SRCTAR) \
+		linux-source-6.1/tools/testing/selftests/kselftest/runner.sh \
+		linux-source-6.1/tools/testing/selftests/kselftest/prefix.pl
 	@touch $@
 
 userspace: userlib sdsmctl bench-build
@@ -85,12 +115,53 @@ tests: selftests unit-build
 bench-build: userlib
 	$(MAKE) --no-print-directory -C tools/bench
 
-# libsdsm and sdsmctl (userlib/, tools/sdsmctl/).
+# libsdsm and sdsmctl (userlib/, tools/sdsmctl/).  sdsmctl has the
+# install paths built in: build and install with the same variables.
 userlib:
 	$(if $(wildcard userlib/Makefile),$(MAKE) --no-print-directory -C userlib)
 
 sdsmctl: userlib
-	$(if $(wildcard tools/sdsmctl/Makefile),$(MAKE) --no-print-directory -C tools/sdsmctl)
+	$(if $(wildcard tools/sdsmctl/Makefile),$(MAKE) --no-print-directory \
+		-C tools/sdsmctl $(INSTALL_VARS))
+
+# Everything but the module, which DKMS builds from the installed source
+# for each kernel (or: make module, then insmod kmod/sdsm.ko).
+install: install-dkms
+	$(MAKE) --no-print-directory -C userlib install $(INSTALL_VARS)
+	$(MAKE) --no-print-directory -C tools/sdsmctl install $(INSTALL_VARS)
+	install -d $(DESTDIR)$(SYSCONFDIR)/sdsm $(DESTDIR)$(DATADIR)/sdsm \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
+		$(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -m 644 packaging/cluster.conf \
+		$(DESTDIR)$(DATADIR)/sdsm/cluster.conf.example
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		packaging/sdsm.service.in > $(DESTDIR)$(UNITDIR)/sdsm.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/sdsm.service
+	install -m 644 packaging/60-sdsm.rules $(DESTDIR)$(UDEVRULESDIR)/
+	install -m 644 packaging/modprobe.conf $(DESTDIR)$(MODPROBEDIR)/sdsm.conf
+	install -m 644 packaging/sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/sdsm.conf
+
+# The module's source as DKMS wants it: the tree's Kbuild layout, VERSION
+# and dkms.conf with the version filled in.
+DKMS_SRC := Kbuild VERSION uapi/linux/sdsm.h kmod/Kbuild \
+	    $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h))
+install-dkms:
+	install -d $(DESTDIR)$(DKMSDIR)/kmod $(DESTDIR)$(DKMSDIR)/uapi/linux
+	for f in $(DKMS_SRC); do install -m 644 $$f $(DESTDIR)$(DKMSDIR)/$$f \
+		|| exit 1; done
+	sed 's|@VERSION@|$(VERSION)|' dkms.conf > $(DESTDIR)$(DKMSDIR)/dkms.conf
+	chmod 644 $(DESTDIR)$(DKMSDIR)/dkms.conf
+
+# Debian packages (sdsm-dkms, libsdsm1, libsdsm-dev, sdsm-tools) with
+# debhelper, into out/deb/, and lintian on them.  Needs the packaging tools
+# (tools/deps.sh deb).
+deb:
+	@tools/deps.sh deb
+	tools/mkdeb.sh
+
+# Host test of `make install` and `make deb` (TAP).
+check-install:
+	tests/build/test_install.sh
 
 selftests: linux-source
 	$(MAKE) --no-print-directory -C selftests/sdsm

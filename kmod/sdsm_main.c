@@ -458,3 +458,4 @@ module_exit(sdsm_exit);
 
 MODULE_DESCRIPTION("Software distributed shared memory over RDMA");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(SDSM_VERSION);

@@ -8,11 +8,12 @@
 # out/check/<stamp>/.  Ends with one line: `N passed, N failed, N skipped`.
 #
 # Environment: CHECK_NODES (cluster size, default 3), CHECK_ONLY (space
-# separated step names to run: build checkpatch sparse unit vcluster cluster
-# debug-cluster), CHECK_KERNEL=debug (also run the cluster selftests on the
-# project's debug kernel, tools/kernel/: KASAN, lockdep, kmemleak; built
-# once and cached; step debug-cluster), CHECK_DEBUG_SUITES (the suites of
-# that run, as RUN_ALL_SUITES; default all).
+# separated step names to run: build checkpatch sparse unit packages vcluster
+# cluster debug-cluster; cluster includes packages, whose build its suite
+# "packages" uses), CHECK_KERNEL=debug (also run the cluster selftests on
+# the project's debug kernel, tools/kernel/: KASAN, lockdep, kmemleak;
+# built once and cached; step debug-cluster), CHECK_DEBUG_SUITES (the
+# suites of that run, as RUN_ALL_SUITES; default all).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -81,6 +82,7 @@ fi
 if want build; then
 	tap_step build-system 300 "build system tests" tests/build/test_makefile.sh
 	tap_step check-counting 60 "check counting tests" tests/build/test_tap.sh
+	tap_step install 300 "make install tests" tests/build/test_install.sh
 fi
 if want build || want cluster || want unit; then
 	step build 900 make -s all tests
@@ -120,7 +122,18 @@ if want unit; then
 	tap_step bench-host 600 "bench host test" make -s -C tools/bench check
 fi
 
-# 4. The harness's own tests (TAP), then the selftests inside a cluster.
+# 4. The Debian packages (make deb, lintian, DKMS build; about 2 min),
+# staged in out/deb/stage for the cluster suite "packages".
+if want packages || want cluster; then
+	if step deps-deb 900 tools/deps.sh deb; then
+		tap_step packages 900 "package tests" tests/build/test_deb.sh
+	else
+		show_tail "$logdir/deps-deb.log"
+		result "install the packaging tools (deps.sh deb)" 1
+	fi
+fi
+
+# 5. The harness's own tests (TAP), then the selftests inside a cluster.
 if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
 	tap_step vcluster 900 "vcluster self-test" tools/vcluster/selftest.sh
 fi

@@ -194,11 +194,21 @@ t_7() {
 		<<< "$out" || say "node 0 row wrong"
 	grep -qE '^2 +198\.18\.0\.3 +down +0 +- +- +- +- +- +-$' <<< "$out" ||
 		say "node 2 row wrong"
-	# Distances: self 10, node 0 at 95 us -> 10 + 10 = 20, node 2 down.
+	# Distances: self 10, node 0 the nearest peer up: 20, node 2 down.
 	grep -qE '^ +0: +10 +20 +-$' <<< "$out" || say "distance row 0 wrong"
 	grep -qE '^ +1: +20 +10 +-$' <<< "$out" || say "distance row 1 wrong"
 	grep -qE '^ +2: +- +- +10$' <<< "$out" || say "distance row 2 wrong"
 	[ "$fail" = 0 ] || sed 's/^/#     /' "$TMP/out"
+	# Round trips of the TCG test cluster (ms): near and far stay apart
+	# (an absolute scale made both 254).  Node 2 at 2.5 times node 0's
+	# round trip: 50.
+	put nodes/0/rtt_us 2000; put nodes/2/state up; put nodes/2/rtt_us 5000
+	expect_out 0 '^ +1: +20 +10 +50$' "$SDSMCTL" --hardware
+	grep -qE '^ +2: +- +50 +10$' <<< "$out" || say "slow distance row 2 wrong"
+	# A peer 100 times farther saturates at 254.
+	put nodes/2/rtt_us 200000
+	expect_out 0 '^ +1: +20 +10 +254$' "$SDSMCTL" --hardware
+	put nodes/0/rtt_us 95; put nodes/2/state down; put nodes/2/rtt_us 0
 	put nodes/0/rtt_us 12x
 	expect 1 "nodes/0/rtt_us: not a number" "$SDSMCTL" -H
 	put nodes/0/rtt_us 95

@@ -24,9 +24,7 @@
 
 #include "sdsmctl.h"
 
-#ifndef SDSM_PRELOAD_PATH
-#define SDSM_PRELOAD_PATH "/usr/local/lib/libsdsm-preload.so"
-#endif
+/* SDSM_PRELOAD_PATH: where install puts libsdsm-preload.so (Makefile). */
 
 const char *sdsmctl_prog = "sdsmctl";
 
@@ -231,21 +229,30 @@ static void sdsmctl_num(int64_t v, int width)
 
 /*
  * Distance, numactl style: 10 for a node to itself; for a peer that is up,
- * 10 + rtt_us / 10 rounded up, at least 11 and at most 254 (the ACPI SLIT
- * range), i.e. one unit per 10 us of measured round trip.  Only this
- * node's round trips are measured here; other pairs print "-".
+ * relative to the nearest peer that is up: 20 (numactl's usual remote
+ * distance) times rtt_us / the smallest rtt_us, rounded, at most 254 (the
+ * ACPI SLIT range).  A peer twice as far in round-trip time shows 40,
+ * whether round trips are 10 us (RDMA hardware) or 2 ms (the TCG test
+ * cluster, where an absolute scale saturated); rtt_us shows the absolute
+ * figure.  Only this node's round trips are measured here; other pairs
+ * print "-".  min_rtt is the smallest rtt_us of the peers that are up.
  */
-static int sdsmctl_distance(const struct sdsm_node_info *n)
+static int sdsmctl_distance(const struct sdsm_node_info *n, int64_t min_rtt)
 {
-	long long d;
+	long long d, rtt;
 
 	if (!strcmp(n->state, "self"))
 		return 10;
 	if (strcmp(n->state, "up") || n->rtt_us == SDSM_STAT_UNKNOWN)
 		return -1;
-	d = 10 + (n->rtt_us + 9) / 10;
-	if (d < 11)
-		d = 11;
+	rtt = n->rtt_us < 1 ? 1 : n->rtt_us;
+	if (min_rtt < 1)
+		min_rtt = 1;
+	if (rtt > 1000000000LL)
+		return 254;
+	d = (20 * rtt + min_rtt / 2) / min_rtt;
+	if (d < 20)
+		d = 20;
 	return d > 254 ? 254 : (int)d;
 }
 
@@ -253,6 +260,7 @@ static int sdsmctl_hardware(void)
 {
 	struct sdsm_node_info nodes[SDSM_MAX_NODES];
 	int n, i, j, id, nr;
+	int64_t min_rtt = -1;
 	uint64_t all = 0;
 	char buf[200];
 
@@ -265,8 +273,13 @@ static int sdsmctl_hardware(void)
 	}
 	if (n > SDSM_MAX_NODES)
 		n = SDSM_MAX_NODES;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		all |= 1ULL << nodes[i].id;
+		if (!strcmp(nodes[i].state, "up") &&
+		    nodes[i].rtt_us != SDSM_STAT_UNKNOWN &&
+		    (min_rtt < 0 || nodes[i].rtt_us < min_rtt))
+			min_rtt = nodes[i].rtt_us;
+	}
 	sdsm_format_nodemask(all, buf, sizeof(buf));
 	printf("available: %d nodes (%s)\n", n, n ? buf : "none");
 	printf("this node: %d\n", id);
@@ -301,9 +314,9 @@ static int sdsmctl_hardware(void)
 			if (i == j)
 				d = 10;
 			else if (nodes[i].id == id)
-				d = sdsmctl_distance(&nodes[j]);
+				d = sdsmctl_distance(&nodes[j], min_rtt);
 			else if (nodes[j].id == id)
-				d = sdsmctl_distance(&nodes[i]);
+				d = sdsmctl_distance(&nodes[i], min_rtt);
 			if (d < 0)
 				printf(" %4s", "-");
 			else

@@ -14,7 +14,8 @@
 #include <stdio.h>
 #include "sdsm.h"
 
-#define SDSMCTL_VERSION		"1.0.0"
+/* The one version of sdsm: the top-level VERSION file, via the Makefile. */
+#define SDSMCTL_VERSION		SDSM_VERSION
 
 #define EXIT_USAGE		2
 
