@@ -52,20 +52,6 @@ for f in "$MEM_UTIL" "$SYNC_TEST"; do
 	[ -x "$f" ] || { echo "Bail out! $f missing: make selftests"; exit 1; }
 done
 
-log() {
-	echo "$*"
-}
-
-run_on() {
-	local k=$1
-	shift
-	if [ "$k" = "$SDSM_NODE_ID" ]; then
-		"$@"
-	else
-		on_node "$k" "$@"
-	fi
-}
-
 mark_all() {
 	local k
 	for k in $LEGIT $ROGUE; do

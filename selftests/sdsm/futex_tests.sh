@@ -38,62 +38,6 @@ TEST=""
 ALL_TESTS="kselftest pingpong stress manager_dies waiter_node_dies
 rmmod_manager"
 
-log() {
-	echo "$*"
-}
-
-run_on() {
-	local k=$1
-	shift
-	if [ "$k" = "$SDSM_NODE_ID" ]; then
-		"$@"
-	else
-		on_node "$k" "$@"
-	fi
-}
-
-nodes() {
-	seq 0 "$LAST"
-}
-
-# bg NAME K CMD...: CMD on node K in the background; output to
-# $WORK/NAME.out as written, exit status to $WORK/NAME.rc.  A remote CMD
-# may run as long as the test's own bound (not on_node's default 120 s,
-# which the 10^4-pair stress run can pass on a loaded host: the remote
-# members were then cancelled and the ring stalled).
-bg() {
-	local name=$1 k=$2
-	shift 2
-	# shellcheck disable=SC2016
-	( ON_NODE_TIMEOUT=$(bound "$TEST") run_on "$k" \
-		sh -c 'o=$1; shift; exec "$@" > "$o" 2>&1' sh \
-		"$WORK/$name.out" "$@"
-	  echo $? > "$WORK/$name.rc" ) &
-}
-
-finished() {
-	[ -e "$WORK/$1.rc" ]
-}
-
-wait_bg() {
-	local sec=$1 n rc=0
-	shift
-	for n in "$@"; do
-		if ! wait_until "$sec" finished "$n"; then
-			log "$n: still running after ${sec}s"
-			rc=1
-		fi
-	done
-	return $rc
-}
-
-expect() {
-	local got
-	got=$(grep -o 'result=[A-Z0-9]*' "$WORK/$1.out" | tail -1)
-	log "$1: ${got:-no result} (want result=$2): $(grep -v result= "$WORK/$1.out" | tr '\n' ' ')"
-	[ "$got" = "result=$2" ]
-}
-
 node_dies() {
 	log "node $1: eth0 down"
 	run_on "$1" ip link set eth0 down
@@ -110,25 +54,7 @@ word_homed_at() {
 
 # The C kselftests of SDSM_IOC_FUTEX on every node.
 test_kselftest() {
-	local k rc=0 out
-	if [ ! -x "$FT" ]; then
-		log "$FT missing: run 'make selftests' on the host"
-		return 1
-	fi
-	for k in $(nodes); do
-		if out=$(run_on "$k" "$FT" 2>&1); then
-			log "node $k: $(echo "$out" | grep -E '^# (PASSED|Totals)' | tr '\n' ' ')"
-		else
-			log "node $k: futex_test failed:"
-			echo "$out" | grep -vE '^ok |^#  RUN|^#  +OK'
-			rc=1
-		fi
-		if echo "$out" | grep -q 'skip:[1-9]'; then
-			log "node $k: tests skipped although sdsm is loaded"
-			rc=1
-		fi
-	done
-	return $rc
+	kselftest_on_nodes "$FT"
 }
 
 # rings R M TURNS [HOME]: R token rings at once, each of M members on

@@ -37,20 +37,6 @@ MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu
 UP_SEC=90
 ALL_TESTS="unpack join version coherence hardware leave"
 
-run_on() {
-	local k=$1
-	shift
-	if [ "$k" = "$SDSM_NODE_ID" ]; then
-		"$@"
-	else
-		on_node "$k" "$@"
-	fi
-}
-
-nodes() {
-	seq 0 $((N - 1))
-}
-
 # ---- what runs on each node: pkg_tests.sh --node CMD ----
 
 node_unpack() {

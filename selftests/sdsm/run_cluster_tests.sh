@@ -43,27 +43,8 @@ rmmod_mid_connect bad_params"
 . "$HERE/mem_tests.sh" || { echo "Bail out! mem_tests.sh"; exit 1; }
 ALL_TESTS="$ALL_TESTS $MEM_TESTS"
 
-log() {
-	echo "$*"
-}
-
 now_ms() {
 	echo $(( $(date +%s%N) / 1000000 ))
-}
-
-# run_on K CMD...: run on node K (locally if K is this node).
-run_on() {
-	local k=$1
-	shift
-	if [ "$k" = "$SDSM_NODE_ID" ]; then
-		"$@"
-	else
-		on_node "$k" "$@"
-	fi
-}
-
-nodes() {
-	seq 0 "$LAST"
 }
 
 others() {
@@ -103,25 +84,7 @@ test_all_up() {
 
 # The C kselftests of /dev/sdsm and sysfs, on every node.
 test_kselftest() {
-	local k rc=0 out
-	if [ ! -x "$DEV_TEST" ]; then
-		log "$DEV_TEST missing: run 'make selftests' on the host"
-		return 1
-	fi
-	for k in $(nodes); do
-		if out=$(run_on "$k" "$DEV_TEST" 2>&1); then
-			log "node $k: $(echo "$out" | grep -E '^# (PASSED|Totals)' | tr '\n' ' ')"
-		else
-			log "node $k: sdsm_dev_test failed:"
-			echo "$out" | grep -vE '^ok |^#  RUN|^#  +OK'
-			rc=1
-		fi
-		if echo "$out" | grep -q 'skip:[1-9]'; then
-			log "node $k: tests skipped although sdsm is loaded"
-			rc=1
-		fi
-	done
-	return $rc
+	kselftest_on_nodes "$DEV_TEST"
 }
 
 # Heartbeats flow: message and byte counters grow, rtt_us is measured.

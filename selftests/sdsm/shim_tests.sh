@@ -29,28 +29,9 @@ PROG=$ROOT/userlib/build/shim_prog
 
 : "${SDSM_TEST_TIMEOUT:=180}"
 N=$SDSM_NR_NODES
-LAST=$((N - 1))
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum exit_status remote_segv sigint
 missing_binary"
-
-log() {
-	echo "$*"
-}
-
-run_on() {
-	local k=$1
-	shift
-	if [ "$k" = "$SDSM_NODE_ID" ]; then
-		"$@"
-	else
-		on_node "$k" "$@"
-	fi
-}
-
-nodes() {
-	seq 0 "$LAST"
-}
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {

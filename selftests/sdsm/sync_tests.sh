@@ -37,25 +37,6 @@ ALL_TESTS="kselftest mutual_exclusion shared_counter barrier_phases
 holder_dies lock_manager_dies barrier_member_dies barrier_manager_dies
 rmmod_with_waiters"
 
-log() {
-	echo "$*"
-}
-
-# run_on K CMD...: run on node K (locally if K is this node).
-run_on() {
-	local k=$1
-	shift
-	if [ "$k" = "$SDSM_NODE_ID" ]; then
-		"$@"
-	else
-		on_node "$k" "$@"
-	fi
-}
-
-nodes() {
-	seq 0 "$LAST"
-}
-
 # A fresh id (decimal) whose lock or barrier manager is node $2.
 id_managed_by() {
 	local kind=$1 want=$2 id
@@ -64,43 +45,6 @@ id_managed_by() {
 		id=$((id + 1))
 	done
 	echo "$id"
-}
-
-# bg NAME K CMD...: run CMD on node K in the background; its output goes
-# to $WORK/NAME.out as it is written (on_node would show it only at the
-# end), its exit status to $WORK/NAME.rc.
-bg() {
-	local name=$1 k=$2
-	shift 2
-	# shellcheck disable=SC2016
-	( run_on "$k" sh -c 'o=$1; shift; exec "$@" > "$o" 2>&1' sh \
-		"$WORK/$name.out" "$@"
-	  echo $? > "$WORK/$name.rc" ) &
-}
-
-finished() {
-	[ -e "$WORK/$1.rc" ]
-}
-
-# wait_bg SEC NAME...: every NAME finished within SEC seconds.
-wait_bg() {
-	local sec=$1 n rc=0
-	shift
-	for n in "$@"; do
-		if ! wait_until "$sec" finished "$n"; then
-			log "$n: still running after ${sec}s"
-			rc=1
-		fi
-	done
-	return $rc
-}
-
-# expect NAME RESULT: NAME printed result=RESULT.
-expect() {
-	local got
-	got=$(grep -o 'result=[A-Z0-9]*' "$WORK/$1.out" | tail -1)
-	log "$1: ${got:-no result} (want result=$2): $(grep -v result= "$WORK/$1.out" | tr '\n' ' ')"
-	[ "$got" = "result=$2" ]
 }
 
 held_pid() {
@@ -124,26 +68,7 @@ node_dies() {
 
 # The C kselftests of SDSM_IOC_LOCK / SDSM_IOC_BARRIER, on every node.
 test_kselftest() {
-	local k rc=0 out
-	if [ ! -x "$SYNC" ]; then
-		log "$SYNC missing: run 'make selftests' on the host"
-		return 1
-	fi
-	for k in $(nodes); do
-		if out=$(run_on "$k" "$SYNC" 2>&1); then
-			log "node $k: $(echo "$out" | grep -E '^# (PASSED|Totals)' | tr '\n' ' ')"
-		else
-			log "node $k: sync_test failed:"
-			echo "$out" | grep -vE '^ok |^#  RUN|^#  +OK'
-			rc=1
-		fi
-		if echo "$out" | grep -q 'skip:[1-9]'; then
-			log "node $k: tests skipped although sdsm is loaded:"
-			echo "$out" | grep -E 'SKIP' | sort | uniq -c
-			rc=1
-		fi
-	done
-	return $rc
+	kselftest_on_nodes "$SYNC"
 }
 
 # Two processes per node take one cluster lock 15 times each; inside, a

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 #
 # The test runner of the cluster suites (run_cluster_tests.sh,
-# sync_tests.sh), sourced by them.  run_tap_tests NAME... runs the shell
+# sync_tests.sh, futex_tests.sh, ...), sourced by them after
+# guest-lib.sh, and the helpers they share (below run_tap_tests).  run_tap_tests NAME... runs the shell
 # function test_NAME of each, bounded by SDSM_TEST_TIMEOUT, then the
 # suite's restore_cluster, and prints one TAP 13 stream with a plan.  A
 # test's output is printed behind '#'.  Status 0 passes; 77 is a SKIP whose
@@ -34,6 +35,7 @@ run_tap_tests() {
 		b=$SDSM_TEST_TIMEOUT
 		! declare -F tap_test_bound >/dev/null || b=$(tap_test_bound "$t")
 		t0=$(tap_now_ms)
+		TAP_BOUND=$b
 		vc_bounded "$b" "test_$t" > "$out" 2>&1
 		rc=$?
 		[ $rc = 124 ] && echo "test timed out after ${b}s" >> "$out"
@@ -56,4 +58,91 @@ run_tap_tests() {
 	rm -f "$out"
 	echo "# $failed of $# failed"
 	[ $failed = 0 ]
+}
+
+# ---- helpers every suite uses ----
+
+log() {
+	echo "$*"
+}
+
+# run_on K CMD...: run on node K (locally if K is this node).
+run_on() {
+	local k=$1
+	shift
+	if [ "$k" = "$SDSM_NODE_ID" ]; then
+		"$@"
+	else
+		on_node "$k" "$@"
+	fi
+}
+
+nodes() {
+	seq 0 $((SDSM_NR_NODES - 1))
+}
+
+# bg NAME K CMD...: CMD on node K in the background; its output goes to
+# $WORK/NAME.out as it is written (on_node would show it only at the end),
+# its exit status to $WORK/NAME.rc.  A remote CMD may run as long as the
+# running test's bound, not only on_node's default 120 s (the futex
+# suite's 10^4-pair stress run passed that on a loaded host, its remote
+# members were cancelled and the ring stalled).
+bg() {
+	local name=$1 k=$2
+	shift 2
+	# shellcheck disable=SC2016
+	( ON_NODE_TIMEOUT=${TAP_BOUND:-$ON_NODE_TIMEOUT} run_on "$k" \
+		sh -c 'o=$1; shift; exec "$@" > "$o" 2>&1' sh \
+		"$WORK/$name.out" "$@"
+	  echo $? > "$WORK/$name.rc" ) &
+}
+
+finished() {
+	[ -e "$WORK/$1.rc" ]
+}
+
+# wait_bg SEC NAME...: every NAME finished within SEC seconds.
+wait_bg() {
+	local sec=$1 n rc=0
+	shift
+	for n in "$@"; do
+		if ! wait_until "$sec" finished "$n"; then
+			log "$n: still running after ${sec}s"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+# expect NAME RESULT: NAME printed result=RESULT.
+expect() {
+	local got
+	got=$(grep -o 'result=[A-Z0-9]*' "$WORK/$1.out" | tail -1)
+	log "$1: ${got:-no result} (want result=$2): $(grep -v result= "$WORK/$1.out" | tr '\n' ' ')"
+	[ "$got" = "result=$2" ]
+}
+
+# kselftest_on_nodes BIN: the kselftest program BIN passes on every node,
+# none of its tests skipped (sdsm is loaded everywhere).
+kselftest_on_nodes() {
+	local bin=$1 k rc=0 out
+	if [ ! -x "$bin" ]; then
+		log "$bin missing: run 'make selftests' on the host"
+		return 1
+	fi
+	for k in $(nodes); do
+		if out=$(run_on "$k" "$bin" 2>&1); then
+			log "node $k: $(echo "$out" | grep -E '^# (PASSED|Totals)' | tr '\n' ' ')"
+		else
+			log "node $k: ${bin##*/} failed:"
+			echo "$out" | grep -vE '^ok |^#  RUN|^#  +OK'
+			rc=1
+		fi
+		if echo "$out" | grep -q 'skip:[1-9]'; then
+			log "node $k: tests skipped although sdsm is loaded:"
+			echo "$out" | grep -E 'SKIP' | sort | uniq -c
+			rc=1
+		fi
+	done
+	return $rc
 }
