@@ -779,6 +779,9 @@ static int worker_main(int argc, char **argv, char **envp)
 	snprintf(name, sizeof(name), "%.24s.g", ctl->prefix);
 	if (shim_map_globals(ctl->globals_addr, ctl->globals_len, name))
 		_exit(127);
+	if (shim_futex_trap_init(ctl->globals_addr,
+				 ctl->globals_addr + ctl->globals_len))
+		_exit(125);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	n->ncpus = local_cpus();
 	__atomic_store_n(&n->state, SHIM_NODE_READY, __ATOMIC_SEQ_CST);
@@ -935,6 +938,9 @@ static int launcher_main(int argc, char **argv, char **envp)
 	int ret;
 
 	resolve();
+	if (shim_futex_trap_init(ctl->globals_addr,
+				 ctl->globals_addr + ctl->globals_len))
+		_exit(125);
 	ret = start_workers();
 	if (ret) {
 		__atomic_store_n(&ending, true, __ATOMIC_SEQ_CST);

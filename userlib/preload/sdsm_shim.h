@@ -155,4 +155,7 @@ static inline void *shim_create_owned(const char *name, size_t len,
 	return p;
 }
 
+/* sdsm_futex_trap.c: futex(2) on the job's memory goes to sdsm. */
+int shim_futex_trap_init(uintptr_t globals_lo, uintptr_t globals_hi);
+
 #endif /* SDSM_SHIM_H */

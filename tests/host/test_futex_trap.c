@@ -1,0 +1,667 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host test of the job mode's futex redirect (userlib/preload/
+ * sdsm_futex_trap.c): glibc's mutexes, condition variables, barriers,
+ * rwlocks, semaphores and pthread_once, placed in a trapped window, run
+ * with every futex(2) of theirs trapped by the seccomp filter and
+ * performed by the SIGSYS handler.
+ *
+ * There is no /dev/sdsm here, so the handler's backend is replaced: the
+ * window is a memfd mapped twice, and the backend performs the futex on
+ * the second mapping, outside the window (a shared futex: the same inode
+ * and offset is the same futex).  So what is tested is the filter, the
+ * decoding of futex(2)'s operations into struct sdsm_futex, the return
+ * values and errors the handler gives glibc, and that SIGSYS is never
+ * blocked; SDSM_IOC_FUTEX itself is tested in the cluster (futex suite).
+ *
+ * Options: --count, --first N, --prefix STR, --no-plan.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The unit under test, built in; its device calls are replaced below. */
+#include "../../userlib/preload/sdsm_futex_trap.c"
+
+int sdsm_fd(void)
+{
+	return -1;
+}
+
+void shim_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+#define WIN	(1UL << 20)
+static char *win, *alias;
+static unsigned long backend_calls;
+
+/* SDSM_IOC_FUTEX, by the kernel's shared futex on the alias mapping. */
+static int alias_backend(struct sdsm_futex *f)
+{
+	uint32_t *a = (uint32_t *)(alias + (f->addr - (uintptr_t)win));
+	struct timespec ts, *tp = NULL;
+	long r;
+
+	__atomic_add_fetch(&backend_calls, 1, __ATOMIC_RELAXED);
+	if (f->addr < (uintptr_t)win || f->addr >= (uintptr_t)win + WIN)
+		return -EFAULT;
+	if (f->timeout_ns >= 0) {
+		ts.tv_sec = f->timeout_ns / 1000000000LL;
+		ts.tv_nsec = f->timeout_ns % 1000000000LL;
+		tp = &ts;
+	}
+	if (f->op == SDSM_FUTEX_WAKE) {
+		r = syscall(SYS_futex, a, FUTEX_WAKE_BITSET, f->val, NULL,
+			    NULL, f->bitset);
+		if (r < 0)
+			return -errno;
+		f->woken = r;
+		return 0;
+	}
+	if (f->flags & SDSM_FUTEX_F_ABSTIME)
+		r = syscall(SYS_futex, a, FUTEX_WAIT_BITSET |
+			    (f->clockid == CLOCK_REALTIME ?
+			     FUTEX_CLOCK_REALTIME : 0), f->val, tp, NULL,
+			    f->bitset);
+	else
+		r = syscall(SYS_futex, a, FUTEX_WAIT, f->val, tp, NULL, 0);
+	return r < 0 ? -errno : 0;
+}
+
+static unsigned long traps(void)
+{
+	return __atomic_load_n(&trap_count, __ATOMIC_RELAXED);
+}
+
+#define NT	4
+static char diag[256];
+
+#define CHECK(c, ...) do {						\
+	if (!(c)) {							\
+		snprintf(diag, sizeof(diag), __VA_ARGS__);		\
+		return 0;						\
+	}								\
+} while (0)
+
+static void *place(size_t off)
+{
+	return win + off;
+}
+
+/* ---- mutexes ---- */
+
+static pthread_mutex_t *mx;
+static long *counter;
+
+static void *count_fn(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 20000; i++) {
+		pthread_mutex_lock(mx);
+		++*counter;
+		pthread_mutex_unlock(mx);
+	}
+	return NULL;
+}
+
+static void *hold_fn(void *arg)
+{
+	pthread_mutex_lock(mx);
+	usleep(50000);
+	*(int *)arg = 1;
+	pthread_mutex_unlock(mx);
+	return NULL;
+}
+
+static int run_threads(void *(*fn)(void *), void *arg, int n)
+{
+	pthread_t t[16];
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, fn, arg))
+			return -1;
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
+
+static int mutex_type(int type)
+{
+	pthread_mutexattr_t a;
+	unsigned long t0 = traps();
+	pthread_t h;
+	int flag = 0;
+
+	mx = place(0);
+	counter = place(4096);
+	*counter = 0;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, type);
+	CHECK(!pthread_mutex_init(mx, &a), "mutex_init");
+	/* A waiter that must sleep: the holder keeps it 50 ms. */
+	pthread_create(&h, NULL, hold_fn, &flag);
+	usleep(10000);
+	pthread_mutex_lock(mx);
+	CHECK(flag == 1, "lock returned while the holder had it");
+	pthread_mutex_unlock(mx);
+	pthread_join(h, NULL);
+	CHECK(traps() > t0, "no futex was trapped");
+	CHECK(!run_threads(count_fn, NULL, NT), "pthread_create");
+	CHECK(*counter == NT * 20000, "counter %ld, expected %d", *counter,
+	      NT * 20000);
+	if (type == PTHREAD_MUTEX_ERRORCHECK) {
+		pthread_mutex_lock(mx);
+		CHECK(pthread_mutex_lock(mx) == EDEADLK, "relock: not EDEADLK");
+		pthread_mutex_unlock(mx);
+	}
+	if (type == PTHREAD_MUTEX_RECURSIVE) {
+		pthread_mutex_lock(mx);
+		CHECK(!pthread_mutex_lock(mx), "recursive relock failed");
+		pthread_mutex_unlock(mx);
+		pthread_mutex_unlock(mx);
+		CHECK(!pthread_mutex_trylock(mx), "trylock after unlocks");
+		pthread_mutex_unlock(mx);
+	}
+	pthread_mutex_destroy(mx);
+	return 1;
+}
+
+static int t_mutex_normal(void)
+{
+	return mutex_type(PTHREAD_MUTEX_NORMAL);
+}
+
+static int t_mutex_recursive(void)
+{
+	return mutex_type(PTHREAD_MUTEX_RECURSIVE);
+}
+
+static int t_mutex_errorcheck(void)
+{
+	return mutex_type(PTHREAD_MUTEX_ERRORCHECK);
+}
+
+static void *timedlock_fn(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 30000000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return (void *)(long)pthread_mutex_timedlock(mx, &ts);
+}
+
+static int t_timedlock(void)
+{
+	unsigned long t0 = traps();
+	pthread_t t;
+	void *r;
+
+	mx = place(0);
+	pthread_mutex_init(mx, NULL);
+	CHECK(!pthread_mutex_trylock(mx), "trylock of a free mutex");
+	CHECK(pthread_mutex_trylock(mx) == EBUSY, "trylock: not EBUSY");
+	pthread_create(&t, NULL, timedlock_fn, NULL);
+	pthread_join(t, &r);
+	CHECK((long)r == ETIMEDOUT, "timedlock gave %ld, not ETIMEDOUT",
+	      (long)r);
+	CHECK(traps() > t0, "the timed wait was not trapped");
+	pthread_mutex_unlock(mx);
+	return 1;
+}
+
+/* ---- condition variables: a bounded queue ---- */
+
+struct queue {
+	pthread_mutex_t m;
+	pthread_cond_t nonempty, nonfull;
+	int buf[4], head, tail, n;
+	long sum;
+};
+static struct queue *q;
+#define ITEMS	2000
+
+static void *producer(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 1; i <= ITEMS; i++) {
+		pthread_mutex_lock(&q->m);
+		while (q->n == 4)
+			pthread_cond_wait(&q->nonfull, &q->m);
+		q->buf[q->tail++ % 4] = i;
+		q->n++;
+		pthread_cond_signal(&q->nonempty);
+		pthread_mutex_unlock(&q->m);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	int i, v;
+
+	(void)arg;
+	for (i = 0; i < ITEMS; i++) {
+		pthread_mutex_lock(&q->m);
+		while (!q->n)
+			pthread_cond_wait(&q->nonempty, &q->m);
+		v = q->buf[q->head++ % 4];
+		q->n--;
+		q->sum += v;
+		pthread_cond_broadcast(&q->nonfull);
+		pthread_mutex_unlock(&q->m);
+	}
+	return NULL;
+}
+
+static int t_cond(void)
+{
+	unsigned long t0 = traps();
+	struct timespec ts;
+	pthread_t p, c;
+
+	q = place(8192);
+	memset(q, 0, sizeof(*q));
+	pthread_mutex_init(&q->m, NULL);
+	pthread_cond_init(&q->nonempty, NULL);
+	pthread_cond_init(&q->nonfull, NULL);
+	pthread_create(&c, NULL, consumer, NULL);
+	pthread_create(&p, NULL, producer, NULL);
+	pthread_join(p, NULL);
+	pthread_join(c, NULL);
+	CHECK(q->sum == (long)ITEMS * (ITEMS + 1) / 2, "sum %ld", q->sum);
+	CHECK(traps() > t0, "no condvar futex was trapped");
+	pthread_mutex_lock(&q->m);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 20000000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	CHECK(pthread_cond_timedwait(&q->nonempty, &q->m, &ts) == ETIMEDOUT,
+	      "timedwait: not ETIMEDOUT");
+	pthread_mutex_unlock(&q->m);
+	return 1;
+}
+
+/* ---- barriers, rwlocks, semaphores, once ---- */
+
+static pthread_barrier_t *bar;
+static int *serials;
+
+static void *barrier_fn(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 200; i++)
+		if (pthread_barrier_wait(bar) == PTHREAD_BARRIER_SERIAL_THREAD)
+			__atomic_add_fetch(&serials[i], 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+static int t_barrier(void)
+{
+	int i;
+
+	bar = place(16384);
+	serials = place(20480);
+	memset(serials, 0, 200 * sizeof(int));
+	pthread_barrier_init(bar, NULL, NT);
+	run_threads(barrier_fn, NULL, NT);
+	for (i = 0; i < 200; i++)
+		CHECK(serials[i] == 1, "phase %d: %d serial threads", i,
+		      serials[i]);
+	pthread_barrier_destroy(bar);
+	return 1;
+}
+
+static pthread_rwlock_t *rw;
+static long *rw_pair;	/* [0] == [1] whenever no writer holds it */
+static int *rw_bad;
+
+static void *rw_fn(void *arg)
+{
+	long id = (long)arg;
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		if ((i + id) % 4 == 0) {
+			pthread_rwlock_wrlock(rw);
+			rw_pair[0]++;
+			sched_yield();
+			rw_pair[1]++;
+			pthread_rwlock_unlock(rw);
+		} else {
+			pthread_rwlock_rdlock(rw);
+			if (rw_pair[0] != rw_pair[1])
+				__atomic_add_fetch(rw_bad, 1, __ATOMIC_SEQ_CST);
+			pthread_rwlock_unlock(rw);
+		}
+	}
+	return NULL;
+}
+
+static int t_rwlock(void)
+{
+	pthread_t t[NT];
+	long i;
+
+	rw = place(24576);
+	rw_pair = place(28672);
+	rw_bad = place(28672 + 64);
+	rw_pair[0] = rw_pair[1] = 0;
+	*rw_bad = 0;
+	pthread_rwlock_init(rw, NULL);
+	for (i = 0; i < NT; i++)
+		pthread_create(&t[i], NULL, rw_fn, (void *)i);
+	for (i = 0; i < NT; i++)
+		pthread_join(t[i], NULL);
+	CHECK(!*rw_bad, "%d reads saw a writer", *rw_bad);
+	CHECK(rw_pair[0] == NT * 5000 / 4, "writes %ld", rw_pair[0]);
+	return 1;
+}
+
+static sem_t *sem;
+static int *inside, *most;
+
+static void *sem_fn(void *arg)
+{
+	int i, n, m;
+
+	(void)arg;
+	for (i = 0; i < 300; i++) {
+		sem_wait(sem);
+		n = __atomic_add_fetch(inside, 1, __ATOMIC_SEQ_CST);
+		m = __atomic_load_n(most, __ATOMIC_SEQ_CST);
+		while (n > m && !__atomic_compare_exchange_n(most, &m, n, false,
+					__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+			;
+		usleep(100);
+		__atomic_sub_fetch(inside, 1, __ATOMIC_SEQ_CST);
+		sem_post(sem);
+	}
+	return NULL;
+}
+
+static int t_sem(void)
+{
+	struct timespec ts;
+
+	sem = place(32768);
+	inside = place(36864);
+	most = place(36864 + 64);
+	*inside = *most = 0;
+	sem_init(sem, 0, 2);
+	run_threads(sem_fn, NULL, NT);
+	CHECK(*most >= 1 && *most <= 2, "%d inside at once (bound 2)", *most);
+	sem_wait(sem);
+	sem_wait(sem);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 20000000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	CHECK(sem_timedwait(sem, &ts) < 0 && errno == ETIMEDOUT,
+	      "sem_timedwait: not ETIMEDOUT");
+	sem_destroy(sem);
+	return 1;
+}
+
+static pthread_once_t *once;
+static int *once_runs;
+
+static void once_init(void)
+{
+	usleep(20000);	/* the others wait on the once word */
+	__atomic_add_fetch(once_runs, 1, __ATOMIC_SEQ_CST);
+}
+
+static void *once_fn(void *arg)
+{
+	(void)arg;
+	pthread_once(once, once_init);
+	return (void *)(long)__atomic_load_n(once_runs, __ATOMIC_SEQ_CST);
+}
+
+static int t_once(void)
+{
+	pthread_t t[NT];
+	void *r;
+	int i;
+
+	once = place(40960);
+	once_runs = place(40960 + 64);
+	*once = PTHREAD_ONCE_INIT;
+	*once_runs = 0;
+	for (i = 0; i < NT; i++)
+		pthread_create(&t[i], NULL, once_fn, NULL);
+	for (i = 0; i < NT; i++) {
+		pthread_join(t[i], &r);
+		CHECK((long)r == 1, "a caller returned before init ran");
+	}
+	CHECK(*once_runs == 1, "init ran %d times", *once_runs);
+	return 1;
+}
+
+/* ---- the handler's answers to futex(2) itself ---- */
+
+static long sys_futex(void *a, int op, uint32_t val, struct timespec *ts,
+		      uint32_t val3)
+{
+	return syscall(SYS_futex, a, op, val, ts, NULL, val3);
+}
+
+static int t_raw(void)
+{
+	uint32_t *w = place(45056), local = 5;
+	struct timespec ts = { 0, 10000000 }, bad = { 0, 2000000000L };
+	unsigned long t0;
+
+	*w = 7;
+	errno = 0;
+	CHECK(sys_futex(w, FUTEX_WAIT_PRIVATE, 8, NULL, 0) == -1 &&
+	      errno == EAGAIN, "WAIT on a changed value: not EAGAIN");
+	CHECK(sys_futex(w, FUTEX_WAIT_PRIVATE, 7, &ts, 0) == -1 &&
+	      errno == ETIMEDOUT, "WAIT 10 ms: not ETIMEDOUT");
+	CHECK(sys_futex(w, FUTEX_WAIT_PRIVATE, 7, &bad, 0) == -1 &&
+	      errno == EINVAL, "WAIT with tv_nsec 2e9: not EINVAL");
+	CHECK(sys_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL, 0) == 0,
+	      "WAKE with no waiter: not 0");
+	CHECK(sys_futex(w, FUTEX_CMP_REQUEUE_PRIVATE, 1, NULL, 8) == -1 &&
+	      errno == EAGAIN, "CMP_REQUEUE on a changed value: not EAGAIN");
+	CHECK(sys_futex(w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, 0) == -1 &&
+	      errno == ENOSYS, "LOCK_PI: not ENOSYS");
+	CHECK(sys_futex(w, FUTEX_WAKE_BITSET, 1, NULL, 0) == -1 &&
+	      errno == EINVAL, "WAKE_BITSET with bitset 0: not EINVAL");
+	/* Outside the window: the kernel's, not trapped. */
+	t0 = traps();
+	CHECK(sys_futex(&local, FUTEX_WAIT_PRIVATE, 6, NULL, 0) == -1 &&
+	      errno == EAGAIN, "WAIT outside the window: not EAGAIN");
+	CHECK(traps() == t0, "a futex outside the window was trapped");
+	/* Just below and at the end of the window. */
+	CHECK(sys_futex(win - 4, FUTEX_WAKE_PRIVATE, 1, NULL, 0) >= 0 &&
+	      traps() == t0, "the word below the window was trapped");
+	CHECK(sys_futex(win + WIN, FUTEX_WAKE_PRIVATE, 1, NULL, 0) >= 0 &&
+	      traps() == t0, "the word past the window was trapped");
+	CHECK(sys_futex(win + WIN - 4, FUTEX_WAKE_PRIVATE, 1, NULL, 0) == 0 &&
+	      traps() == t0 + 1, "the last word of the window not trapped");
+	return 1;
+}
+
+/* A waiter woken across the trap: WAKE returns the count it woke. */
+static void *raw_waiter(void *arg)
+{
+	return (void *)sys_futex(arg, FUTEX_WAIT_PRIVATE, 0, NULL, 0);
+}
+
+static int t_raw_wake(void)
+{
+	uint32_t *w = place(49152);
+	pthread_t t;
+	void *r;
+	long n = 0;
+	int i;
+
+	*w = 0;
+	pthread_create(&t, NULL, raw_waiter, w);
+	for (i = 0; i < 200 && n == 0; i++) {
+		usleep(5000);
+		n = sys_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
+	}
+	pthread_join(t, &r);
+	CHECK(n == 1, "WAKE returned %ld, not 1", n);
+	CHECK((long)r == 0, "the waiter returned %ld", (long)r);
+	return 1;
+}
+
+/* SIGSYS blocked by the program stays deliverable. */
+static int t_sigmask(void)
+{
+	sigset_t all, now;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	CHECK(!sigismember(&now, SIGSYS), "SIGSYS blocked");
+	CHECK(sigismember(&now, SIGUSR1), "SIGUSR1 not blocked");
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	sigprocmask(SIG_SETMASK, NULL, &now);
+	CHECK(!sigismember(&now, SIGSYS), "SIGSYS blocked (sigprocmask)");
+	/* A mutex waits with everything else blocked. */
+	if (!mutex_type(PTHREAD_MUTEX_NORMAL))
+		return 0;
+	sigemptyset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	return 1;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} tests[] = {
+	{ "futex trap: futex(2) answers (EAGAIN, ETIMEDOUT, EINVAL, ENOSYS), window edges", t_raw },
+	{ "futex trap: a raw WAKE wakes a raw WAIT and returns 1", t_raw_wake },
+	{ "futex trap: normal mutex, exact counter, a waiter sleeps", t_mutex_normal },
+	{ "futex trap: recursive mutex", t_mutex_recursive },
+	{ "futex trap: errorcheck mutex (EDEADLK)", t_mutex_errorcheck },
+	{ "futex trap: trylock EBUSY, timedlock ETIMEDOUT", t_timedlock },
+	{ "futex trap: condvar bounded queue, exact sum; timedwait", t_cond },
+	{ "futex trap: barrier, one serial thread per phase", t_barrier },
+	{ "futex trap: rwlock, readers never see a writer", t_rwlock },
+	{ "futex trap: semaphore bound; sem_timedwait", t_sem },
+	{ "futex trap: pthread_once runs once, callers wait", t_once },
+	{ "futex trap: SIGSYS stays unblocked", t_sigmask },
+};
+
+#define NTESTS	((int)(sizeof(tests) / sizeof(tests[0])))
+
+/* A lost wake-up hangs a test: each one has 60 s. */
+static int cur, cur_first;
+static const char *cur_prefix;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	printf("not ok %d %s%s\n# timed out after 60 s (a lost wake-up?)\n",
+	       cur_first + cur, cur_prefix, tests[cur].name);
+	fflush(stdout);
+	_exit(1);
+}
+
+int main(int argc, char **argv)
+{
+	const char *prefix = "";
+	int first = 1, plan = 1, i, fd, failed = 0;
+	void *a;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--count")) {
+			printf("%d\n", NTESTS);
+			return 0;
+		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
+			first = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
+			prefix = argv[++i];
+		} else if (!strcmp(argv[i], "--no-plan")) {
+			plan = 0;
+		} else {
+			fprintf(stderr, "usage: %s [--count] [--first N] [--prefix STR] [--no-plan]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (plan)
+		printf("TAP version 13\n1..%d\n", NTESTS);
+	fd = memfd_create("futex-trap", 0);
+	if (fd < 0 || ftruncate(fd, WIN) < 0) {
+		printf("Bail out! memfd: %s\n", strerror(errno));
+		return 1;
+	}
+	/* The window with a guard page on each side, so its edges are free. */
+	a = mmap(NULL, WIN + 8192, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	win = mmap((char *)a + 4096, WIN, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_FIXED, fd, 0);
+	alias = mmap(NULL, WIN, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (a == MAP_FAILED || win == MAP_FAILED || alias == MAP_FAILED) {
+		printf("Bail out! mmap: %s\n", strerror(errno));
+		return 1;
+	}
+	futex_backend = alias_backend;
+	i = install_handler();
+	if (!i)
+		i = install_filter((uintptr_t)win, (uintptr_t)win + WIN, 0, 0);
+	if (i) {
+		printf("Bail out! cannot install the trap: %s\n", strerror(-i));
+		return 1;
+	}
+	cur_first = first;
+	cur_prefix = prefix;
+	signal(SIGALRM, on_alarm);
+	for (i = 0; i < NTESTS; i++) {
+		int ok;
+
+		diag[0] = 0;
+		cur = i;
+		alarm(60);
+		ok = tests[i].fn();
+		alarm(0);
+		printf("%sok %d %s%s\n", ok ? "" : "not ", first + i, prefix,
+		       tests[i].name);
+		if (!ok) {
+			printf("# %s\n", diag);
+			failed++;
+		}
+		fflush(stdout);
+	}
+	fprintf(stderr, "# %lu futex calls trapped, %lu performed\n",
+		traps(), backend_calls);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Job mode (sdsmctl -N): glibc's own synchronization across nodes.
+ *
+ * glibc's mutexes, condition variables, barriers, rwlocks, semaphores and
+ * pthread_once keep their algorithms in user space on atomics (coherent
+ * through sdsm) and sleep and wake with futex(2).  The kernel's futex only
+ * knows the waiters of its own node, so a futex(2) on job memory is
+ * redirected: a seccomp filter traps (SECCOMP_RET_TRAP) every futex(2)
+ * whose address lies in the job's memory (the window from the job's
+ * control region to the last node's heap, and the executable's .data/.bss),
+ * and the SIGSYS handler performs it with SDSM_IOC_FUTEX, which is managed
+ * at the home of the word's page and loses no wake-up across nodes.  A
+ * futex on any other address (libc's own data, the stacks of threads glibc
+ * made) is not trapped and stays the kernel's.
+ *
+ * The handler answers with futex(2)'s return values and errors.  Errors
+ * futex(2) would never give and glibc treats as fatal (the home node of
+ * the word is down, the page's data is lost) end the job with a message
+ * and status 125 instead of glibc's "unexpected error" abort.
+ *
+ * PI futexes, FUTEX_WAKE_OP and the requeue-PI operations on job memory
+ * fail with ENOSYS (glibc then refuses PTHREAD_PRIO_INHERIT mutexes with
+ * ENOTSUP); FUTEX_REQUEUE and FUTEX_CMP_REQUEUE wake every waiter, which
+ * futex(2)'s spurious wake-ups allow.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "sdsm_shim.h"
+
+#ifndef SYS_SECCOMP
+#define SYS_SECCOMP	1	/* si_code of a seccomp SIGSYS */
+#endif
+#ifndef EXPORT_SYM
+#define EXPORT_SYM	__attribute__((visibility("default")))
+#endif
+
+void shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* futex(2) calls sent to sdsm (read by the host test). */
+static unsigned long trap_count;
+
+static int sdsm_backend(struct sdsm_futex *f)
+{
+	return ioctl(sdsm_fd(), SDSM_IOC_FUTEX, f) < 0 ? -errno : 0;
+}
+
+/* Performs a trapped futex: SDSM_IOC_FUTEX (the host test has its own). */
+static int (*futex_backend)(struct sdsm_futex *f) = sdsm_backend;
+static bool trap_on;
+
+/* futex(2) with the trapped registers; returns what the syscall returns. */
+static long trap_futex(uint32_t *uaddr, int op, uint32_t val,
+		       const struct timespec *ts, uint32_t val3)
+{
+	struct sdsm_futex f;
+	int cmd = op & FUTEX_CMD_MASK, ret;
+
+	memset(&f, 0, sizeof(f));
+	f.size = sizeof(f);
+	f.addr = (uintptr_t)uaddr;
+	f.bitset = SDSM_FUTEX_BITSET_ANY;
+	f.clockid = CLOCK_MONOTONIC;
+	f.timeout_ns = -1;
+	switch (cmd) {
+	case FUTEX_WAIT_BITSET:
+		f.bitset = val3;
+		f.flags = SDSM_FUTEX_F_ABSTIME;
+		if (op & FUTEX_CLOCK_REALTIME)
+			f.clockid = CLOCK_REALTIME;
+		/* fall through */
+	case FUTEX_WAIT:
+		if (cmd == FUTEX_WAIT && (op & FUTEX_CLOCK_REALTIME))
+			return -ENOSYS;	/* as futex(2) */
+		f.op = SDSM_FUTEX_WAIT;
+		f.val = val;
+		if (ts) {
+			if (ts->tv_sec < 0 || ts->tv_nsec < 0 ||
+			    ts->tv_nsec >= 1000000000L)
+				return -EINVAL;
+			if (ts->tv_sec > INT64_MAX / 1000000000LL - 1)
+				f.timeout_ns = INT64_MAX;
+			else
+				f.timeout_ns = ts->tv_sec * 1000000000LL +
+					       ts->tv_nsec;
+		}
+		break;
+	case FUTEX_WAKE_BITSET:
+		f.bitset = val3;
+		/* fall through */
+	case FUTEX_WAKE:
+		f.op = SDSM_FUTEX_WAKE;
+		f.val = val ? val : 1;	/* futex(2) wakes one for 0 */
+		break;
+	case FUTEX_CMP_REQUEUE:
+		if (__atomic_load_n(uaddr, __ATOMIC_SEQ_CST) != val3)
+			return -EAGAIN;
+		/* fall through */
+	case FUTEX_REQUEUE:
+		f.op = SDSM_FUTEX_WAKE;
+		f.val = INT_MAX;
+		break;
+	default:
+		return -ENOSYS;
+	}
+	ret = futex_backend(&f);
+	if (ret)
+		return ret;
+	return f.op == SDSM_FUTEX_WAKE ?
+	       (f.woken > INT_MAX ? INT_MAX : (long)f.woken) : 0;
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *ctx)
+{
+	greg_t *r = ((ucontext_t *)ctx)->uc_mcontext.gregs;
+	int saved = errno;
+	long ret;
+
+	(void)sig;
+	if (si->si_code != SYS_SECCOMP || si->si_syscall != SYS_futex) {
+		/* Not ours: what an untrapped SIGSYS would have done. */
+		signal(SIGSYS, SIG_DFL);
+		raise(SIGSYS);
+		return;
+	}
+	__atomic_add_fetch(&trap_count, 1, __ATOMIC_RELAXED);
+	ret = trap_futex((uint32_t *)r[REG_RDI], (int)r[REG_RSI],
+			 (uint32_t)r[REG_RDX],
+			 (const struct timespec *)r[REG_R10],
+			 (uint32_t)r[REG_R9]);
+	switch (ret) {
+	case -EHOSTDOWN:
+	case -EIO:
+	case -ENOSPC:
+	case -ENOMEM:
+	case -ENOTCONN:
+		shim_say("futex at %p: %s; the job ends", (void *)r[REG_RDI],
+			 strerror((int)-ret));
+		_exit(125);
+	}
+	r[REG_RAX] = ret;
+	errno = saved;
+}
+
+#define LOAD(field)	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, \
+				 offsetof(struct seccomp_data, field))
+#define ARG_LO(n)	(offsetof(struct seccomp_data, args[n]))
+#define ARG_HI(n)	(offsetof(struct seccomp_data, args[n]) + 4)
+
+/*
+ * The filter: trap futex(2) on [lo0, hi0) or [lo1, hi1) (64-bit bounds,
+ * compared as two 32-bit halves), allow everything else.
+ */
+static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
+			  uint64_t hi1)
+{
+/*
+ * 11 instructions: TRAP if lo <= arg0 < hi, else on to the next one.  A
+ * jump offset counts from the next instruction.
+ */
+#define RANGE(lo, hi)							\
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_HI(0)),			\
+	BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)((lo) >> 32), 3, 0),	\
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)((lo) >> 32), 0, 8), \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),			\
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)(lo), 0, 6), \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_HI(0)),			\
+	BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)((hi) >> 32), 4, 0), \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)((hi) >> 32), 0, 2), \
+	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),			\
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)(hi), 1, 0), \
+	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP)
+	struct sock_filter insns[] = {
+		LOAD(arch),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		LOAD(nr),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		RANGE(lo0, hi0),
+		RANGE(lo1, hi1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+#undef RANGE
+	struct sock_fprog prog = {
+		.len = sizeof(insns) / sizeof(insns[0]),
+		.filter = insns,
+	};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+		    SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0)
+		return errno ? -errno : -ESRCH;
+	return 0;
+}
+
+/* The SIGSYS handler, and SIGSYS unblocked for good. */
+static int install_handler(void)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigsys;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSYS, &sa, NULL) < 0)
+		return -errno;
+	__atomic_store_n(&trap_on, true, __ATOMIC_SEQ_CST);
+	sigemptyset(&set);
+	sigaddset(&set, SIGSYS);
+	return -pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+/*
+ * Redirect futex(2) on the job's memory to SDSM_IOC_FUTEX, in every thread
+ * of this process (and every thread it makes later).  @glo/@ghi: the
+ * executable's .data/.bss in sdsm memory, or 0/0.
+ */
+int shim_futex_trap_init(uintptr_t glo, uintptr_t ghi)
+{
+	int ret;
+
+	ret = install_handler();
+	if (!ret)
+		ret = install_filter(SHIM_CTL_ADDR,
+				     shim_heap_base(SDSM_MAX_NODES), glo, ghi);
+	if (ret)
+		shim_say("cannot redirect futex(2) to sdsm (seccomp): %s",
+			 strerror(-ret));
+	return ret;
+}
+
+/*
+ * A trapped futex(2) with SIGSYS blocked would kill the process (the
+ * kernel forces the default action), and programs commonly block every
+ * signal in all threads but one: once the trap is on, SIGSYS is never
+ * blocked.
+ */
+static const sigset_t *keep_sigsys(int how, const sigset_t *set,
+				   sigset_t *copy)
+{
+	if (!set || how == SIG_UNBLOCK ||
+	    !__atomic_load_n(&trap_on, __ATOMIC_RELAXED) ||
+	    !sigismember(set, SIGSYS))
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGSYS);
+	return copy;
+}
+
+EXPORT_SYM int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static int (*real)(int, const sigset_t *, sigset_t *);
+	sigset_t copy;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "pthread_sigmask");
+	return real(how, keep_sigsys(how, set, &copy), old);
+}
+
+EXPORT_SYM int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static int (*real)(int, const sigset_t *, sigset_t *);
+	sigset_t copy;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "sigprocmask");
+	return real(how, keep_sigsys(how, set, &copy), old);
+}
