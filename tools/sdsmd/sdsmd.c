@@ -56,6 +56,67 @@ static void logmsg(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/*
+ * Thread ids unique across a job: glibc keeps the owner's thread id in a
+ * mutex or rwlock, so two threads with one id on two nodes could both own
+ * a recursive mutex.  The worker of node k, and the threads it makes, take
+ * their ids from the top of the id space, [PID_TOP - (k + 1) * PID_SPAN,
+ * PID_TOP - k * PID_SPAN): before forking it, the supervisor sets the last
+ * id handed out (ns_last_pid) below that range, and the kernel counts up
+ * from there.  The launcher's ids are the low ones of its node.
+ */
+#define PID_TOP		4194304		/* PID_MAX_LIMIT on 64-bit */
+#define PID_SPAN	65536
+
+static int write_proc(const char *path, long val)
+{
+	char buf[32];
+	int fd, n, ret = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(buf, sizeof(buf), "%ld", val);
+	if (write(fd, buf, n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* At start: ids up to PID_TOP (as systemd configures by default). */
+static void pid_max_init(void)
+{
+	long cur = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	int ret;
+
+	if (f) {
+		if (fscanf(f, "%ld", &cur) != 1)
+			cur = 0;
+		fclose(f);
+	}
+	if (cur >= PID_TOP)
+		return;
+	ret = write_proc("/proc/sys/kernel/pid_max", PID_TOP);
+	if (ret)
+		logmsg("cannot raise kernel.pid_max to %d: %s; thread ids of a job may repeat across nodes",
+		       PID_TOP, strerror(-ret));
+	else
+		logmsg("kernel.pid_max raised from %ld to %d (thread ids of jobs)",
+		       cur, PID_TOP);
+}
+
+/* Before forking the worker: its ids come from this node's range. */
+static void pid_range_enter(void)
+{
+	int ret = write_proc("/proc/sys/kernel/ns_last_pid",
+			     PID_TOP - (long)(me + 1) * PID_SPAN - 1);
+
+	if (ret)
+		logmsg("cannot set ns_last_pid: %s; thread ids of a job may repeat across nodes",
+		       strerror(-ret));
+}
+
 static void *map_region(const char *name, size_t *len)
 {
 	struct sdsm_region_info ri;
@@ -193,6 +254,7 @@ static int supervise(const char *prefix)
 		wake_launcher(c);
 		return 1;
 	}
+	pid_range_enter();
 	pid = fork();
 	if (pid < 0) {
 		n->err = errno;
@@ -268,6 +330,7 @@ int main(int argc, char **argv)
 		       sdsm_last_error());
 		return 1;
 	}
+	pid_max_init();
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	logmsg("ready (inbox %s)", name);
