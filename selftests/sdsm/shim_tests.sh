@@ -22,6 +22,7 @@ NODE_SH=$HERE/sdsm_node.sh
 SDSMCTL=$ROOT/tools/sdsmctl/sdsmctl
 SDSMD=$ROOT/tools/sdsmd/sdsmd
 PROG=$ROOT/userlib/build/shim_prog
+SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
 # shellcheck source=selftests/sdsm/tap_runner.sh
@@ -30,7 +31,7 @@ PROG=$ROOT/userlib/build/shim_prog
 : "${SDSM_TEST_TIMEOUT:=180}"
 N=$SDSM_NR_NODES
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum exit_status remote_segv sigint
+ALL_TESTS="agents run_native_checksum sync exit_status remote_segv sigint
 missing_binary"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -62,7 +63,7 @@ launch() {
 	local out=$1
 	shift
 	# A background job ignores SIGINT: give it back its default.
-	env --default-signal=INT "$SDSMCTL" -N all -- "$PROG" "$@" \
+	env --default-signal=INT "$SDSMCTL" -N all -- "${LPROG:-$PROG}" "$@" \
 		> "$T/$out.out" 2> "$T/$out.err" &
 	lpid=$!
 }
@@ -155,6 +156,30 @@ test_run_native_checksum() {
 	grep -qx "cpus $cpus $cpus" "$T/run.out" ||
 		{ log "want cpus $cpus $cpus (the CPUs of the job's nodes)"; rc=1; }
 	grep -q 'differs\|failed\|equals' "$T/run.out" && { log "pthread_self/equal"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
+# glibc's mutexes, condvars, barriers, rwlocks, semaphores, once, spin
+# locks and atomics between threads on nodes 0, 1 and 2 (the futex
+# redirect): the same results as a native run, every thread's node seen.
+test_sync() {
+	local rc=0 k dup
+	"$SYNC_PROG" 6 30 > "$T/sync-native.out" 2>/dev/null ||
+		{ log "the native run failed: $(cat "$T/sync-native.out")"; return 1; }
+	LPROG=$SYNC_PROG launch sync 6 30
+	finish sync 600
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	diff "$T/sync-native.out" "$T/sync.out" > "$T/sync.diff" ||
+		{ log "results differ from native: $(tr '\n' '|' < "$T/sync.diff")"; rc=1; }
+	for k in 0 1 2; do
+		grep -q "on node $k tid" "$T/sync.err" ||
+			{ log "no thread ran on node $k"; rc=1; }
+	done
+	# glibc keeps owners' thread ids in mutexes and rwlocks.
+	dup=$(sed -n 's/.* tid //p' "$T/sync.err" | sort | uniq -d)
+	[ -z "$dup" ] || { log "thread ids not unique across nodes: $dup"; rc=1; }
 	nothing_left "$lpid" || rc=1
 	[ "$rc" = 0 ] || agent_logs
 	return "$rc"
