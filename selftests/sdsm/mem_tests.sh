@@ -479,13 +479,13 @@ test_mem_fault_costs() {
 	done
 	v=$(for k in $(nodes); do echo "$k ${before[k]}"; echo "$k ${after[k]}"; done |
 		awk -v n=$n -v copies=$MEM_COST_COPIES '
-		/missing/ { print "a counter file is missing"; bad = 1; next }
+		/missing/ { bad = 1; next }
 		{ for (i = 2; i <= 7; i++) {
 			d[$1, i] = seen[$1] ? $i - d[$1, i] : $i
 		  }
 		  seen[$1] = 1 }
 		END {
-			if (bad) exit 1
+			if (bad) { print "a counter file is missing"; exit 1 }
 			f = d[0, 7]
 			for (k in seen) for (i = 2; i <= 6; i++) t[i] += d[k, i]
 			printf "faults %d; per fault: wakeups %.2f copies %.2f allocs %.2f msgs %.2f local_msgs %.2f; node 0 msgs %d, node 1 msgs %d\n",
