@@ -157,6 +157,7 @@ struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 	if (chunk || !alloc)
 		goto out;
 	chunk = kvzalloc(sizeof(*chunk), GFP_KERNEL);
+	sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	if (!chunk)
 		return NULL;
 	for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
@@ -287,6 +288,13 @@ static void sdsm_out_free(struct sdsm_out *out)
 static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 			      const void *payload, u32 len, struct page *page);
 
+/* A message of the fault path: coherence, or a home look-up. */
+static bool sdsm_msg_costs(u16 type)
+{
+	return type == SDSM_MSG_COH || type == SDSM_MSG_HOME_REQ ||
+	       type == SDSM_MSG_HOME_REP;
+}
+
 /*
  * Post @out to @dst, or deliver it here if @dst is this node.  Return:
  * true when done with it (sent, or dropped as stale or undeliverable),
@@ -302,6 +310,8 @@ static bool sdsm_link_post(struct sdsm_link *link, u16 dst,
 	if (out->epoch != READ_ONCE(link->epoch))
 		return true;
 	if (dst == sdsm_cl.node_id) {
+		if (sdsm_msg_costs(out->type))
+			sdsm_cost(SDSM_STAT_COST_LOCAL_MSGS);
 		sdsm_mem_dispatch(peer, out->type, out->payload, out->len,
 				  out->page);
 		return true;
@@ -317,6 +327,8 @@ static bool sdsm_link_post(struct sdsm_link *link, u16 dst,
 		return false;	/* peer slow but up: keep order, try again */
 	if (!ret && out->page)
 		sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
+	if (!ret && sdsm_msg_costs(out->type))
+		sdsm_cost(SDSM_STAT_COST_MSGS);
 	/*
 	 * Not sent: the peer is not up (-ENOTCONN) or the transport failed
 	 * the connection (sdsm_conn_send()); either way the peer is reported
@@ -376,6 +388,8 @@ static void sdsm_link_queue(u16 dst, u16 type, const void *payload, u32 len,
 	/* Small and bounded; the protocol cannot take a send back. */
 	out = kmalloc(struct_size(out, payload, len),
 		      GFP_KERNEL | __GFP_NOFAIL);
+	if (sdsm_msg_costs(type))
+		sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	out->type = type;
 	out->len = len;
 	out->page = page;
@@ -522,6 +536,8 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
 		if (src) {
 			snap = alloc_page(GFP_KERNEL | __GFP_NOFAIL);
 			copy_highpage(snap, src);
+			sdsm_cost(SDSM_STAT_COST_ALLOCS);
+			sdsm_cost(SDSM_STAT_COST_COPIES);
 			w.data = SDSM_WIRE_DATA_PAGE;
 		} else {
 			w.data = SDSM_WIRE_DATA_ZERO;
@@ -543,14 +559,18 @@ static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 	struct page **dst = home ? &c->pg->home_copy : &c->pg->copy;
 
 	if (c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page) {
-		if (!*dst)
+		if (!*dst) {
 			*dst = alloc_page(GFP_HIGHUSER | __GFP_NOFAIL);
+			sdsm_cost(SDSM_STAT_COST_ALLOCS);
+		}
 		copy_highpage(*dst, c->in_page);
+		sdsm_cost(SDSM_STAT_COST_COPIES);
 	} else if (*dst) {
 		clear_highpage(*dst);
 	} else if (!home) {
 		/* The home copy may stay NULL (zero); a node copy is mapped. */
 		*dst = alloc_page(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOFAIL);
+		sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	}
 	if (!home)
 		sdsm_stat_inc(SDSM_STAT_PAGES_FETCHED);
@@ -694,6 +714,7 @@ static void sdsm_hold_deferred(struct sdsm_proto_ctx *ctx,
 	struct sdsm_hold *h, *new;
 
 	new = kmalloc(sizeof(*new), GFP_KERNEL);
+	sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	spin_lock(&sdsm_holds_lock);
 	h = sdsm_hold_find(r, idx);
 	if (!h && new) {
@@ -1165,14 +1186,29 @@ fail_unlocked:
 	return VM_FAULT_SIGBUS;
 }
 
+/*
+ * sdsm_fault_common() counting every sleep of the faulting thread in it:
+ * waits for the answer (each wake-up of the hashed waitqueue that sent it
+ * back to sleep too), the page mutex, allocations, a send slot.  A
+ * voluntary context switch is exactly a sleep that happened.
+ */
+static vm_fault_t sdsm_fault_counted(struct vm_fault *vmf, bool mkwrite)
+{
+	unsigned long nvcsw = current->nvcsw;
+	vm_fault_t ret = sdsm_fault_common(vmf, mkwrite);
+
+	sdsm_stat_add(SDSM_STAT_COST_WAKEUPS, current->nvcsw - nvcsw);
+	return ret;
+}
+
 static vm_fault_t sdsm_vm_fault(struct vm_fault *vmf)
 {
-	return sdsm_fault_common(vmf, false);
+	return sdsm_fault_counted(vmf, false);
 }
 
 static vm_fault_t sdsm_vm_pfn_mkwrite(struct vm_fault *vmf)
 {
-	vm_fault_t ret = sdsm_fault_common(vmf, true);
+	vm_fault_t ret = sdsm_fault_counted(vmf, true);
 
 	/*
 	 * wp_pfn_shared() goes on to finish_mkwrite_fault() unless told

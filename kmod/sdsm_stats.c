@@ -35,6 +35,11 @@ static const char * const sdsm_stat_names[SDSM_NR_STATS] = {
 	[SDSM_STAT_LOCK_ACQUIRES]		= "lock_acquires",
 	[SDSM_STAT_LOCK_WAITS]			= "lock_waits",
 	[SDSM_STAT_BARRIER_WAITS]		= "barrier_waits",
+	[SDSM_STAT_COST_WAKEUPS]		= "cost_wakeups",
+	[SDSM_STAT_COST_COPIES]			= "cost_copies",
+	[SDSM_STAT_COST_ALLOCS]			= "cost_allocs",
+	[SDSM_STAT_COST_MSGS]			= "cost_msgs",
+	[SDSM_STAT_COST_LOCAL_MSGS]		= "cost_local_msgs",
 };
 
 static struct kobject *sdsm_stats_kobj;

@@ -29,6 +29,15 @@ enum sdsm_stat {
 	SDSM_STAT_LOCK_ACQUIRES,
 	SDSM_STAT_LOCK_WAITS,		/* acquires that had to wait */
 	SDSM_STAT_BARRIER_WAITS,
+	/*
+	 * What faults cost, counted at the call sites on every node
+	 * (Documentation/performance.rst, "What a fault costs"):
+	 */
+	SDSM_STAT_COST_WAKEUPS,		/* sleeps of a faulting thread */
+	SDSM_STAT_COST_COPIES,		/* CPU copies of a page payload */
+	SDSM_STAT_COST_ALLOCS,		/* allocations on the coherence path */
+	SDSM_STAT_COST_MSGS,		/* coherence messages to other nodes */
+	SDSM_STAT_COST_LOCAL_MSGS,	/* coherence messages to this node */
 	SDSM_NR_STATS
 };
 
@@ -50,6 +59,12 @@ static inline void sdsm_stat_add(enum sdsm_stat s, u64 v)
 static inline void sdsm_stat_inc(enum sdsm_stat s)
 {
 	sdsm_stat_add(s, 1);
+}
+
+/* One unit of a cost, SDSM_STAT_COST_*: a per-CPU add, any context. */
+static inline void sdsm_cost(enum sdsm_stat s)
+{
+	sdsm_stat_inc(s);
 }
 
 void sdsm_stat_fault_latency(u64 ns);

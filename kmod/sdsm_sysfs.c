@@ -3,7 +3,7 @@
  * sdsm sysfs view, /sys/kernel/sdsm/ (documented in
  * Documentation/ABI/testing/sysfs-kernel-sdsm):
  *
- *   node_id, nr_nodes
+ *   node_id, nr_nodes, metadata_bytes_per_page
  *   nodes/<n>/{addr,state,rtt_us,tx_msgs,rx_msgs,tx_bytes,rx_bytes,
  *             homed_pages}
  *
@@ -16,6 +16,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kstrtox.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 
 #include "sdsm.h"
@@ -37,9 +38,34 @@ static ssize_t nr_nodes_show(struct kobject *kobj, struct kobj_attribute *attr,
 
 static struct kobj_attribute sdsm_attr_nr_nodes = __ATTR_RO(nr_nodes);
 
+/*
+ * The module's memory per 4 KiB page of a region, the same on every node
+ * (home or not: struct sdsm_page holds both sides): the page's share of its
+ * chunk as kvzalloc() allocates it (kmalloc's size class; a vmalloc
+ * fall-back would round to whole pages only) and of the region's chunk
+ * pointer array, rounded up.  Not counted: the copies themselves (data),
+ * transient state (holds, queued messages).
+ */
+static size_t sdsm_metadata_bytes_per_page(void)
+{
+	return DIV_ROUND_UP(kmalloc_size_roundup(sizeof(struct sdsm_chunk)) +
+			    sizeof(struct sdsm_chunk *), SDSM_CHUNK_PAGES);
+}
+
+static ssize_t metadata_bytes_per_page_show(struct kobject *kobj,
+					    struct kobj_attribute *attr,
+					    char *buf)
+{
+	return sysfs_emit(buf, "%zu\n", sdsm_metadata_bytes_per_page());
+}
+
+static struct kobj_attribute sdsm_attr_metadata_bytes_per_page =
+	__ATTR_RO(metadata_bytes_per_page);
+
 static struct attribute *sdsm_top_attrs[] = {
 	&sdsm_attr_node_id.attr,
 	&sdsm_attr_nr_nodes.attr,
+	&sdsm_attr_metadata_bytes_per_page.attr,
 	NULL,
 };
 

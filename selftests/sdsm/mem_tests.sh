@@ -19,7 +19,7 @@ PG=4096
 MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
 mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_set_policy mem_fio mem_big_region mem_contention
-mem_node_leaves mem_send_fails"
+mem_node_leaves mem_send_fails mem_fault_costs"
 
 mu() {
 	local k=$1
@@ -428,5 +428,76 @@ test_mem_send_fails() {
 	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" unload 60 || rc=1
 	done
+	return $rc
+}
+
+# What a remote read fault costs (issue 11): 32 read faults from node 0 on
+# pages homed at node 1 and written there, with the cost counters of every
+# node read before and after (Documentation/performance.rst, "What a fault
+# costs").  The totals per fault must be what the code does today: a
+# counter that stops counting, or a path that changes, fails the test.
+MEM_COST_COPIES=4	# per fault today: see performance.rst
+COST_STATS="cost_wakeups cost_copies cost_allocs cost_msgs cost_local_msgs"
+COST_STATS="$COST_STATS read_faults_remote"
+
+# costs_of K: node K's COST_STATS, one line, "missing" if a file is not.
+costs_of() {
+	local s out=""
+	for s in $COST_STATS; do
+		out="$out $(run_on "$1" cat "/sys/kernel/sdsm/stats/$s" 2>/dev/null ||
+			echo missing)"
+	done
+	echo "$out"
+}
+
+test_mem_fault_costs() {
+	local t=fc.$$ n=32 k rc=0 m v m0=
+	local -a before after
+	mu 0 create $t $((n * PG)) bind 0x2 >/dev/null || return 1
+	mu 1 -r $t fill 0 $((n * PG)) 41 || rc=1
+	for k in $(nodes); do
+		before[k]=$(costs_of "$k")
+	done
+	mu 0 -r $t check 0 $((n * PG)) 41 || rc=1
+	for k in $(nodes); do
+		after[k]=$(costs_of "$k")
+	done
+	mu 0 -r $t destroy $t || rc=1
+	for k in $(nodes); do
+		log "node $k: $COST_STATS"
+		log "node $k: before ${before[k]}"
+		log "node $k: after  ${after[k]}"
+		m=$(run_on "$k" cat /sys/kernel/sdsm/metadata_bytes_per_page) ||
+			{ log "node $k: no metadata_bytes_per_page"; rc=1; }
+		log "node $k: metadata_bytes_per_page $m"
+		case $m in
+		'' | *[!0-9]* | 0) log "node $k: bad metadata_bytes_per_page '$m'"; rc=1 ;;
+		esac
+		[ -z "$m0" ] || [ "$m" = "$m0" ] ||
+			{ log "metadata_bytes_per_page differs: $m, $m0"; rc=1; }
+		m0=$m
+	done
+	v=$(for k in $(nodes); do echo "$k ${before[k]}"; echo "$k ${after[k]}"; done |
+		awk -v n=$n -v copies=$MEM_COST_COPIES '
+		/missing/ { bad = 1; next }
+		{ for (i = 2; i <= 7; i++) {
+			d[$1, i] = seen[$1] ? $i - d[$1, i] : $i
+		  }
+		  seen[$1] = 1 }
+		END {
+			if (bad) { print "a counter file is missing"; exit 1 }
+			f = d[0, 7]
+			for (k in seen) for (i = 2; i <= 6; i++) t[i] += d[k, i]
+			printf "faults %d; per fault: wakeups %.2f copies %.2f allocs %.2f msgs %.2f local_msgs %.2f; node 0 msgs %d, node 1 msgs %d\n",
+				f, t[2] / n, t[3] / n, t[4] / n, t[5] / n, t[6] / n,
+				d[0, 5], d[1, 5]
+			if (f != n) { print "node 0 counted " f " remote read faults, not " n; exit 1 }
+			if (t[5] < 2 * n || t[5] > 6 * n) { print "messages per fault not in [2, 6]"; exit 1 }
+			if (d[0, 5] < n || d[1, 5] < n) { print "requests or grants not counted on their sender"; exit 1 }
+			if (t[3] != copies * n) { print "copies per fault not " copies; exit 1 }
+			if (t[4] < n || d[0, 4] < n) { print "allocations not counted"; exit 1 }
+			if (t[2] < 1 || t[2] > 4 * n) { print "faulting-thread sleeps not in [1, 4 per fault]"; exit 1 }
+		}') || rc=1
+	log "$v"
 	return $rc
 }

@@ -8,8 +8,9 @@
 #
 #   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--fault-pages N]
 #            [--wf-pages N] [--fio-pages N] [--pp-rounds N] [--mm-n N]
-#            [--profile]
+#            [--profile] [--only PART,...]
 #   guest.sh trace-on | trace-dump     (run on a node via on_node)
+#   guest.sh costs                     (the same: this node's cost counters)
 #
 # Files written (r = repetition 1..N):
 #   meta.txt                     key=value: parameters, kernel, features
@@ -19,6 +20,9 @@
 #   ib_read_{lat,bw}_ev.r.txt    the same with -e (sleep on CQ events)
 #   fio_tmpfs_{seq,rand}.r.json  fio on tmpfs
 #   read_fault.r.txt             "page t0_ns t1_ns" per first-touch fault
+#   read_fault_costs.r.txt       "before|after NODE COUNTER VALUE" around
+#                                those faults, every node; VALUE "missing"
+#                                when the sysfs file is not there
 #   write_fault_{1,2}.r.txt      the same, for writes with 1 or 2 sharers
 #   pingpong.r.txt               "round t0_ns t1_ns" per round trip
 #   fio_sdsm_{remote,local}_{seq,rand}.r.json
@@ -29,6 +33,10 @@
 set -u
 
 T=${BENCH_TRACEFS:-/sys/kernel/tracing}
+S=${BENCH_SYSFS:-/sys/kernel/sdsm}
+# Documentation/performance.rst, "What a fault costs".
+COSTS="stats/cost_wakeups stats/cost_copies stats/cost_allocs stats/cost_msgs
+stats/cost_local_msgs stats/read_faults_remote metadata_bytes_per_page"
 
 case "${1:-}" in
 trace-on)
@@ -45,6 +53,12 @@ trace-dump)
 	echo 0 > "$T/events/sdsm/enable"
 	echo > "$T/trace"
 	exit 0 ;;
+costs)
+	for c in $COSTS; do
+		v=$(cat "$S/$c" 2> /dev/null) || v=missing
+		echo "${c#stats/} ${v:-missing}"
+	done
+	exit 0 ;;
 esac
 
 REPS=5
@@ -56,6 +70,7 @@ FIO_PAGES=256
 PP_ROUNDS=50
 MM_N=256
 PROFILE=0
+ONLY=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -68,6 +83,7 @@ while [ $# -gt 0 ]; do
 	--pp-rounds) PP_ROUNDS=$2; shift ;;
 	--mm-n) MM_N=$2; shift ;;
 	--profile) PROFILE=1 ;;
+	--only) ONLY=$2; shift ;;
 	*) echo "guest.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -142,6 +158,7 @@ fi
 	echo "pp_rounds=$PP_ROUNDS"
 	echo "mm_n=$MM_N"
 	echo "profile=$PROFILE"
+	echo "only=$ONLY"
 	echo "module_loaded=$MODULE_OK"
 	echo "features=$FEATURES"
 	echo "guest_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
@@ -279,15 +296,26 @@ destroy() {
 	sb destroy "$1" >> "$B/log.txt" 2>&1 || log "could not destroy region $1"
 }
 
-# read_fault_rep NAME SEED OUT: pages homed on node 1, written there (and
-# unmapped again: clean at the home), then first-touch reads here.
+# costs_snap PHASE FILE: every node's cost counters, appended to FILE.
+costs_snap() {
+	for k in $(seq 0 $((NR - 1))); do
+		on_node "$k" "$SDSM_ROOT/tools/bench/guest.sh" costs |
+			sed "s/^/$1 $k /" >> "$2"
+	done
+}
+
+# read_fault_rep NAME SEED OUT [COSTS]: pages homed on node 1, written
+# there (and unmapped again: clean at the home), then first-touch reads
+# here; with COSTS, every node's cost counters just before and after them.
 read_fault_rep() {
 	step read_fault "create region" sb create "$1" "$FAULT_PAGES" bind:1 \
 		> /dev/null || return 1
 	step read_fault "home writes the pages" on_node 1 "$BIN/sdsm_bench" \
 		touch "$1" write --seed "$2" || { destroy "$1"; return 1; }
+	[ -z "${4:-}" ] || { : > "$4"; costs_snap before "$4"; }
 	step read_fault "read faults" sb fault "$1" read --home 1 \
 		--seed "$2" > "$3" || { destroy "$1"; return 1; }
+	[ -z "${4:-}" ] || costs_snap after "$4"
 	destroy "$1"
 }
 
@@ -296,7 +324,8 @@ fig_read_fault() {
 	for r in $(seq 1 "$REPS"); do
 		log "read_fault rep $r"
 		read_fault_rep bench-rf-$r $((100 + r)) \
-			"$B/read_fault.$r.txt" || return
+			"$B/read_fault.$r.txt" "$B/read_fault_costs.$r.txt" ||
+			return
 	done
 	status read_fault ok
 	[ $PROFILE = 1 ] || return
@@ -453,18 +482,31 @@ fig_matmul() {
 	status matmul ok
 }
 
+# part NAME: whether --only (if given) selects the part NAME.
+part() {
+	case ",${ONLY:-$1}," in
+	*,"$1",*) return 0 ;;
+	esac
+	log "$1: not selected (--only $ONLY)"
+	return 1
+}
+
 log "bench starts: $NR nodes, $REPS repetitions, features: $FEATURES"
-baseline_perftest
-baseline_fio
-fig_read_fault
-fig_write_fault 1
-fig_write_fault 2
-fig_pingpong
-for w in remote local; do
-	for m in seq rand; do
-		fig_fio_sdsm $w $m
+part perftest && baseline_perftest
+part fio_tmpfs && baseline_fio
+part read_fault && fig_read_fault
+if part write_fault; then
+	fig_write_fault 1
+	fig_write_fault 2
+fi
+part pingpong && fig_pingpong
+if part fio_sdsm; then
+	for w in remote local; do
+		for m in seq rand; do
+			fig_fio_sdsm $w $m
+		done
 	done
-done
-fig_matmul
+fi
+part matmul && fig_matmul
 log "bench done"
 exit 0

@@ -133,6 +133,59 @@ def parse_times(path):
     return rows
 
 
+# Cost counters read around the read faults (guest.sh costs), per fault:
+# figure id -> (counter, title, goal).  Documentation/performance.rst,
+# "What a fault costs".
+COSTS = (
+    ("read_fault_wakeups", "cost_wakeups",
+     "read fault: sleeps of the faulting thread", 1),
+    ("read_fault_copies", "cost_copies",
+     "read fault: CPU copies of the payload", 0),
+    ("read_fault_allocs", "cost_allocs", "read fault: allocations", 0),
+    ("read_fault_msgs", "cost_msgs", "read fault: messages between nodes", 2),
+    ("read_fault_local_msgs", "cost_local_msgs",
+     "read fault: messages a node sends itself", None),
+)
+META_COUNTER = "metadata_bytes_per_page"
+
+
+def parse_costs(path):
+    """read_fault_costs.r.txt -> ({counter: total delta over the nodes},
+    metadata_bytes_per_page).  Raises ValueError naming what is missing."""
+    vals = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w:
+                continue
+            if len(w) != 4 or w[0] not in ("before", "after"):
+                raise ValueError("bad line %r in %s" %
+                                 (line.strip(), os.path.basename(path)))
+            phase, node, name, v = w
+            if v == "missing":
+                raise ValueError("counter %s missing on node %s" %
+                                 (name, node))
+            vals[(phase, node, name)] = int(v)
+    nodes = sorted({n for _, n, _ in vals})
+    if not nodes:
+        raise ValueError("no counter readings in %s" %
+                         os.path.basename(path))
+    need = [c for _, c, _, _ in COSTS] + ["read_faults_remote"]
+    delta = {}
+    for c in need:
+        for n in nodes:
+            for ph in ("before", "after"):
+                if (ph, n, c) not in vals:
+                    raise ValueError("counter %s not read %s the faults on "
+                                     "node %s" % (c, ph, n))
+        delta[c] = sum(vals[("after", n, c)] - vals[("before", n, c)]
+                       for n in nodes)
+    meta = [vals[k] for k in vals if k[2] == META_COUNTER]
+    if not meta:
+        raise ValueError("%s missing" % META_COUNTER)
+    return delta, max(meta)
+
+
 def parse_matmul(path):
     kv = read_kv(path)
     if "seconds" not in kv:
@@ -290,6 +343,52 @@ class Report:
         self.figures.append(fig)
         return fig
 
+    def add_abs(self, fid, title, unit, st, value, goal):
+        """A figure with no baseline: its value itself meets the goal
+        (value <= goal) or not."""
+        fig = self.add(fid, title, unit, st, value, None, None, None)
+        fig["goal"] = goal
+        if goal is not None:
+            fig["goal_text"] = "<= %s" % fmt_val(unit, goal)
+            if st == "ok" and value:
+                fig["met"] = value["median"] <= goal
+        return fig
+
+    def cost_figs(self):
+        """Per remote read fault: each cost counter's delta summed over
+        every node, divided by the faults measured in that repetition."""
+        st = self.status("read_fault")
+        per = {fid: [] for fid, _, _, _ in COSTS}
+        meta, counted = [], []
+        if st == "ok":
+            files = rep_files(self.raw, "read_fault_costs", "txt")
+            faults = [len(r) for r in self.samples.get("read_fault", [])]
+            if not files:
+                st = "failed: no counter readings (read_fault_costs.*.txt)"
+            elif len(files) != len(faults):
+                st = "failed: counter readings for %d of %d repetitions" % (
+                    len(files), len(faults))
+            else:
+                try:
+                    for f, nf in zip(files, faults):
+                        delta, m = parse_costs(f)
+                        if not nf:
+                            raise ValueError("no faults measured")
+                        for fid, c, _, _ in COSTS:
+                            per[fid].append(round(delta[c] / nf, 2))
+                        meta.append(m)
+                        counted.append(delta["read_faults_remote"])
+                except (OSError, ValueError) as e:
+                    st = "failed: %s" % e
+        self.samples["read_fault_costs"] = {
+            "per_fault": per, "read_faults_remote": counted,
+            "status": st}
+        for fid, _, title, goal in COSTS:
+            self.add_abs(fid, title, "per fault", st,
+                         summary(per[fid]) if st == "ok" else None, goal)
+        self.add_abs(META_COUNTER, "module metadata per 4 KiB page",
+                     "bytes", st, summary(meta) if st == "ok" else None, 64)
+
     def latency_fig(self, name, label, goal):
         st, reps = self.load(name, name, "txt", parse_times)
         us = [[(t1 - t0) / 1000.0 for _, t0, t1 in r] for r in reps]
@@ -307,6 +406,7 @@ class Report:
 
     def load_figures(self):
         self.latency_fig("read_fault", "read fault, remote home, clean", 1.2)
+        self.cost_figs()
         self.latency_fig("write_fault_1", "write fault, 1 sharer", 2.5)
         self.latency_fig("write_fault_2", "write fault, 2 sharers", 2.5)
 
@@ -383,6 +483,10 @@ def fmt_val(unit, v):
         return "%.2f MB/s" % (v / 1e6)
     if unit == "s":
         return "%.3f s" % v
+    if unit == "per fault":
+        return "%.2f" % v
+    if unit == "bytes":
+        return "%d B" % v
     return "%.0f us" % v if v >= 100 else "%.1f us" % v
 
 
@@ -448,7 +552,8 @@ def table(rep, extra):
         lines.append("%-42s %-28s %-30s %-7s %-8s %s" % (
             f["title"], fmt_sum(f["unit"], f["value"]), bval, ratio,
             f["goal_text"] or "-", met))
-        lines.append("%-42s vs %s" % ("", b["title"]))
+        if b["name"]:
+            lines.append("%-42s vs %s" % ("", b["title"]))
         if f.get("ratio_meaning"):
             lines.append("%-42s ratio = %s" % ("", f["ratio_meaning"]))
     return "\n".join(lines) + "\n"

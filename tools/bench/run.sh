@@ -6,11 +6,12 @@
 # Documentation/performance.rst.
 #
 #   tools/bench/run.sh [--reps N] [--nodes N] [--long] [--profile]
-#                      [--out DIR] [--timeout SEC]
+#                      [--out DIR] [--timeout SEC] [--only PARTS]
 #   tools/bench/run.sh --report DIR      (redo the report of an earlier run)
 #
 # Environment (for `make bench`): BENCH_REPS, BENCH_NODES, BENCH_LONG=1,
-# BENCH_PROFILE=1, BENCH_TIMEOUT.
+# BENCH_PROFILE=1, BENCH_TIMEOUT, BENCH_ONLY.  PARTS: comma-separated
+# perftest, fio_tmpfs, read_fault, write_fault, pingpong, fio_sdsm, matmul.
 #
 # Output: out/bench/<stamp>/{table.txt,results.json,fault-latency.png};
 # the raw samples are in <dir>/vcluster/node0/out/.  Exit status: 0 when
@@ -25,12 +26,13 @@ REPS=${BENCH_REPS:-5}
 NODES=${BENCH_NODES:-3}
 LONG=${BENCH_LONG:-0}
 PROFILE=${BENCH_PROFILE:-0}
+ONLY=${BENCH_ONLY:-}
 TIMEOUT=${BENCH_TIMEOUT:-}
 OUT=
 REPORT_ONLY=
 
 usage() {
-	sed -n '7,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -42,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--profile) PROFILE=1 ;;
 	--out) OUT=$2; shift ;;
 	--timeout) TIMEOUT=$2; shift ;;
+	--only) ONLY=$2; shift ;;
 	--report) REPORT_ONLY=$2; shift ;;
 	-h|--help) usage ;;
 	*) echo "bench: unknown option $1" >&2; usage ;;
@@ -87,6 +90,10 @@ else
 	: "${TIMEOUT:=$((900 + 300 * REPS))}"
 fi
 [ "$PROFILE" = 1 ] && ARGS="$ARGS --profile"
+case "$ONLY" in
+*[!a-z_,]*) msg "--only takes comma-separated part names"; exit 2 ;;
+?*) ARGS="$ARGS --only $ONLY" ;;
+esac
 
 make -s -C "$HERE" all || { msg "cannot build tools/bench"; exit 1; }
 [ -f "$ROOT/kmod/sdsm.ko" ] ||

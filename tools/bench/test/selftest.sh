@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..16"
+echo "1..21"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -36,6 +36,19 @@ for t in ib_read_lat ib_read_bw; do
 	ln -s "$HERE/fake-perftest" "$TMP/bin/$t"
 done
 
+# fake_sysfs DIR: /sys/kernel/sdsm of 3 nodes, DIR/node<k>, with the cost
+# counters the bench reads (they do not move: the fake has no faults).
+fake_sysfs() {
+	for _k in 0 1 2; do
+		mkdir -p "$1/node$_k/stats"
+		for _c in cost_wakeups cost_copies cost_allocs cost_msgs \
+			cost_local_msgs read_faults_remote; do
+			echo $((_k * 100)) > "$1/node$_k/stats/$_c"
+		done
+		echo 129 > "$1/node$_k/metadata_bytes_per_page"
+	done
+}
+
 # run_guest NAME [guest.sh options]: one fake 3-node run into $TMP/NAME.
 run_guest() {
 	_name=$1
@@ -43,6 +56,7 @@ run_guest() {
 	mkdir -p "$TMP/$_name/out" "$TMP/$_name/shared" "$TMP/$_name/dev" \
 		"$TMP/$_name/tracefs/events/sdsm"
 	truncate -s 32G "$TMP/$_name/dev/mem"
+	fake_sysfs "$TMP/$_name/sysfs"
 	(
 		cd "$ROOT" || exit 1
 		export PATH="$TMP/bin:$PATH"
@@ -54,6 +68,7 @@ run_guest() {
 		export SDSM_SHARED="$TMP/$_name/shared"
 		export SDSM_NODE_ID=0 SDSM_NR_NODES=3 SDSM_ROOT="$ROOT"
 		export VCLUSTER_LIB="$HERE/fake-guest-lib.sh"
+		export FAKE_SYSFS="$TMP/$_name/sysfs"
 		timeout 300 "$BENCH/guest.sh" --reps 2 --lat-iters 50 \
 			--bw-iters 50 --fault-pages 16 --wf-pages 8 \
 			--fio-pages 16 --pp-rounds 10 --mm-n 64 "$@"
@@ -113,8 +128,74 @@ assert d["samples"]["matmul"]["one_node"][0]["verified"]
 PY
 ok $? "results.json has every figure with a ratio and the raw samples"
 
+python3 - "$TMP/full/report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+goals = {"read_fault_wakeups": 1, "read_fault_copies": 0,
+         "read_fault_allocs": 0, "read_fault_msgs": 2,
+         "metadata_bytes_per_page": 64}
+for fid, goal in goals.items():
+    f = figs[fid]
+    assert f["status"] == "ok" and f["goal"] == goal, f
+    assert f["ratio"] is None and f["met"] is not None, f
+for fid in ("read_fault_wakeups", "read_fault_copies", "read_fault_allocs",
+            "read_fault_msgs"):
+    assert figs[fid]["value"]["per_rep"] == [0.0, 0.0], figs[fid]
+assert figs["metadata_bytes_per_page"]["value"]["median"] == 129
+assert figs["metadata_bytes_per_page"]["met"] is False
+PY
+ok $? "results.json has the per-fault costs and metadata bytes with goals"
+
+# Per fault = the deltas summed over every node / the faults measured.
+cp -r "$TMP/full/out" "$TMP/costs"
+for r in 1 2; do
+	awk -v r=$r '{ v = $4; if ($1 == "after" && $3 != "metadata_bytes_per_page")
+		v += ($3 == "cost_msgs" ? 16 : $3 == "cost_copies" ? 8 * r : 0)
+		print $1, $2, $3, v }' "$TMP/full/out/read_fault_costs.$r.txt" \
+		> "$TMP/costs/read_fault_costs.$r.txt"
+done
+python3 "$BENCH/report.py" "$TMP/costs" "$TMP/costs-report" > /dev/null 2>&1
+python3 - "$TMP/costs-report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+# 3 nodes x 16 messages / 16 faults; copies 3 x 8 r / 16.
+assert figs["read_fault_msgs"]["value"]["per_rep"] == [3.0, 3.0], figs
+assert figs["read_fault_msgs"]["met"] is False
+assert figs["read_fault_copies"]["value"]["per_rep"] == [1.5, 3.0]
+assert figs["read_fault_wakeups"]["met"] is True
+PY
+ok $? "per-fault costs are the deltas over every node per measured fault"
+
+# A node whose module lacks a counter: guest.sh says so, the figure fails.
+rm "$TMP/full/sysfs/node1/stats/cost_copies"
+BENCH_SYSFS=$TMP/full/sysfs/node1 "$BENCH/guest.sh" costs \
+	> "$TMP/costs-missing.txt" 2>&1 &&
+	grep -q "^cost_copies missing$" "$TMP/costs-missing.txt" &&
+	grep -q "^cost_msgs 100$" "$TMP/costs-missing.txt"
+ok $? "guest.sh costs marks a missing counter file"
+sed "s/^/after 1 /" "$TMP/costs-missing.txt" >> "$TMP/costs/read_fault_costs.2.txt"
+sed -i '/^after 1 cost_copies [0-9]/d' "$TMP/costs/read_fault_costs.2.txt"
+python3 "$BENCH/report.py" "$TMP/costs" "$TMP/costs-report" > /dev/null 2>&1
+python3 - "$TMP/costs-report/results.json" "$TMP/costs-report/table.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+want = "failed: counter cost_copies missing on node 1"
+for fid in ("read_fault_wakeups", "read_fault_copies", "read_fault_allocs",
+            "read_fault_msgs", "metadata_bytes_per_page"):
+    assert figs[fid]["status"] == want, figs[fid]
+    assert figs[fid]["value"] is None and figs[fid]["met"] is None
+assert figs["read_fault_median"]["status"] == "ok"
+assert want in open(sys.argv[2]).read()
+PY
+ok $? "a missing counter file gives a failed figure, not a crash"
+
 grep -q "read fault, remote home, clean median" "$TMP/full/report/table.txt" &&
-	grep -q "<= 1.20" "$TMP/full/report/table.txt"
+	grep -q "<= 1.20" "$TMP/full/report/table.txt" &&
+	grep -q "read fault: CPU copies of the payload .* <= 0.00 " \
+		"$TMP/full/report/table.txt"
 ok $? "table.txt lists figures with goals"
 
 head -c 8 "$TMP/full/report/fault-latency.png" 2>/dev/null | od -An -c |
@@ -214,6 +295,22 @@ for m in ("seq", "rand"):
 assert figs["read_fault_median"]["ratio"] is not None
 PY
 ok $? "with every repetition contradictory no ratio is published against it"
+
+# --only: the selected parts run, the others say "not run".
+run_guest only --only perftest,read_fault &&
+	python3 "$BENCH/report.py" "$TMP/only/out" "$TMP/only/report" \
+		> /dev/null 2>&1 &&
+	python3 - "$TMP/only/report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+assert figs["read_fault_median"]["ratio"] is not None, figs
+assert figs["read_fault_msgs"]["status"] == "ok", figs
+assert figs["pingpong_median"]["status"] == "not run", figs
+assert d["baselines"]["fio_tmpfs_seq"]["status"] == "not run"
+assert d["meta"]["only"] == "perftest,read_fault"
+PY
+ok $? "--only runs the selected parts and reports the others as not run"
 
 FAKE_LOAD_FAIL=1 run_guest noload
 grep -q "n/a (sdsm.ko did not load)" "$TMP/noload/out/status.read_fault" &&
