@@ -11,6 +11,9 @@
  *   exit  thread 1 calls exit(42) while main waits in pthread_join;
  *   segv  thread 1 writes through a NULL pointer;
  *   sleep main prints "sleeping" and sleeps 600 s (the test sends SIGINT).
+ *   busy  3 threads (nodes 0, 1, 2) take turns on a mutex for ever; main
+ *         prints "busy" once each has had a turn, then joins (the test
+ *         kills a node).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -69,6 +72,23 @@ static void *worker(void *p)
 	return s;
 }
 
+static pthread_mutex_t busy_lock = PTHREAD_MUTEX_INITIALIZER;
+static long busy_turns[MAXT];
+
+static void *busy(void *p)
+{
+	long i = (long)p;
+
+	for (;;) {
+		pthread_mutex_lock(&busy_lock);
+		busy_turns[i]++;
+		usleep(2000);
+		pthread_mutex_unlock(&busy_lock);
+		usleep(1000);
+	}
+	return NULL;
+}
+
 static void *detached(void *p)
 {
 	(void)p;
@@ -90,6 +110,16 @@ int main(int argc, char **argv)
 		printf("sleeping\n");
 		fflush(stdout);
 		sleep(600);
+		return 3;
+	}
+	if (!strcmp(mode, "busy")) {
+		for (i = 0; i < 3; i++)
+			pthread_create(&tids[i], NULL, busy, (void *)(long)i);
+		while (!busy_turns[0] || !busy_turns[1] || !busy_turns[2])
+			usleep(10000);
+		printf("busy\n");
+		fflush(stdout);
+		pthread_join(tids[0], NULL);
 		return 3;
 	}
 	if (nt < 1 || nt > MAXT)

@@ -30,9 +30,10 @@ SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
 
 : "${SDSM_TEST_TIMEOUT:=180}"
 N=$SDSM_NR_NODES
+TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync exit_status remote_segv sigint
-missing_binary"
+missing_binary node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
@@ -240,12 +241,60 @@ test_missing_binary() {
 	return "$rc"
 }
 
+# Node 2 dies (eth0 down) while threads on nodes 0, 1 and 2 take turns on a
+# mutex: the job ends with 125 and a message about node 2 within the peer
+# timeout, and no process of it is left on nodes 0, 1 and 2 (node 2's
+# supervisor sees the launcher's node go down and kills its worker).  The
+# job's regions cannot be destroyed on a node that is down: they are not
+# checked here, and the module is reloaded everywhere afterwards.
+test_node_dies() {
+	local rc=0 i left
+	launch dies busy
+	for ((i = 0; i < 1200; i++)); do
+		grep -q busy "$T/dies.out" && break
+		kill -0 "$lpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q busy "$T/dies.out" || { log "the job did not get busy"; finish dies 5; return 1; }
+	log "node 2: eth0 down"
+	run_on 2 ip link set eth0 down
+	finish dies 120
+	[ "$st" = 125 ] || { log "want status 125"; rc=1; }
+	grep -q 'node 2 is down\|is lost (nodes down: .*2' "$T/dies.err" ||
+		{ log "no message about node 2"; rc=1; }
+	for ((i = 0; i < 30; i++)); do
+		left="$(on_node 1 pgrep -x shim_prog)$(on_node 2 pgrep -x shim_prog)"
+		[ -z "$left" ] && break
+		sleep 1
+	done
+	[ -z "$left" ] || { log "workers left after the job: $left"; rc=1; }
+	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
 restore_cluster() {
 	local k rc=0
+	if [ "$TEST" = node_dies ]; then
+		stop_agents
+		for k in $(nodes); do
+			run_on "$k" "$NODE_SH" restore > /dev/null || rc=1
+		done
+		for k in $(nodes); do
+			run_on "$k" "$NODE_SH" unload 60 > /dev/null || rc=1
+		done
+		for k in $(nodes); do
+			run_on "$k" "$NODE_SH" load > /dev/null || rc=1
+		done
+	fi
 	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up 30 > /dev/null || rc=1
+		run_on "$k" "$NODE_SH" wait_all_up 60 > /dev/null || rc=1
 	done
+	[ "$TEST" = node_dies ] && start_agents
 	return "$rc"
+}
+
+tap_before_test() {
+	TEST=$1
 }
 
 tests=${*:-$ALL_TESTS}

@@ -10,7 +10,8 @@
  *   - starts the worker: same path, argv, environment (+ SDSM_JOB), cwd,
  *     ASLR off, stdin /dev/null, stdout/stderr on pipes,
  *   - copies the pipes into the job's rings, which the launcher prints,
- *   - kills the worker when the launcher is gone (region P.a vanished),
+ *   - kills the worker when the launcher is gone (region P.a vanished) or
+ *     the launcher's node is down (and then leaves the job's regions be),
  *   - reports the worker's wait status and ends.
  * No ssh: whoever can open /dev/sdsm (root) can start programs here.
  */
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +38,7 @@
 #include "preload/sdsm_shim.h"
 
 static int me;
+static unsigned int launcher;	/* the node of the supervised job's main() */
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -162,7 +165,8 @@ static bool pump(int fd, struct shim_ring *r, struct shim_ctl *c,
 		tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (head - tail >= SHIM_RING) {
 			/* Full: the launcher prints every 20 ms. */
-			if (++spins % 100 == 0 && !job_alive(alive))
+			if (++spins % 100 == 0 &&
+			    (!job_alive(alive) || shim_node_down(launcher)))
 				return false;
 			wake_launcher(c);
 			usleep(10000);
@@ -212,6 +216,8 @@ run_worker(struct shim_ctl *c, int out, int err)
 		_exit(126);
 	}
 	personality(ADDR_NO_RANDOMIZE);
+	/* A supervisor that dies (SIGBUS on a lost page) takes it along. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	signal(SIGPIPE, SIG_DFL);
 	execve(c->exe, argv, envp);
 	dprintf(2, "sdsmd: node %d: cannot run %s: %s\n", me, c->exe,
@@ -226,7 +232,7 @@ static int supervise(const char *prefix)
 	struct pollfd pfd[2];
 	struct shim_node *n;
 	struct shim_ctl *c;
-	int po[2], pe[2], st = 0, open_fds, ticks = 0, busy = 0;
+	int po[2], pe[2], st = 0, open_fds, ticks = 0, busy = 0, checks = 0;
 	bool exited = false;
 	size_t len;
 	pid_t pid;
@@ -242,6 +248,7 @@ static int supervise(const char *prefix)
 		return 1;
 	}
 	n = &c->node[me];
+	launcher = c->launcher;
 	if (access(c->exe, X_OK) < 0) {
 		n->err = errno;
 		__atomic_store_n(&n->state, SHIM_NODE_FAILED, __ATOMIC_RELEASE);
@@ -297,6 +304,19 @@ static int supervise(const char *prefix)
 			kill(pid, SIGKILL);
 			waitpid(pid, &st, 0);
 			exited = true;
+		}
+		/*
+		 * The launcher's node died: the job's control region, homed
+		 * there, is gone for good; do not touch it again.
+		 */
+		if (++checks % 10 == 0 && shim_node_down(launcher)) {
+			logmsg("job %s: node %u (the launcher's) is down: worker %d killed",
+			       prefix, launcher, pid);
+			if (!exited) {
+				kill(pid, SIGKILL);
+				waitpid(pid, &st, 0);
+			}
+			return 1;
 		}
 	}
 	n->status = st;

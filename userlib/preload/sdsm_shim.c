@@ -513,6 +513,49 @@ EXPORT int pthread_equal(pthread_t a, pthread_t b)
 	return a == b;
 }
 
+/*
+ * A page of the job lost with a node that died (every access to it fails,
+ * SIGBUS): say so, naming the nodes down, and end with 125.  A SIGBUS
+ * elsewhere keeps its default action.
+ */
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	char msg[160];
+	unsigned int i;
+	int n;
+
+	(void)uc;
+	if (!((a >= SHIM_CTL_ADDR && a < shim_heap_base(SDSM_MAX_NODES)) ||
+	      (ctl && a >= ctl->globals_addr &&
+	       a < ctl->globals_addr + ctl->globals_len))) {
+		signal(sig, SIG_DFL);
+		return;		/* the fault repeats, with the default action */
+	}
+	n = snprintf(msg, sizeof(msg),
+		     "sdsm: node %d: memory at %#lx is lost (nodes down:",
+		     my_node, (unsigned long)a);
+	for (i = 0; i < place_n && n < (int)sizeof(msg) - 40; i++)
+		if (shim_node_down(place_list[i]))
+			n += snprintf(msg + n, sizeof(msg) - n, " %u",
+				      place_list[i]);
+	n += snprintf(msg + n, sizeof(msg) - n, "); the job ends\n");
+	if (write(2, msg, n) < 0)
+		n = 0;
+	_exit(125);
+}
+
+static void catch_sigbus(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_sigbus;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
 /* ---- the end of the job ---- */
 
 static void drain_ring(struct shim_ring *r, int fd)
@@ -634,18 +677,43 @@ static void worker_gone(unsigned int k, int status)
 	_exit(WEXITSTATUS(status));
 }
 
+/*
+ * A node of the job is down: its threads are gone and the pages it held
+ * modified are lost, so the job cannot go on.  End at once: the job's
+ * regions go with the launcher, and every supervisor then kills its
+ * worker.  The output of the workers not yet drained is lost.
+ */
+static void check_nodes(void)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < place_n; i++) {
+		k = place_list[i];
+		if (!remote(k) || !shim_node_down(k))
+			continue;
+		if (__atomic_exchange_n(&ending, true, __ATOMIC_SEQ_CST))
+			return;
+		fflush(NULL);
+		shim_say("node %u is down; the job ends", k);
+		_exit(125);
+	}
+}
+
 static void *service(void *arg)
 {
 	sigset_t all;
-	unsigned int i, k;
+	unsigned int i, k, n;
 
 	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	for (;;) {
-		uint32_t ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
-		uint32_t req;
+	for (n = 0;; n++) {
+		uint32_t ev, req;
 
+		/* Before touching what a dead node may have held. */
+		if (n % 25 == 0)
+			check_nodes();
+		ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
 		sdsm_futex_wait(&ctl->event, ev, 20 * MS);
 		if (__atomic_load_n(&ending, __ATOMIC_SEQ_CST))
 			continue;
@@ -782,6 +850,7 @@ static int worker_main(int argc, char **argv, char **envp)
 	if (shim_futex_trap_init(ctl->globals_addr,
 				 ctl->globals_addr + ctl->globals_len))
 		_exit(125);
+	catch_sigbus();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	n->ncpus = local_cpus();
 	__atomic_store_n(&n->state, SHIM_NODE_READY, __ATOMIC_SEQ_CST);
@@ -941,6 +1010,7 @@ static int launcher_main(int argc, char **argv, char **envp)
 	if (shim_futex_trap_init(ctl->globals_addr,
 				 ctl->globals_addr + ctl->globals_len))
 		_exit(125);
+	catch_sigbus();
 	ret = start_workers();
 	if (ret) {
 		__atomic_store_n(&ending, true, __ATOMIC_SEQ_CST);

@@ -18,6 +18,7 @@
 #define SDSM_SHIM_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -153,6 +154,17 @@ static inline void *shim_create_owned(const char *name, size_t len,
 		return NULL;
 	}
 	return p;
+}
+
+/* Node @k is down, as this node sees it (its sysfs state). */
+static inline bool shim_node_down(unsigned int k)
+{
+	char rel[48], st[32];
+
+	snprintf(rel, sizeof(rel), "nodes/%u/state", k);
+	if (sdsm_sysfs_read(rel, st, sizeof(st)) < 0)
+		return false;
+	return !strncmp(st, "down", 4);
 }
 
 /* sdsm_futex_trap.c: futex(2) on the job's memory goes to sdsm. */
