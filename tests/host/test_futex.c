@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "tap_args.h"
 
 #define NODES		3
 #define PROCS		2		/* processes per node */
@@ -616,28 +617,20 @@ static const struct {
 
 int main(int argc, char **argv)
 {
+	struct tap_args ta;
+	int ret;
 	const char *prefix = "", *env;
 	unsigned long schedules = 5000, s;
 	uint64_t seed = time(NULL);
 	bool plan = true;
 	int first = 1, i, failed = 0;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--count")) {
-			printf("%d\n", NTESTS);
-			return 0;
-		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
-			first = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
-			prefix = argv[++i];
-		} else if (!strcmp(argv[i], "--no-plan")) {
-			plan = false;
-		} else {
-			fprintf(stderr, "usage: %s [--count] [--first N] [--prefix STR] [--no-plan]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	ret = tap_parse_args(argc, argv, NTESTS, &ta);
+	if (ret >= 0)
+		return ret;
+	first = ta.first;
+	prefix = ta.prefix;
+	plan = ta.plan;
 	env = getenv("SDSM_SEED");
 	if (env)
 		seed = strtoull(env, NULL, 0);

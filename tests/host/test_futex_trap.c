@@ -31,6 +31,7 @@
 
 /* The unit under test, built in; its device calls are replaced below. */
 #include "../../userlib/preload/sdsm_futex_trap.c"
+#include "tap_args.h"
 
 int sdsm_fd(void)
 {
@@ -597,26 +598,18 @@ static void on_alarm(int sig)
 
 int main(int argc, char **argv)
 {
+	struct tap_args ta;
+	int ret;
 	const char *prefix = "";
 	int first = 1, plan = 1, i, fd, failed = 0;
 	void *a;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--count")) {
-			printf("%d\n", NTESTS);
-			return 0;
-		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
-			first = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
-			prefix = argv[++i];
-		} else if (!strcmp(argv[i], "--no-plan")) {
-			plan = 0;
-		} else {
-			fprintf(stderr, "usage: %s [--count] [--first N] [--prefix STR] [--no-plan]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	ret = tap_parse_args(argc, argv, NTESTS, &ta);
+	if (ret >= 0)
+		return ret;
+	first = ta.first;
+	prefix = ta.prefix;
+	plan = ta.plan;
 	if (plan)
 		printf("TAP version 13\n1..%d\n", NTESTS);
 	fd = memfd_create("futex-trap", 0);

@@ -34,6 +34,7 @@
 #include "sdsm.h"
 #include "sdsm_heap.h"
 #include "sdsmctl.h"
+#include "tap_args.h"
 
 /* ---- assertions ---- */
 
@@ -1313,27 +1314,19 @@ static void rm_tree(const char *dir)
 
 int main(int argc, char **argv)
 {
+	struct tap_args ta;
+	int ret;
 	int ntests = sizeof(tests) / sizeof(tests[0]);
 	int first = 1, i, failed = 0, plan = 1;
 	const char *prefix = "";
 	char tmp[] = "/tmp/sdsm-userlib.XXXXXX";
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--count")) {
-			printf("%d\n", ntests);
-			return 0;
-		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
-			first = atoi(argv[++i]);
-		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
-			prefix = argv[++i];
-		} else if (!strcmp(argv[i], "--no-plan")) {
-			plan = 0;
-		} else {
-			fprintf(stderr, "usage: %s [--count] [--first N] [--prefix STR] [--no-plan]\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	ret = tap_parse_args(argc, argv, ntests, &ta);
+	if (ret >= 0)
+		return ret;
+	first = ta.first;
+	prefix = ta.prefix;
+	plan = ta.plan;
 	if (!mkdtemp(tmp)) {
 		perror("mkdtemp");
 		return 1;

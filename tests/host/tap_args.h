@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The options every host test program takes, for run.sh: --count (print
+ * the number of tests and exit), --first N (the number of the first test),
+ * --prefix STR (put before every test name), --no-plan (no "1..N" line).
+ */
+#ifndef SDSM_TAP_ARGS_H
+#define SDSM_TAP_ARGS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tap_args {
+	int first;
+	const char *prefix;
+	bool plan;
+};
+
+/* -1 to go on, else the status to exit with (--count, or a usage error). */
+static inline int tap_parse_args(int argc, char **argv, int ntests,
+				 struct tap_args *a)
+{
+	int i;
+
+	a->first = 1;
+	a->prefix = "";
+	a->plan = true;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--count")) {
+			printf("%d\n", ntests);
+			return 0;
+		} else if (!strcmp(argv[i], "--first") && i + 1 < argc) {
+			a->first = atoi(argv[++i]);
+		} else if (!strcmp(argv[i], "--prefix") && i + 1 < argc) {
+			a->prefix = argv[++i];
+		} else if (!strcmp(argv[i], "--no-plan")) {
+			a->plan = false;
+		} else {
+			fprintf(stderr, "usage: %s [--count] [--first N] [--prefix STR] [--no-plan]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	return -1;
+}
+
+#endif /* SDSM_TAP_ARGS_H */
