@@ -11,15 +11,20 @@
  *   exit  thread 1 calls exit(42) while main waits in pthread_join;
  *   segv  thread 1 writes through a NULL pointer;
  *   sleep main prints "sleeping" and sleeps 600 s (the test sends SIGINT).
+ *   spawn fork(), system(), popen(), execl() and posix_spawn(), each result
+ *         printed ("fork -1 errno 38"); a child exits at once;
  *   busy  3 threads (nodes 0, 1, 2) take turns on a mutex for ever; main
  *         prints "busy" once each has had a turn, then joins (the test
  *         kills a node).
  */
+#include <errno.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysinfo.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAXT 16
@@ -111,6 +116,38 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		sleep(600);
 		return 3;
+	}
+	if (!strcmp(mode, "spawn")) {
+		extern char **environ;
+		char *av[] = { "true", NULL };
+		pid_t pid;
+		FILE *f;
+		int r;
+
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		errno = 0;
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		printf("fork %d errno %d\n", pid > 0 ? 0 : pid, errno);
+		errno = 0;
+		r = system("true");
+		printf("system %d errno %d\n", r, errno);
+		errno = 0;
+		f = popen("true", "r");
+		printf("popen %s errno %d\n", f ? "ok" : "NULL", errno);
+		if (f)
+			pclose(f);
+		r = posix_spawnp(&pid, "true", NULL, NULL, av, environ);
+		if (!r)
+			waitpid(pid, NULL, 0);
+		printf("posix_spawnp %d\n", r);
+		errno = 0;
+		r = execl("/bin/true", "true", (char *)NULL);
+		printf("execl %d errno %d\n", r, errno);
+		return 0;
 	}
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)

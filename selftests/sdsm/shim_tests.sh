@@ -33,7 +33,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync exit_status remote_segv sigint
-missing_binary node_dies"
+missing_binary spawn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
@@ -241,10 +241,29 @@ test_missing_binary() {
 	return "$rc"
 }
 
+# fork, system, popen, posix_spawnp and execl in a job: each fails with
+# ENOSYS (38) and a line naming the call; the job goes on and ends with 0.
+test_spawn() {
+	local rc=0 call
+	launch spawn spawn
+	finish spawn 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	for call in 'fork -1 errno 38' 'system -1 errno 38' \
+		'popen NULL errno 38' 'posix_spawnp 38' 'execl -1 errno 38'; do
+		grep -qx "$call" "$T/spawn.out" || { log "want '$call'"; rc=1; }
+	done
+	for call in 'fork()' 'system()' 'popen()' 'posix_spawnp()' 'execl()'; do
+		grep -qF "sdsm: $call is not supported in a job" "$T/spawn.err" ||
+			{ log "no message naming $call"; rc=1; }
+	done
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
 # Node 2 dies (eth0 down) while threads on nodes 0, 1 and 2 take turns on a
 # mutex: the job ends with 125 and a message about node 2 within the peer
-# timeout, and no process of it is left on nodes 0, 1 and 2 (node 2's
-# supervisor sees the launcher's node go down and kills its worker).  The
+# timeout, and no process of it is left on nodes 0, 1 and 2 (every
+# supervisor sees a node of the job down and kills its worker).  The
 # job's regions cannot be destroyed on a node that is down: they are not
 # checked here, and the module is reloaded everywhere afterwards.
 test_node_dies() {

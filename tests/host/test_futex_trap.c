@@ -551,6 +551,7 @@ static int t_sigmask(void)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	pthread_sigmask(SIG_SETMASK, NULL, &now);
 	CHECK(!sigismember(&now, SIGSYS), "SIGSYS blocked");
+	CHECK(!sigismember(&now, SIGBUS), "SIGBUS blocked");
 	CHECK(sigismember(&now, SIGUSR1), "SIGUSR1 not blocked");
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	sigprocmask(SIG_SETMASK, NULL, &now);
@@ -578,7 +579,7 @@ static const struct {
 	{ "futex trap: rwlock, readers never see a writer", t_rwlock },
 	{ "futex trap: semaphore bound; sem_timedwait", t_sem },
 	{ "futex trap: pthread_once runs once, callers wait", t_once },
-	{ "futex trap: SIGSYS stays unblocked", t_sigmask },
+	{ "futex trap: SIGSYS and SIGBUS stay unblocked", t_sigmask },
 };
 
 #define NTESTS	((int)(sizeof(tests) / sizeof(tests[0])))

@@ -11,7 +11,7 @@
  *     ASLR off, stdin /dev/null, stdout/stderr on pipes,
  *   - copies the pipes into the job's rings, which the launcher prints,
  *   - kills the worker when the launcher is gone (region P.a vanished) or
- *     the launcher's node is down (and then leaves the job's regions be),
+ *     a node of the job is down (and then leaves the job's regions be),
  *   - reports the worker's wait status and ends.
  * No ssh: whoever can open /dev/sdsm (root) can start programs here.
  */
@@ -225,6 +225,17 @@ run_worker(struct shim_ctl *c, int out, int err)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
+/* A node of @mask other than this one that is down, or -1. */
+static int job_node_down(uint64_t mask)
+{
+	unsigned int k;
+
+	for (k = 0; k < SDSM_MAX_NODES; k++)
+		if ((mask >> k & 1) && (int)k != me && shim_node_down(k))
+			return k;
+	return -1;
+}
+
 /* The supervisor of one job on this node. */
 static int supervise(const char *prefix)
 {
@@ -233,6 +244,8 @@ static int supervise(const char *prefix)
 	struct shim_node *n;
 	struct shim_ctl *c;
 	int po[2], pe[2], st = 0, open_fds, ticks = 0, busy = 0, checks = 0;
+	int down;
+	uint64_t nodemask;
 	bool exited = false;
 	size_t len;
 	pid_t pid;
@@ -249,6 +262,7 @@ static int supervise(const char *prefix)
 	}
 	n = &c->node[me];
 	launcher = c->launcher;
+	nodemask = c->nodemask;
 	if (access(c->exe, X_OK) < 0) {
 		n->err = errno;
 		__atomic_store_n(&n->state, SHIM_NODE_FAILED, __ATOMIC_RELEASE);
@@ -306,12 +320,15 @@ static int supervise(const char *prefix)
 			exited = true;
 		}
 		/*
-		 * The launcher's node died: the job's control region, homed
-		 * there, is gone for good; do not touch it again.
+		 * A node of the job died: the job cannot go on, and its
+		 * regions cannot be destroyed (so P.a may stay) while the node
+		 * is down.  Pages it held are lost: do not touch the control
+		 * region again.
 		 */
-		if (++checks % 10 == 0 && shim_node_down(launcher)) {
-			logmsg("job %s: node %u (the launcher's) is down: worker %d killed",
-			       prefix, launcher, pid);
+		down = ++checks % 10 ? -1 : job_node_down(nodemask);
+		if (down >= 0) {
+			logmsg("job %s: node %d is down: worker %d killed",
+			       prefix, down, pid);
 			if (!exited) {
 				kill(pid, SIGKILL);
 				waitpid(pid, &st, 0);

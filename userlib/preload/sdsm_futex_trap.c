@@ -213,7 +213,7 @@ static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 	return 0;
 }
 
-/* The SIGSYS handler, and SIGSYS unblocked for good. */
+/* The SIGSYS handler, and SIGSYS (and SIGBUS) unblocked for good. */
 static int install_handler(void)
 {
 	struct sigaction sa;
@@ -228,6 +228,7 @@ static int install_handler(void)
 	__atomic_store_n(&trap_on, true, __ATOMIC_SEQ_CST);
 	sigemptyset(&set);
 	sigaddset(&set, SIGSYS);
+	sigaddset(&set, SIGBUS);
 	return -pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
@@ -254,17 +255,19 @@ int shim_futex_trap_init(uintptr_t glo, uintptr_t ghi)
  * A trapped futex(2) with SIGSYS blocked would kill the process (the
  * kernel forces the default action), and programs commonly block every
  * signal in all threads but one: once the trap is on, SIGSYS is never
- * blocked.
+ * blocked.  Nor is SIGBUS, for the same reason: a page lost with a node
+ * that died raises it, and the job's handler must run to say so.
  */
 static const sigset_t *keep_sigsys(int how, const sigset_t *set,
 				   sigset_t *copy)
 {
 	if (!set || how == SIG_UNBLOCK ||
 	    !__atomic_load_n(&trap_on, __ATOMIC_RELAXED) ||
-	    !sigismember(set, SIGSYS))
+	    (!sigismember(set, SIGSYS) && !sigismember(set, SIGBUS)))
 		return set;
 	*copy = *set;
 	sigdelset(copy, SIGSYS);
+	sigdelset(copy, SIGBUS);
 	return copy;
 }
 

@@ -516,8 +516,13 @@ EXPORT int pthread_equal(pthread_t a, pthread_t b)
 /*
  * A page of the job lost with a node that died (every access to it fails,
  * SIGBUS): say so, naming the nodes down, and end with 125.  A SIGBUS
- * elsewhere keeps its default action.
+ * elsewhere keeps its default action.  The handler touches no job memory
+ * (a second SIGBUS in it would kill silently): the globals' bounds are
+ * copied here first.
  */
+static uintptr_t globals_lo, globals_hi;
+static bool in_sigbus;
+
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
@@ -527,14 +532,16 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 
 	(void)uc;
 	if (!((a >= SHIM_CTL_ADDR && a < shim_heap_base(SDSM_MAX_NODES)) ||
-	      (ctl && a >= ctl->globals_addr &&
-	       a < ctl->globals_addr + ctl->globals_len))) {
+	      (a >= globals_lo && a < globals_hi))) {
 		signal(sig, SIG_DFL);
 		return;		/* the fault repeats, with the default action */
 	}
 	n = snprintf(msg, sizeof(msg),
 		     "sdsm: node %d: memory at %#lx is lost (nodes down:",
 		     my_node, (unsigned long)a);
+	/* SA_NODEFER: a second SIGBUS (another lost page) comes back here. */
+	if (__atomic_exchange_n(&in_sigbus, true, __ATOMIC_SEQ_CST))
+		place_n = 0;
 	for (i = 0; i < place_n && n < (int)sizeof(msg) - 40; i++)
 		if (shim_node_down(place_list[i]))
 			n += snprintf(msg + n, sizeof(msg) - n, " %u",
@@ -549,9 +556,12 @@ static void catch_sigbus(void)
 {
 	struct sigaction sa;
 
+	globals_lo = ctl->globals_addr;
+	globals_hi = ctl->globals_addr + ctl->globals_len;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
-	sa.sa_flags = SA_SIGINFO;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGBUS, &sa, NULL);
 }

@@ -18,11 +18,13 @@
 #define SDSM_SHIM_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../sdsm_heap.h"
 #include "../sdsm_internal.h"
@@ -156,15 +158,25 @@ static inline void *shim_create_owned(const char *name, size_t len,
 	return p;
 }
 
-/* Node @k is down, as this node sees it (its sysfs state). */
+/*
+ * Node @k is down, as this node sees it (its sysfs state).  Safe in a
+ * signal handler, and touches no memory of the job: not even environ (a
+ * copy-relocated variable in the executable's globals, which may be a page
+ * lost with a dead node), so the real sysfs path, not SDSM_SYSFS_ROOT.
+ */
 static inline bool shim_node_down(unsigned int k)
 {
-	char rel[48], st[32];
+	char path[64], st[8];
+	ssize_t n;
+	int fd;
 
-	snprintf(rel, sizeof(rel), "nodes/%u/state", k);
-	if (sdsm_sysfs_read(rel, st, sizeof(st)) < 0)
+	snprintf(path, sizeof(path), "/sys/kernel/sdsm/nodes/%u/state", k);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return false;
-	return !strncmp(st, "down", 4);
+	n = read(fd, st, sizeof(st));
+	close(fd);
+	return n >= 4 && !memcmp(st, "down", 4);
 }
 
 /* sdsm_futex_trap.c: futex(2) on the job's memory goes to sdsm. */
