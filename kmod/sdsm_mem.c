@@ -616,12 +616,61 @@ static void sdsm_op_error(void *priv, const struct sdsm_proto_msg *msg,
 			    msg->region, msg->page, why);
 }
 
+static const struct sdsm_proto_ops sdsm_mem_proto_ops;
+
+/*
+ * The page's directory here found this node's node side the owner: give
+ * the copy up as a FETCH (@inv false) or FETCH_INV would, synchronously,
+ * with no message to self, and make it the home copy.  sdsm_op_map()
+ * zaps this node's PTEs (TLBs flushed) before the copy is taken, so no
+ * store can follow the snapshot.  For FETCH_INV the node copy itself
+ * becomes the home copy (no PTE maps it any more, VM_PFNMAP: no other
+ * reference); for FETCH it is copied, as the node keeps it as its read
+ * copy.  Locks: the page's mutex (the caller's protocol call).
+ */
+static bool sdsm_op_own_fetch(void *priv, bool inv)
+{
+	struct sdsm_pctx *c = priv;
+	struct sdsm_page *pg = c->pg;
+	struct sdsm_proto_ctx ctx = {
+		.ops = &sdsm_mem_proto_ops,
+		.priv = c,
+		.region = c->r->id,
+		.page = c->idx,
+		.self = sdsm_cl.node_id,
+		.home = pg->home,
+	};
+
+	if (!sdsm_proto_node_yield(&ctx, &pg->node, inv))
+		return false;
+	sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_SENT);
+	if (inv) {
+		sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_RECEIVED);
+		/* The old home copy goes where settle frees an I copy. */
+		swap(pg->home_copy, pg->copy);
+	} else if (pg->copy) {
+		if (!pg->home_copy) {
+			pg->home_copy = alloc_page(GFP_HIGHUSER |
+						   __GFP_NOFAIL);
+			sdsm_cost(SDSM_STAT_COST_ALLOCS);
+		}
+		copy_highpage(pg->home_copy, pg->copy);
+		sdsm_cost(SDSM_STAT_COST_COPIES);
+	} else if (pg->home_copy) {
+		/* An M copy is always allocated; zero, as install would. */
+		clear_highpage(pg->home_copy);
+	}
+	sdsm_page_settle(c->r, pg);
+	return true;
+}
+
 static const struct sdsm_proto_ops sdsm_mem_proto_ops = {
 	.send = sdsm_op_send,
 	.install = sdsm_op_install,
 	.map = sdsm_op_map,
 	.wake = sdsm_op_wake,
 	.error = sdsm_op_error,
+	.own_fetch = sdsm_op_own_fetch,
 };
 
 static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,

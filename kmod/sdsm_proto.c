@@ -22,7 +22,13 @@
  *   which the caller also calls after a short bound if nobody uses it.
  *   Without this, the next transaction's INV right behind a grant can take
  *   the page back before the woken fault retries, again and again.
- * - The home's own accesses use the same messages, sent to itself.
+ * - The home's own accesses use the same messages, sent to itself, with
+ *   one exception: when the home's directory finds the page MODIFIED by
+ *   the home node itself, it has its own node side give the copy up at
+ *   once (ops->own_fetch, sdsm_proto_node_yield()) and grants in the same
+ *   call, instead of a FETCH and a DATA to itself.  If that copy cannot
+ *   be given up now (its grant is still on the way or held), the FETCH
+ *   goes as a message, behind the grant.
  *
  * No allocation, no locks, no sleeping, bounded loops; the caller holds the
  * page's lock and performs the actions in struct sdsm_proto_ops.
@@ -209,6 +215,40 @@ bool sdsm_proto_node_release(const struct sdsm_proto_ctx *ctx,
 }
 
 /**
+ * sdsm_proto_node_yield - the home takes its own node's modified copy
+ * @ctx: caller, page; this node is the page's home.
+ * @node: this node's state of the page.
+ * @inv: as FETCH_INV (drop the copy) rather than FETCH (keep a read copy).
+ *
+ * Called through ops->own_fetch by the home's directory in this node,
+ * which records this node as the page's owner.  Does what answering a
+ * FETCH or FETCH_INV does, the page-table change first, but sends no
+ * DATA: the caller makes this node's copy the home copy.  Refuses (and
+ * changes nothing) unless the copy is modified and neither held nor
+ * answering a deferred message: then the grant that made this node the
+ * owner has not arrived (it is queued to self) or is held by the progress
+ * rule, and the home must send FETCH / FETCH_INV behind it.
+ *
+ * Return: true if the copy was given up.
+ */
+bool sdsm_proto_node_yield(const struct sdsm_proto_ctx *ctx,
+			   struct sdsm_proto_node *node, bool inv)
+{
+	if (ctx->self != ctx->home || node->state != SDSM_PROTO_NODE_M ||
+	    (node->flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD)) ||
+	    node->deferred)
+		return false;
+	if (inv) {
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
+		node->state = SDSM_PROTO_NODE_I;
+	} else {
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
+		node->state = SDSM_PROTO_NODE_S;
+	}
+	return true;
+}
+
+/**
  * sdsm_proto_node_recv - a message from the page's home reached this node
  * @ctx: caller, page.
  * @node: this node's state of the page.
@@ -372,6 +412,18 @@ static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
 		return;
 	}
 	if (home->state == SDSM_PROTO_HOME_MODIFIED) {
+		/*
+		 * The owner is this node: its node side gives the copy up
+		 * now (PTEs first, then its copy becomes the home copy) and
+		 * the requester is granted at once, no message to self.
+		 */
+		if (home->owner == ctx->self && ctx->ops->own_fetch &&
+		    ctx->ops->own_fetch(ctx->priv, write)) {
+			if (write)
+				home->owner = SDSM_PROTO_NO_NODE;
+			sdsm_proto_home_finish(ctx, home);
+			return;
+		}
 		/* 4-hop: the owner returns the page to us, we forward it. */
 		home->wait_data = 1;
 		sdsm_proto_send(ctx, home->owner,

@@ -228,6 +228,15 @@ enum sdsm_proto_map {
  *	fault, a negative errno means fail them with it (SIGBUS).
  * @error: a message broke the protocol (@why says how); the protocol left
  *	its state as it was, the caller logs it and counts it.
+ * @own_fetch: home only: the page's owner is this node itself.  Give its
+ *	node side's copy up now, as a FETCH (@inv false) or FETCH_INV (@inv
+ *	true) from the home would, without a message: call
+ *	sdsm_proto_node_yield() on this node's state of the page; if that
+ *	returns true (PTEs write-protected or gone, state S or I), make this
+ *	node's copy the home copy (the data the grant that follows carries)
+ *	and return true.  Return false if it returned false: the protocol
+ *	then sends FETCH / FETCH_INV to itself, the 4-hop path.  May be NULL
+ *	(always the 4-hop path).
  */
 struct sdsm_proto_ops {
 	void (*send)(void *priv, const struct sdsm_proto_msg *msg);
@@ -236,6 +245,7 @@ struct sdsm_proto_ops {
 	void (*wake)(void *priv, int err);
 	void (*error)(void *priv, const struct sdsm_proto_msg *msg,
 		      const char *why);
+	bool (*own_fetch)(void *priv, bool inv);
 };
 
 /**
@@ -269,6 +279,8 @@ int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
 			 const struct sdsm_proto_msg *msg);
 bool sdsm_proto_node_release(const struct sdsm_proto_ctx *ctx,
 			     struct sdsm_proto_node *node);
+bool sdsm_proto_node_yield(const struct sdsm_proto_ctx *ctx,
+			   struct sdsm_proto_node *node, bool inv);
 int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,
 			 struct sdsm_proto_home *home,
 			 const struct sdsm_proto_msg *msg);

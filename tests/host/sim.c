@@ -368,12 +368,49 @@ static void sim_op_error(void *priv, const struct sdsm_proto_msg *msg,
 			 sdsm_proto_msg_name(msg->type), msg->src, msg->dst);
 }
 
+static const struct sdsm_proto_ops sim_ops;
+
+/* The home's directory takes its own node's modified copy, no messages. */
+static bool sim_op_own_fetch(void *priv, bool inv)
+{
+	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+	int n = sp->node, p = sp->page;
+	struct sdsm_proto_ctx ctx = {
+		.ops = &sim_ops, .priv = sp, .region = 1, .page = p,
+		.self = n, .home = s->view[n][p],
+	};
+
+	if (n != s->home[p]) {
+		sim_fail(s, "node %d takes its own copy of page %d, home %d",
+			 n, p, s->home[p]);
+		return false;
+	}
+	if (!sdsm_proto_node_yield(&ctx, &s->node[n][p], inv)) {
+		sim_tracef(s, "  node %d page %d: own copy not yieldable, FETCH to self",
+			   n, p);
+		return false;
+	}
+	s->backing[p] = s->local[n][p];
+	s->own_fetches++;
+	sim_tracef(s, "  node %d page %d: home takes its own copy %llu (%s)",
+		   n, p, (unsigned long long)s->backing[p],
+		   inv ? "invalidated" : "kept read-only");
+	if (s->mutation == MUT_OWN_FETCH_KEEPS_RW && !inv) {
+		sim_tracef(s, "  (planted) node %d page %d stays writable", n,
+			   p);
+		s->map[n][p] = SDSM_PROTO_MAP_RW;
+	}
+	return true;
+}
+
 static const struct sdsm_proto_ops sim_ops = {
 	.send = sim_op_send,
 	.install = sim_op_install,
 	.map = sim_op_map,
 	.wake = sim_op_wake,
 	.error = sim_op_error,
+	.own_fetch = sim_op_own_fetch,
 };
 
 static void sim_ctx(struct sim *s, struct sim_priv *sp,

@@ -40,6 +40,7 @@ enum sim_mutation {
 	MUT_DROP_PARKED,	/* home drops a request parked while busy */
 	MUT_REORDER,		/* transport reorders a node pair's messages */
 	MUT_NO_HOME_CHECK,	/* a non-home serves a request: two homes */
+	MUT_OWN_FETCH_KEEPS_RW,	/* home takes its own copy, stays writable */
 	MUT_NR,
 };
 
@@ -123,6 +124,7 @@ struct sim {
 	unsigned long parked;		/* request arrived at a busy home */
 	unsigned long fetches;		/* FETCH or FETCH_INV delivered */
 	unsigned long self_msgs;	/* messages a home sent itself */
+	unsigned long own_fetches;	/* home took its own modified copy */
 	unsigned long deferred;		/* INV/FETCH deferred by a hold */
 	unsigned long released;		/* deferred answered after a use */
 	unsigned long hold_timeouts;	/* deferred answered on the bound */

@@ -90,6 +90,7 @@ static bool test_random(const struct test *t)
 	static struct sim s;
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
+	unsigned long own = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
@@ -120,6 +121,7 @@ static bool test_random(const struct test *t)
 		parked += s.parked;
 		fetch += s.fetches;
 		self += s.self_msgs;
+		own += s.own_fetches;
 		deferred += s.deferred;
 		released += s.released;
 		timeouts += s.hold_timeouts;
@@ -134,6 +136,12 @@ static bool test_random(const struct test *t)
 	       deferred, released, timeouts, bypass);
 	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self, %lu requests refused by a non-home (ESTALE)\n",
 	       invup, parked, fetch, self, redir);
+	printf("# %lu modified copies a home took from its own node side without messages\n",
+	       own);
+	if (!own) {
+		printf("# the home-is-owner path was never explored\n");
+		return false;
+	}
 	return true;
 }
 
@@ -345,6 +353,55 @@ static bool test_read_remote_owner(const struct test *t)
 	EXPECT(&s, s.dir[0].sharers == 6 &&
 	       s.dir[0].state == SDSM_PROTO_HOME_SHARED,
 	       "directory should list sharers 1 and 2");
+	return script_done(&s);
+}
+
+/*
+ * The home (node 0) wrote its page, then node 1 reads it (@arg false) or
+ * writes it (@arg true): the home takes its own modified copy without a
+ * FETCH / DATA to itself and answers node 1 in one step; then the home
+ * writes again and node 1 must see that write.
+ */
+static bool test_home_owner(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	bool write = t->arg;
+	u64 v0;
+	int a1, a0;
+
+	sim_init(&s, 2, 1, homes, 1);
+	v0 = do_access(&s, 0, 0, true);
+	EXPECT(&s, s.node[0][0].state == SDSM_PROTO_NODE_M &&
+	       s.dir[0].owner == 0, "home node should own its page");
+	a1 = sim_access(&s, 1, 0, write);
+	expect_deliver(&s, 1, 0, write ? SDSM_PROTO_MSG_WRITE :
+			SDSM_PROTO_MSG_READ, false);
+	EXPECT(&s, !sim_peek(&s, 0, 0), "home sent itself a message");
+	EXPECT(&s, s.own_fetches == 1, "home did not take its own copy");
+	EXPECT(&s, s.node[0][0].state == (write ? SDSM_PROTO_NODE_I :
+					   SDSM_PROTO_NODE_S) &&
+	       s.map[0][0] == (write ? SDSM_PROTO_MAP_NONE : SDSM_PROTO_MAP_RO),
+	       "home's own copy not %s", write ? "invalidated" :
+	       "write-protected");
+	EXPECT(&s, s.backing[0] == v0, "home copy %llu is not the write %llu",
+	       (unsigned long long)s.backing[0], (unsigned long long)v0);
+	expect_deliver(&s, 0, 1, write ? SDSM_PROTO_MSG_GRANT_WRITE :
+			SDSM_PROTO_MSG_GRANT_READ, true);
+	sim_retry(&s, 1, a1);
+	EXPECT(&s, s.done[1] == 1 && s.local[1][0] == (write ? s.last[0] : v0),
+	       "node 1 did not get the home's write");
+	EXPECT(&s, write ? s.dir[0].owner == 1 && !s.dir[0].sharers :
+	       s.dir[0].sharers == 3 &&
+	       s.dir[0].state == SDSM_PROTO_HOME_SHARED,
+	       "directory wrong after the home gave its copy up");
+	/* The home writes again: node 1 must lose its copy, then see it. */
+	a0 = sim_access(&s, 0, 0, true);
+	settle(&s);
+	EXPECT(&s, s.acc[0][a0].state == ACC_FREE, "home write did not end");
+	EXPECT(&s, do_access(&s, 1, 0, false) == s.last[0],
+	       "node 1 reads a stale value after the home wrote again");
+	EXPECT(&s, s.own_fetches == 2, "second read did not take the home's copy");
 	return script_done(&s);
 }
 
@@ -807,6 +864,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_REORDER },
 	{ "planted bug 'a node serves a page it is not home of' caught",
 	  test_planted, MUT_NO_HOME_CHECK },
+	{ "planted bug 'home takes its own copy, stays writable' caught",
+	  test_planted, MUT_OWN_FETCH_KEEPS_RW },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
@@ -826,6 +885,10 @@ static const struct test tests[] = {
 	  test_not_home, MUT_NONE },
 	{ "race: without the home check a second home grants a stale copy",
 	  test_not_home, MUT_NO_HOME_CHECK },
+	{ "home owns its page, remote read: no message to itself",
+	  test_home_owner, false },
+	{ "home owns its page, remote write: no message to itself",
+	  test_home_owner, true },
 	{ "race: home writes while remote sharers exist",
 	  test_home_write_vs_sharers, 0 },
 	{ "concurrent faults on one node coalesce", test_coalesce, 0 },
