@@ -36,7 +36,7 @@ mem=$(echo $mem)
 # The bounds add up to what fits CI's 90 minutes with the other steps.
 # Measured on a 2-core TCG host (3 nodes): membership ~10 min, coherent
 # memory ~7 min, locks and barriers ~5 min, futex ~4 min, sdsmctl ~1 min,
-# preload under 1 min, shim (sdsmctl -N) ~90 s, peer authentication (issue
+# preload under 1 min, shim (sdsmctl -N) ~2.5 min, peer authentication (issue
 # 13, the last node plays a rogue) ~3 min, packages (issue 15; needs
 # out/deb/stage from tests/build/test_deb.sh) ~2 min; each bound is about
 # twice that.
