@@ -38,7 +38,7 @@
 #include "preload/sdsm_shim.h"
 
 static int me;
-static unsigned int launcher;	/* the node of the supervised job's main() */
+static uint64_t job_nodes;	/* the nodes of the supervised job */
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
@@ -142,6 +142,17 @@ static bool job_alive(const char *alive)
 	return sdsm_region_info(alive, &ri) == 0 || errno != ENOENT;
 }
 
+/* A node of the job other than this one that is down, or -1. */
+static int job_node_down(void)
+{
+	unsigned int k;
+
+	for (k = 0; k < SDSM_MAX_NODES; k++)
+		if ((job_nodes >> k & 1) && (int)k != me && shim_node_down(k))
+			return k;
+	return -1;
+}
+
 static void wake_launcher(struct shim_ctl *c)
 {
 	__atomic_add_fetch(&c->event, 1, __ATOMIC_SEQ_CST);
@@ -166,7 +177,7 @@ static bool pump(int fd, struct shim_ring *r, struct shim_ctl *c,
 		if (head - tail >= SHIM_RING) {
 			/* Full: the launcher prints every 20 ms. */
 			if (++spins % 100 == 0 &&
-			    (!job_alive(alive) || shim_node_down(launcher)))
+			    (!job_alive(alive) || job_node_down() >= 0))
 				return false;
 			wake_launcher(c);
 			usleep(10000);
@@ -225,17 +236,6 @@ run_worker(struct shim_ctl *c, int out, int err)
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-/* A node of @mask other than this one that is down, or -1. */
-static int job_node_down(uint64_t mask)
-{
-	unsigned int k;
-
-	for (k = 0; k < SDSM_MAX_NODES; k++)
-		if ((mask >> k & 1) && (int)k != me && shim_node_down(k))
-			return k;
-	return -1;
-}
-
 /* The supervisor of one job on this node. */
 static int supervise(const char *prefix)
 {
@@ -245,7 +245,6 @@ static int supervise(const char *prefix)
 	struct shim_ctl *c;
 	int po[2], pe[2], st = 0, open_fds, ticks = 0, busy = 0, checks = 0;
 	int down;
-	uint64_t nodemask;
 	bool exited = false;
 	size_t len;
 	pid_t pid;
@@ -261,8 +260,7 @@ static int supervise(const char *prefix)
 		return 1;
 	}
 	n = &c->node[me];
-	launcher = c->launcher;
-	nodemask = c->nodemask;
+	job_nodes = c->nodemask;
 	if (access(c->exe, X_OK) < 0) {
 		n->err = errno;
 		__atomic_store_n(&n->state, SHIM_NODE_FAILED, __ATOMIC_RELEASE);
@@ -325,7 +323,7 @@ static int supervise(const char *prefix)
 		 * is down.  Pages it held are lost: do not touch the control
 		 * region again.
 		 */
-		down = ++checks % 10 ? -1 : job_node_down(nodemask);
+		down = ++checks % 10 ? -1 : job_node_down();
 		if (down >= 0) {
 			logmsg("job %s: node %d is down: worker %d killed",
 			       prefix, down, pid);
