@@ -289,14 +289,7 @@ tap_before_test() {
 tests=${*:-$ALL_TESTS}
 if [ "$N" -lt 3 ]; then
 	# shellcheck disable=SC2086
-	set -- $tests
-	echo "TAP version 13"
-	echo "1..$#"
-	i=0
-	for t in "$@"; do
-		i=$((i + 1))
-		echo "ok $i $t # SKIP needs 3 nodes"
-	done
+	tap_skip_all "needs 3 nodes" $tests
 	exit 0
 fi
 # shellcheck disable=SC2086
