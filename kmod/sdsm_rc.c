@@ -258,6 +258,7 @@ static void sdsm_rc_read(const struct sdsm_rc_ctx *ctx,
 			 struct sdsm_rc_page *pg)
 {
 	pg->flags |= SDSM_RC_PAGE_PENDING;
+	pg->asked = pg->need;
 	pg->seq++;
 	sdsm_rc_send(ctx, ctx->home, SDSM_RC_MSG_READ, pg->seq, 0, 0, 0);
 }
@@ -359,9 +360,13 @@ static int sdsm_rc_node_grant(const struct sdsm_rc_ctx *ctx,
 		return sdsm_rc_bad(ctx, msg, "GRANT_READ unasked");
 	if (!(msg->flags & SDSM_RC_F_DATA))
 		return sdsm_rc_bad(ctx, msg, "GRANT_READ without data");
+	if (msg->version < pg->asked)
+		return sdsm_rc_bad(ctx, msg, "GRANT_READ older than asked");
 	/*
 	 * Served before the releases an acquire since told us of (the READ
-	 * was on its way): that copy is stale already, ask again.
+	 * was on its way): that copy is stale already, ask again.  The next
+	 * answer holds them: the home made those versions before they were
+	 * noticed.
 	 */
 	if (msg->version < pg->need) {
 		sdsm_rc_read(ctx, pg);

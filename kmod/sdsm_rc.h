@@ -156,6 +156,8 @@ enum sdsm_rc_node_state {
  *	(meaningful unless state I).
  * @need: the largest version this node knows to be released: a copy
  *	older than it is stale after an acquire.
+ * @asked: @need when the READ in flight was sent: the home had made that
+ *	version already, so its GRANT_READ cannot be older.
  * @seq: READ counter.
  * @dseq: DIFF counter.
  * @unacked: DIFFs of this page sent and not acknowledged.
@@ -168,6 +170,7 @@ struct sdsm_rc_page {
 	u64 stamp;
 	u32 ver;
 	u32 need;
+	u32 asked;
 	u32 seq;
 	u32 dseq;
 	u16 unacked;

@@ -1711,22 +1711,38 @@ static bool test_bad_messages(const struct test *t)
 	struct sdsm_rc_home hbefore;
 	u8 hcopy[PLEN];
 	int i, errors;
-	static const struct { u8 type; int src, dst, page; u8 flags; } bad[] = {
-		{ SDSM_RC_MSG_GRANT_READ, 0, 1, 0, SDSM_RC_F_DATA }, /* unasked */
-		{ SDSM_RC_MSG_DIFF_ACK, 0, 1, 0, 0 },	/* unasked */
-		{ SDSM_RC_MSG_NACK, 0, 1, 0, 0 },	/* unasked */
-		{ SDSM_RC_MSG_GRANT_READ, 2, 1, 0, SDSM_RC_F_DATA }, /* not home */
-		{ SDSM_RC_MSG_GRANT_READ, 0, 2, 0, 0 },	/* asked, no data */
-		{ 77, 0, 1, 0, 0 },			/* unknown, node */
-		{ 77, 1, 0, 0, 0 },			/* unknown, home */
-		{ SDSM_RC_MSG_DIFF, 1, 0, 0, 0 },	/* no diff */
-		{ SDSM_RC_MSG_DIFF, 1, 0, 0, SDSM_RC_F_DIFF }, /* malformed */
+	static const struct {
+		u8 type;
+		int src, dst, page;
+		u8 flags;
+		u32 version;
+	} bad[] = {
+		/* unasked */
+		{ SDSM_RC_MSG_GRANT_READ, 0, 1, 0, SDSM_RC_F_DATA, 1 },
+		{ SDSM_RC_MSG_DIFF_ACK, 0, 1, 0, 0, 1 },
+		{ SDSM_RC_MSG_NACK, 0, 1, 0, 0, 1 },
+		/* not from the home */
+		{ SDSM_RC_MSG_GRANT_READ, 2, 1, 0, SDSM_RC_F_DATA, 1 },
+		/* asked, but no data; older than the version asked */
+		{ SDSM_RC_MSG_GRANT_READ, 0, 2, 0, 0, 1 },
+		{ SDSM_RC_MSG_GRANT_READ, 0, 2, 0, SDSM_RC_F_DATA, 0 },
+		/* unknown */
+		{ 77, 0, 1, 0, 0, 1 },
+		{ 77, 1, 0, 0, 0, 1 },
+		/* DIFF without a diff, with a malformed one */
+		{ SDSM_RC_MSG_DIFF, 1, 0, 0, 0, 1 },
+		{ SDSM_RC_MSG_DIFF, 1, 0, 0, SDSM_RC_F_DIFF, 1 },
 	};
 
 	(void)t;
 	sc_init(&s, 0, 1, MUT_NONE);
 	sc_access(&s, T(1), 0, 0, false);
-	do_access(&s, T(2), 0, 0, false);		/* READ in flight, seq 1 */
+	sc_access(&s, T(1), 0, 1, true);
+	sc_flush(&s, 1, 0);
+	deliver_all(&s);
+	sc_acquire(&s, 2, 0, 1);
+	do_access(&s, T(2), 0, 0, false);	/* READ in flight, seq 1 */
+	EXPECT(&s, s.node[2].pg[0].asked == 1, "READ asks for version 1");
 	s.expect_errors = 1000;
 	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
 		errors = s.errors;
@@ -1738,7 +1754,7 @@ static bool test_bad_messages(const struct test *t)
 		m.m.page = (u64)bad[i].page;
 		m.m.flags = bad[i].flags;
 		m.m.seq = 1;
-		m.m.version = 1;
+		m.m.version = bad[i].version;
 		m.size = 7;		/* a truncated RUNS diff */
 		m.data[0] = SDSM_RC_DIFF_RUNS;
 		m.data[2] = 1;
