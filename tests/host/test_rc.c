@@ -774,8 +774,41 @@ static void retry(struct sim *s, int t)
 
 static void check(struct sim *s)
 {
-	int n, p;
+	int reads[NODES][PAGES] = { { 0 } }, diffs[NODES][PAGES] = { { 0 } };
+	int n, p, a, b;
+	unsigned int k;
 
+	/* Requests and answers in flight, per node and page. */
+	for (a = 0; a < NODES; a++)
+		for (b = 0; b < NODES; b++)
+			for (k = 0; k < s->chan[a][b].len; k++) {
+				const struct msg *m = &s->chan[a][b].q[
+					(s->chan[a][b].head + k) % CHAN_CAP];
+				int node = sdsm_rc_msg_to_home(m->m.type) ?
+					   a : b;
+
+				if (m->kind != K_RC)
+					continue;
+				p = (int)m->m.page;
+				if (m->m.type == SDSM_RC_MSG_DIFF ||
+				    m->m.type == SDSM_RC_MSG_DIFF_ACK)
+					diffs[node][p]++;
+				else
+					reads[node][p]++;
+			}
+	for (n = 0; n < NODES; n++)
+		for (p = 0; p < PAGES; p++) {
+			const struct sdsm_rc_page *pg = &s->node[n].pg[p];
+
+			if (reads[n][p] !=
+			    !!(pg->flags & SDSM_RC_PAGE_PENDING))
+				fail(s, "node %d page %d: %d READs or answers in flight, pending %d",
+				     n, p, reads[n][p],
+				     !!(pg->flags & SDSM_RC_PAGE_PENDING));
+			if (diffs[n][p] != pg->unacked)
+				fail(s, "node %d page %d: %d DIFFs or acks in flight, %u unacked",
+				     n, p, diffs[n][p], pg->unacked);
+		}
 	for (n = 0; n < NODES; n++) {
 		struct node *nd = &s->node[n];
 		u32 unacked = 0;
