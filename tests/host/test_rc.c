@@ -59,6 +59,7 @@
 enum mutation {
 	MUT_NONE = 0,
 	MUT_DROP_DIFF,		/* the home acks a diff it did not apply */
+	MUT_FLUSH_SKIPS,	/* a release forgets a dirty page's diff */
 	MUT_LOST_NOTICE,	/* an acquire loses notices */
 	MUT_SKIP_INVAL,		/* an acquire keeps a stale copy mapped */
 	MUT_STALE_TWIN,		/* a new interval reuses the old twin */
@@ -649,6 +650,8 @@ static void release(struct sim *s, int t, int l)
 
 	tracef(s, "t%d releases %s %d", t, l >= 0 ? "lock" : "barrier", l);
 	for (p = 0; p < PAGES; p++) {
+		if (s->mutation == MUT_FLUSH_SKIPS && !rnd(s, 3))
+			continue;
 		ctx_for(s, &pv, &ctx, n, p);
 		sdsm_rc_flush(&ctx, &s->node[n].pg[p]);
 	}
@@ -1908,6 +1911,8 @@ static const struct test tests[] = {
 	  test_random, 0 },
 	{ "planted bug 'home acks a diff it dropped' caught", test_planted,
 	  MUT_DROP_DIFF },
+	{ "planted bug 'release forgets a dirty page's diff' caught",
+	  test_planted, MUT_FLUSH_SKIPS },
 	{ "planted bug 'acquire loses a write notice' caught", test_planted,
 	  MUT_LOST_NOTICE },
 	{ "planted bug 'acquire skips an invalidation' caught", test_planted,
