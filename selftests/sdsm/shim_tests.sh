@@ -367,7 +367,7 @@ restore_cluster() {
 	# A test that overran its bound may leave its job behind: end it, so
 	# that the next test starts clean (the test has failed already).
 	for k in $(nodes); do
-		run_on "$k" pkill -KILL -x 'shim_prog|shim_sync_prog' || true
+		run_on "$k" pkill -KILL '^(shim_prog|shim_sync_prog)$' || true
 	done
 	if [ "$TEST" = node_dies ]; then
 		stop_agents
