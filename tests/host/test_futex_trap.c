@@ -123,9 +123,12 @@ static void *count_fn(void *arg)
 	return NULL;
 }
 
+static int held;
+
 static void *hold_fn(void *arg)
 {
 	pthread_mutex_lock(mx);
+	__atomic_store_n(&held, 1, __ATOMIC_SEQ_CST);
 	usleep(50000);
 	*(int *)arg = 1;
 	pthread_mutex_unlock(mx);
@@ -150,7 +153,7 @@ static int mutex_type(int type)
 	pthread_mutexattr_t a;
 	unsigned long t0 = traps();
 	pthread_t h;
-	int flag = 0;
+	int flag = 0, i;
 
 	mx = place(0);
 	counter = place(4096);
@@ -158,9 +161,14 @@ static int mutex_type(int type)
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, type);
 	CHECK(!pthread_mutex_init(mx, &a), "mutex_init");
-	/* A waiter that must sleep: the holder keeps it 50 ms. */
+	/*
+	 * A waiter that must sleep: the holder keeps it 50 ms.  Wait until
+	 * it holds it (a loaded machine may start it late), at most 20 s.
+	 */
+	held = 0;
 	pthread_create(&h, NULL, hold_fn, &flag);
-	usleep(10000);
+	for (i = 0; i < 20000 && !__atomic_load_n(&held, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
 	pthread_mutex_lock(mx);
 	CHECK(flag == 1, "lock returned while the holder had it");
 	pthread_mutex_unlock(mx);
@@ -532,7 +540,8 @@ static int t_raw_wake(void)
 
 	*w = 0;
 	pthread_create(&t, NULL, raw_waiter, w);
-	for (i = 0; i < 200 && n == 0; i++) {
+	/* Until the waiter sleeps: at most 20 s on a loaded machine. */
+	for (i = 0; i < 4000 && n == 0; i++) {
 		usleep(5000);
 		n = sys_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
 	}
