@@ -46,7 +46,7 @@ suites=(
 	"futex|600||futex_tests.sh"
 	"sdsmctl|300||sdsmctl_tests.sh"
 	"preload|400||preload_tests.sh"
-	"shim|300||shim_tests.sh"
+	"shim|400||shim_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
 	"packages|400||pkg_tests.sh"

@@ -16,15 +16,41 @@
  *   busy  3 threads (nodes 0, 1, 2) take turns on a mutex for ever; main
  *         prints "busy" once each has had a turn, then joins (the test
  *         kills a node).
+ *   mapfile  main writes a file of 3 pages and 100 bytes in /tmp (each
+ *         node's own), maps it MAP_PRIVATE read-only, MAP_PRIVATE
+ *         read-write from its second page and MAP_SHARED read-only, and
+ *         closes it; THREADS threads each sum the three mappings (and the
+ *         zeroes past the end of the file), meet at a barrier, write a
+ *         byte into the
+ *         read-write one and print "thread I node N"; main prints the sums,
+ *         what it sees of the threads' writes, whether the file is
+ *         unchanged, and what a writable MAP_SHARED mapping of the file
+ *         gives ("shared-write ok" or "shared-write errno E").
+ *   threads  thread calls on threads of other nodes: a thread on node 1
+ *         creates three (one lands on node 0) and joins them ("nested
+ *         ..."); pthread_cancel of a thread in pthread_cond_wait (its
+ *         cleanup handler runs) and of one in sleep ("cancel ...");
+ *         pthread_kill with SIGUSR1, whose handler main installed
+ *         ("kill ..."); pthread_tryjoin_np and pthread_timedjoin_np
+ *         ("tryjoin ..."); pthread_kill(t, 0) before and after the join.
+ *   xfree  20 rounds: main (node 0) mallocs 4 blocks of 16 MiB and hands
+ *         them to a thread on node 1, which frees them (and munmaps a
+ *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
+ *         a node's heap: "xfree ok" only if the blocks are given back.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAXT 16
@@ -101,6 +127,340 @@ static void *detached(void *p)
 	return NULL;
 }
 
+#define MAP_LEN		(3 * 4096 + 100)
+
+struct map_arg {
+	int idx;
+	const unsigned char *priv, *shared;
+	unsigned char *rw;		/* the file from offset 4096 */
+	unsigned long sums[3];
+	int node;
+};
+
+static pthread_barrier_t map_summed;
+
+static unsigned char map_byte(size_t i)
+{
+	return (unsigned char)(i * 7 + 3);
+}
+
+static void *map_worker(void *p)
+{
+	struct map_arg *a = p;
+	size_t i;
+
+	for (i = 0; i < MAP_LEN; i++) {
+		a->sums[0] += a->priv[i] * (i % 13 + 1);
+		a->sums[1] += a->shared[i] * (i % 13 + 1);
+	}
+	for (i = 0; i < MAP_LEN - 4096; i++)
+		a->sums[2] += a->rw[i] * (i % 13 + 1);
+	/* The rest of the last page reads as zero. */
+	for (i = MAP_LEN; i < 4 * 4096; i++)
+		a->sums[0] += a->priv[i] ? 1000000 : 0;
+	pthread_barrier_wait(&map_summed);
+	a->rw[a->idx * 4096 + 10] = 'A' + a->idx;
+	a->node = node_id();
+	return NULL;
+}
+
+static int map_file(int nt)
+{
+	char path[64], buf[4096 * 4];
+	struct map_arg args[MAXT];
+	pthread_t tids[MAXT];
+	unsigned char *priv, *rw, *shared, *w;
+	int fd, i, same = 1;
+	size_t k;
+
+	if (nt < 1 || nt > 3)
+		return 2;
+	snprintf(path, sizeof(path), "/tmp/shim_prog_map.%d", (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		return 1;
+	for (k = 0; k < MAP_LEN; k++)
+		buf[k] = map_byte(k);
+	if (write(fd, buf, MAP_LEN) != MAP_LEN)
+		return 1;
+	priv = mmap(NULL, MAP_LEN, PROT_READ, MAP_PRIVATE, fd, 0);
+	rw = mmap(NULL, MAP_LEN - 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+		  fd, 4096);
+	shared = mmap(NULL, MAP_LEN, PROT_READ, MAP_SHARED, fd, 0);
+	if (priv == MAP_FAILED || rw == MAP_FAILED || shared == MAP_FAILED) {
+		printf("mmap errno %d\n", errno);
+		return 1;
+	}
+	w = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w == MAP_FAILED) {
+		printf("shared-write errno %d\n", errno);
+	} else {
+		printf("shared-write ok\n");
+		munmap(w, 4096);
+	}
+	close(fd);
+	pthread_barrier_init(&map_summed, NULL, nt);
+	for (i = 0; i < nt; i++) {
+		args[i] = (struct map_arg){ .idx = i, .priv = priv,
+					    .shared = shared, .rw = rw };
+		if (pthread_create(&tids[i], NULL, map_worker, &args[i]))
+			return 1;
+	}
+	for (i = 0; i < nt; i++)
+		pthread_join(tids[i], NULL);
+	for (i = 0; i < nt; i++) {
+		printf("thread %d node %d\n", i, args[i].node);
+		same &= !memcmp(args[i].sums, args[0].sums,
+				sizeof(args[0].sums));
+	}
+	printf("sums %lu %lu %lu %s\n", args[0].sums[0], args[0].sums[1],
+	       args[0].sums[2], same ? "same in every thread" : "DIFFER");
+	for (i = 0; i < nt; i++)
+		printf("rw[%d] %c\n", i * 4096 + 10, rw[i * 4096 + 10]);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || pread(fd, buf, sizeof(buf), 0) != MAP_LEN)
+		return 1;
+	for (k = 0; k < MAP_LEN && (unsigned char)buf[k] == map_byte(k); k++)
+		;
+	printf("file %s\n", k == MAP_LEN ? "unchanged" : "CHANGED");
+	close(fd);
+	unlink(path);
+	munmap(priv, MAP_LEN);
+	munmap(rw, MAP_LEN - 4096);
+	munmap(shared, MAP_LEN);
+	return 0;
+}
+
+static void *xf_idle_fn(void *unused)
+{
+	return unused;
+}
+
+static void *th_node(void *unused)
+{
+	(void)unused;
+	return (void *)(long)(node_id() + 100);
+}
+
+/* Creates three threads (the job puts them on the next nodes in turn). */
+static void *th_nester(void *unused)
+{
+	pthread_t t[3];
+	void *ret;
+	long sum = 0;
+	int i;
+
+	(void)unused;
+	for (i = 0; i < 3; i++)
+		if (pthread_create(&t[i], NULL, th_node, NULL))
+			return (void *)-1L;
+	for (i = 0; i < 3; i++) {
+		pthread_join(t[i], &ret);
+		sum += (long)ret;
+	}
+	return (void *)sum;
+}
+
+static pthread_mutex_t th_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t th_cond = PTHREAD_COND_INITIALIZER;
+static volatile int th_waiting, th_cleanup, th_sleeping, th_usr1, th_ready;
+
+static void th_unlock(void *m)
+{
+	th_cleanup = 1;
+	pthread_mutex_unlock(m);
+}
+
+static void *th_condwait(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&th_lock);
+	pthread_cleanup_push(th_unlock, &th_lock);
+	th_waiting = 1;
+	for (;;)
+		pthread_cond_wait(&th_cond, &th_lock);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+static void *th_sleep(void *unused)
+{
+	(void)unused;
+	th_sleeping = 1;
+	sleep(600);
+	return NULL;
+}
+
+static void th_on_usr1(int sig)
+{
+	(void)sig;
+	th_usr1++;
+}
+
+static void *th_wait_usr1(void *unused)
+{
+	int i;
+
+	(void)unused;
+	th_ready = 1;
+	for (i = 0; i < 3000 && !th_usr1; i++)
+		usleep(10000);
+	return (void *)(long)th_usr1;
+}
+
+static void *th_slow(void *unused)
+{
+	(void)unused;
+	sleep(2);
+	return (void *)7L;
+}
+
+static void th_wait_for(volatile int *flag)
+{
+	int i;
+
+	for (i = 0; i < 3000 && !*flag; i++)
+		usleep(10000);
+}
+
+static int threads(void)
+{
+	struct sigaction sa;
+	struct timespec ts;
+	pthread_t idle, t;
+	void *ret;
+	int r1, r2;
+
+	/* Round-robin from node 0: idle 0, nester 1, its threads 2, 0, 1. */
+	if (pthread_create(&idle, NULL, xf_idle_fn, NULL) ||
+	    pthread_create(&t, NULL, th_nester, NULL))
+		return 1;
+	pthread_join(idle, NULL);
+	pthread_join(t, &ret);
+	printf("nested %ld\n", (long)ret);
+
+	pthread_create(&t, NULL, th_condwait, NULL);
+	th_wait_for(&th_waiting);
+	pthread_mutex_lock(&th_lock);	/* it waits in pthread_cond_wait */
+	pthread_mutex_unlock(&th_lock);
+	r1 = pthread_cancel(t);
+	r2 = pthread_join(t, &ret);
+	printf("cancel condwait %d %d %s cleanup %d\n", r1, r2,
+	       ret == PTHREAD_CANCELED ? "canceled" : "not canceled",
+	       th_cleanup);
+
+	pthread_create(&t, NULL, th_sleep, NULL);
+	th_wait_for(&th_sleeping);
+	r1 = pthread_cancel(t);
+	r2 = pthread_join(t, &ret);
+	printf("cancel sleep %d %d %s\n", r1, r2,
+	       ret == PTHREAD_CANCELED ? "canceled" : "not canceled");
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = th_on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_create(&t, NULL, th_wait_usr1, NULL);
+	th_wait_for(&th_ready);
+	r1 = pthread_kill(t, 0);
+	r2 = pthread_kill(t, SIGUSR1);
+	pthread_join(t, &ret);
+	printf("kill %d %d handled %ld\n", r1, r2, (long)ret);
+
+	pthread_create(&t, NULL, th_slow, NULL);
+	r1 = pthread_tryjoin_np(t, &ret);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += 100000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	r2 = pthread_timedjoin_np(t, &ret, &ts);
+	printf("tryjoin %s timedjoin %s", r1 == EBUSY ? "EBUSY" : "?",
+	       r2 == ETIMEDOUT ? "ETIMEDOUT" : "?");
+	ts.tv_sec += 60;
+	r2 = pthread_timedjoin_np(t, &ret, &ts);
+	printf(" then %d %ld\n", r2, (long)ret);
+	return 0;
+}
+
+#define XF_ROUNDS	20
+#define XF_BLOCKS	4
+#define XF_SIZE		(16UL << 20)
+
+static pthread_mutex_t xf_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t xf_cond = PTHREAD_COND_INITIALIZER;
+static char *xf_blocks[XF_BLOCKS];
+static void *xf_map;
+static int xf_full, xf_end, xf_node;
+
+static void *xf_freer(void *unused)
+{
+	int i;
+
+	(void)unused;
+	xf_node = node_id();
+	pthread_mutex_lock(&xf_lock);
+	for (;;) {
+		while (!xf_full && !xf_end)
+			pthread_cond_wait(&xf_cond, &xf_lock);
+		if (!xf_full)
+			break;
+		for (i = 0; i < XF_BLOCKS; i++)
+			free(xf_blocks[i]);
+		munmap(xf_map, 65536);
+		xf_full = 0;
+		pthread_cond_broadcast(&xf_cond);
+	}
+	pthread_mutex_unlock(&xf_lock);
+	return NULL;
+}
+
+static int xfree(void)
+{
+	pthread_t idle, freer;
+	int r, i, rc = 0;
+
+	/* Threads go round-robin from node 0: the freer runs on node 1. */
+	if (pthread_create(&idle, NULL, xf_idle_fn, NULL) ||
+	    pthread_create(&freer, NULL, xf_freer, NULL))
+		return 1;
+	pthread_join(idle, NULL);
+	for (r = 0; r < XF_ROUNDS && !rc; r++) {
+		pthread_mutex_lock(&xf_lock);
+		while (xf_full)
+			pthread_cond_wait(&xf_cond, &xf_lock);
+		for (i = 0; i < XF_BLOCKS; i++) {
+			xf_blocks[i] = malloc(XF_SIZE);
+			if (!xf_blocks[i]) {
+				printf("xfree: malloc failed in round %d\n", r);
+				rc = 1;
+				break;
+			}
+			xf_blocks[i][r] = 1;
+		}
+		xf_map = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (xf_map == MAP_FAILED) {
+			printf("xfree: mmap failed in round %d\n", r);
+			rc = 1;
+		}
+		xf_full = !rc;
+		pthread_cond_broadcast(&xf_cond);
+		pthread_mutex_unlock(&xf_lock);
+	}
+	pthread_mutex_lock(&xf_lock);
+	while (xf_full)
+		pthread_cond_wait(&xf_cond, &xf_lock);
+	xf_end = 1;
+	pthread_cond_broadcast(&xf_cond);
+	pthread_mutex_unlock(&xf_lock);
+	pthread_join(freer, NULL);
+	printf("freer node %d\n", xf_node);
+	if (!rc)
+		printf("xfree ok\n");
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	int stack_slots[MAXT], nt = argc > 2 ? atoi(argv[2]) : 3, i;
@@ -149,6 +509,12 @@ int main(int argc, char **argv)
 		printf("execl %d errno %d\n", r, errno);
 		return 0;
 	}
+	if (!strcmp(mode, "mapfile"))
+		return map_file(nt);
+	if (!strcmp(mode, "xfree"))
+		return xfree();
+	if (!strcmp(mode, "threads"))
+		return threads();
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)
 			pthread_create(&tids[i], NULL, busy, (void *)(long)i);

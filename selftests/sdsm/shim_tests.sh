@@ -32,8 +32,9 @@ SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync exit_status remote_segv sigint
-missing_binary spawn node_dies"
+ALL_TESTS="agents run_native_checksum sync thread_calls map_file
+cross_node_free exit_status remote_segv sigint missing_binary spawn
+node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
@@ -84,6 +85,13 @@ finish() {
 	st=$?
 	log "$1: status $st; stdout: $(tr '\n' '|' < "$T/$1.out")"
 	log "$1: stderr: $(tr '\n' '|' < "$T/$1.err")"
+}
+
+# has_line FILE LINE WHY: FILE has LINE as a whole line, or WHY is logged.
+has_line() {
+	grep -qxF -- "$2" "$1" && return 0
+	log "$3"
+	return 1
 }
 
 start_agents() {
@@ -187,6 +195,69 @@ test_sync() {
 }
 
 # exit(42) in a thread on node 1 ends the program with 42.
+# A file in node 0's own /tmp (no shared filesystem), mapped MAP_PRIVATE
+# and read-only MAP_SHARED by main: threads on every node read what a native
+# run reads; their stores to the private mapping are seen by main and never
+# reach the file; a writable MAP_SHARED mapping is refused, naming the call.
+# pthread calls on threads of other nodes: a thread on node 1 creates
+# threads (one placed on the launcher's node 0) and joins them; cancel in
+# pthread_cond_wait (cleanup handler) and in sleep; pthread_kill with a
+# handler main installed; tryjoin and timedjoin.  As a native run, except
+# the sum of the nested threads' nodes.
+test_thread_calls() {
+	local native rc=0 want
+	native=$("$PROG" threads)
+	launch threads threads
+	finish threads 150
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	# Nodes 2, 0 and 1, each + 100.
+	has_line "$T/threads.out" 'nested 303' \
+		"want 'nested 303': threads on nodes 2, 0, 1" || rc=1
+	want=$(grep -v '^nested ' <<< "$native")
+	[ "$(grep -v '^nested ' "$T/threads.out")" = "$want" ] ||
+		{ log "want as native: $(tr '\n' '|' <<< "$want")"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+test_map_file() {
+	local native rc=0 k want
+	native=$("$PROG" mapfile 3)
+	grep -qx 'shared-write ok' <<< "$native" ||
+		{ log "native run: $(tr '\n' '|' <<< "$native")"; rc=1; }
+	launch mapfile mapfile 3
+	finish mapfile 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	for k in 0 1 2; do
+		has_line "$T/mapfile.out" "thread $k node $k" \
+			"thread $k did not run on node $k" || rc=1
+	done
+	want=$(grep -E '^(sums|rw\[|file) ' <<< "$native")
+	[ "$(grep -E '^(sums|rw\[|file) ' "$T/mapfile.out")" = "$want" ] ||
+		{ log "want as native: $(tr '\n' '|' <<< "$want")"; rc=1; }
+	has_line "$T/mapfile.out" 'shared-write errno 38' \
+		"want the writable MAP_SHARED mapping refused (ENOSYS)" || rc=1
+	grep -qF 'sdsm: mmap(MAP_SHARED, PROT_WRITE) of a file is not supported in a job' \
+		"$T/mapfile.err" || { log "no message naming the mmap"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# Memory malloc'ed on node 0 and freed (or munmapped) on node 1 goes back
+# to node 0's heap: 1.25 GiB passes through a 1 GiB heap.
+test_cross_node_free() {
+	local rc=0
+	launch xfree xfree
+	finish xfree 150
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	has_line "$T/xfree.out" 'freer node 1' \
+		"the freeing thread did not run on node 1" || rc=1
+	has_line "$T/xfree.out" 'xfree ok' \
+		"blocks freed on node 1 were not given back to node 0" || rc=1
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
 test_exit_status() {
 	local rc=0
 	launch exit exit
@@ -296,7 +367,7 @@ restore_cluster() {
 	# A test that overran its bound may leave its job behind: end it, so
 	# that the next test starts clean (the test has failed already).
 	for k in $(nodes); do
-		run_on "$k" pkill -KILL -x 'shim_prog|shim_sync_prog' || true
+		run_on "$k" pkill -KILL '^(shim_prog|shim_sync_prog)$' || true
 	done
 	if [ "$TEST" = node_dies ]; then
 		stop_agents

@@ -123,9 +123,12 @@ static void *count_fn(void *arg)
 	return NULL;
 }
 
+static int held;
+
 static void *hold_fn(void *arg)
 {
 	pthread_mutex_lock(mx);
+	__atomic_store_n(&held, 1, __ATOMIC_SEQ_CST);
 	usleep(50000);
 	*(int *)arg = 1;
 	pthread_mutex_unlock(mx);
@@ -150,7 +153,7 @@ static int mutex_type(int type)
 	pthread_mutexattr_t a;
 	unsigned long t0 = traps();
 	pthread_t h;
-	int flag = 0;
+	int flag = 0, i;
 
 	mx = place(0);
 	counter = place(4096);
@@ -158,9 +161,14 @@ static int mutex_type(int type)
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, type);
 	CHECK(!pthread_mutex_init(mx, &a), "mutex_init");
-	/* A waiter that must sleep: the holder keeps it 50 ms. */
+	/*
+	 * A waiter that must sleep: the holder keeps it 50 ms.  Wait until
+	 * it holds it (a loaded machine may start it late), at most 20 s.
+	 */
+	held = 0;
 	pthread_create(&h, NULL, hold_fn, &flag);
-	usleep(10000);
+	for (i = 0; i < 20000 && !__atomic_load_n(&held, __ATOMIC_SEQ_CST); i++)
+		usleep(1000);
 	pthread_mutex_lock(mx);
 	CHECK(flag == 1, "lock returned while the holder had it");
 	pthread_mutex_unlock(mx);
@@ -532,7 +540,8 @@ static int t_raw_wake(void)
 
 	*w = 0;
 	pthread_create(&t, NULL, raw_waiter, w);
-	for (i = 0; i < 200 && n == 0; i++) {
+	/* Until the waiter sleeps: at most 20 s on a loaded machine. */
+	for (i = 0; i < 4000 && n == 0; i++) {
 		usleep(5000);
 		n = sys_futex(w, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
 	}
@@ -564,6 +573,71 @@ static int t_sigmask(void)
 	return 1;
 }
 
+/*
+ * pthread_cancel of a thread waiting in pthread_cond_wait: glibc's
+ * cancellation handler unwinds out of the SIGSYS handler, so SIGSYS must
+ * not be blocked while it runs (SA_NODEFER), or the first futex(2) the
+ * thread's cleanup makes kills the process.
+ */
+static pthread_mutex_t *cx;
+static pthread_cond_t *ccv;
+static uint32_t *cword;
+static int c_waiting, c_blocked = -1;
+static long c_woken = -1;
+
+static void c_cleanup(void *arg)
+{
+	sigset_t now;
+
+	(void)arg;
+	pthread_sigmask(SIG_SETMASK, NULL, &now);
+	c_blocked = sigismember(&now, SIGSYS);
+	if (!c_blocked)		/* blocked: this futex(2) would kill us */
+		c_woken = sys_futex(cword, FUTEX_WAKE_PRIVATE, 1, NULL, 0);
+	pthread_mutex_unlock(cx);
+}
+
+static void *c_waiter(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(cx);
+	pthread_cleanup_push(c_cleanup, NULL);
+	__atomic_store_n(&c_waiting, 1, __ATOMIC_SEQ_CST);
+	for (;;)
+		pthread_cond_wait(ccv, cx);
+	pthread_cleanup_pop(1);
+	return NULL;
+}
+
+static int t_cancel(void)
+{
+	pthread_t t;
+	void *r;
+	int i;
+
+	cx = place(53248);
+	ccv = place(53248 + 64);
+	cword = place(53248 + 256);
+	pthread_mutex_init(cx, NULL);
+	pthread_cond_init(ccv, NULL);
+	pthread_create(&t, NULL, c_waiter, NULL);
+	for (i = 0; i < 20000 && !__atomic_load_n(&c_waiting, __ATOMIC_SEQ_CST);
+	     i++)
+		usleep(1000);
+	pthread_mutex_lock(cx);		/* now it waits in pthread_cond_wait */
+	pthread_mutex_unlock(cx);
+	usleep(20000);
+	CHECK(!pthread_cancel(t), "pthread_cancel");
+	CHECK(!pthread_join(t, &r), "pthread_join");
+	CHECK(r == PTHREAD_CANCELED, "not PTHREAD_CANCELED");
+	CHECK(c_blocked == 0, "SIGSYS blocked in the cancelled thread's cleanup (%d)",
+	      c_blocked);
+	CHECK(c_woken == 0, "futex(2) in the cleanup returned %ld", c_woken);
+	CHECK(!pthread_mutex_lock(cx) && !pthread_mutex_unlock(cx),
+	      "the mutex after the cancel");
+	return 1;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -580,6 +654,7 @@ static const struct {
 	{ "futex trap: semaphore bound; sem_timedwait", t_sem },
 	{ "futex trap: pthread_once runs once, callers wait", t_once },
 	{ "futex trap: SIGSYS and SIGBUS stay unblocked", t_sigmask },
+	{ "futex trap: a thread cancelled in pthread_cond_wait can still use futexes", t_cancel },
 };
 
 #define NTESTS	((int)(sizeof(tests) / sizeof(tests[0])))

@@ -221,7 +221,13 @@ static int install_handler(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigsys;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	/*
+	 * SA_NODEFER: a thread cancelled while it waits in here (glibc's
+	 * cancellation handler unwinds out of this one) would otherwise keep
+	 * SIGSYS blocked, and the first futex(2) of its clean-up would kill
+	 * the process.
+	 */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSYS, &sa, NULL) < 0)
 		return -errno;

@@ -7,7 +7,8 @@
  * libraries it uses comes from libsdsm's allocator (sdsm_heap.c) under the
  * policy of SDSM_POLICY; moves the executable's writable globals (.data
  * and .bss) into an sdsm region under that policy; and serves the
- * program's anonymous private read-write mmap()s from the heap.
+ * program's anonymous private read-write mmap()s from the heap (in a job
+ * over several nodes, its private and read-only shared file mappings too).
  *
  * Before its constructor has set up the heap, allocations (the dynamic
  * linker's and libc's start-up ones) come from a static bootstrap arena;
@@ -23,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <malloc.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -45,7 +48,10 @@ int shim_init(const struct sdsm_policy *pol);
 const char *shim_globals_name(char *buf, size_t len);
 void shim_set_globals(void *addr, size_t len);
 bool shim_foreign(const void *p);
+void shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 size_t shim_foreign_room(const void *p);
+void shim_free_remote(void *p, size_t len);
+uint64_t *shim_take_remote(void);
 int shim_map_globals(uintptr_t addr, size_t len, const char *name);
 void *shim_stack_alloc(size_t len);
 
@@ -213,6 +219,29 @@ static struct sdsm_heap *ready_heap(void)
 	return h && !heap_busy ? h : NULL;
 }
 
+/*
+ * Give back to this node's heap the blocks other nodes of the job freed
+ * (shim_free_remote()).  heap_busy is held by the caller.
+ */
+static void drain_remote(void)
+{
+	uint64_t *rec = shim_take_remote(), *next;
+
+	for (; rec; rec = next) {
+		next = (uint64_t *)(uintptr_t)rec[0];
+		if (rec[1]) {
+			/* munmap() of pages not mapped is no error. */
+			sdsm_heap_trim(&sdsm_heap_space, rec, rec[1]);
+			continue;
+		}
+		if (sdsm_heap_free(&sdsm_heap_space, rec)) {
+			say("free(%p) on another node: double free or invalid pointer",
+			    (void *)rec);
+			abort();
+		}
+	}
+}
+
 static void *do_alloc(size_t size, size_t align)
 {
 	struct sdsm_heap *h = ready_heap();
@@ -226,6 +255,7 @@ static void *do_alloc(size_t size, size_t align)
 			return p;
 	}
 	heap_busy++;
+	drain_remote();
 	p = sdsm_heap_alloc(h, size, align);
 	heap_busy--;
 	if (!p)
@@ -252,12 +282,17 @@ EXPORT void free(void *p)
 
 	if (!p || boot_has(p))
 		return;
+	if (shim_foreign(p)) {
+		shim_free_remote(p, 0);
+		return;
+	}
 	if (!sdsm_heap_has(p))
 		return;		/* not ours (none should exist): leave it */
 	h = ready_heap();
 	if (h && tcache_on && tcache_put(h, p))
 		return;
 	heap_busy++;
+	drain_remote();
 	ret = sdsm_heap_free(&sdsm_heap_space, p);
 	heap_busy--;
 	if (ret) {
@@ -293,11 +328,13 @@ EXPORT void *realloc(void *old, size_t size)
 		return NULL;
 	}
 	if (shim_foreign(old)) {
-		/* Another node's block: copied, and left to its heap. */
+		/* Another node's block: copied, and given back to its heap. */
 		have = shim_foreign_room(old);
 		p = malloc(size);
-		if (p)
+		if (p) {
 			memcpy(p, old, size < have ? size : have);
+			shim_free_remote(old, 0);
+		}
 		return p;
 	}
 	have = usable(old);
@@ -376,19 +413,95 @@ static bool ours_anon(void *addr, int prot, int flags, int fd)
 	       (flags & ~MAP_NORESERVE) == (MAP_PRIVATE | MAP_ANONYMOUS);
 }
 
+/*
+ * A file mapping in a job over several nodes (sdsmctl -N): the file may
+ * exist on this node only (no shared filesystem), so the mapping is served
+ * from the heap, at an address every node of the job sees, and filled with
+ * the file's bytes now.  That is what MAP_PRIVATE means as long as the file
+ * does not change under it (a private mapping may or may not see later
+ * changes to the file; this one does not), and what a read-only MAP_SHARED
+ * mapping shows.  A writable MAP_SHARED file mapping would have to write
+ * back to one node's file from every node's stores: refused.  Mappings with
+ * an address, MAP_FIXED, PROT_EXEC or other flags, and files that are not
+ * regular files (devices, /dev/sdsm itself) go to the kernel unchanged.
+ * See "File mappings" in Documentation/preload.rst.
+ */
+enum { FILE_KERNEL, FILE_OURS, FILE_REFUSED };
+
+static int ours_file(void *addr, int prot, int flags, int fd, off_t off)
+{
+	struct stat st;
+	int type = flags & MAP_TYPE;
+
+	if (!sdsm_shim_role || addr || fd < 0 || !(prot & PROT_READ) ||
+	    prot & ~(PROT_READ | PROT_WRITE) ||
+	    (type != MAP_PRIVATE && type != MAP_SHARED) ||
+	    flags & ~(MAP_TYPE | MAP_NORESERVE | MAP_POPULATE) ||
+	    off < 0 || off % PG || fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return FILE_KERNEL;
+	if (type == MAP_SHARED && prot & PROT_WRITE) {
+		shim_say("mmap(MAP_SHARED, PROT_WRITE) of a file is not supported in a job over several nodes (sdsmctl -N): stores on other nodes cannot reach this node's file");
+		return FILE_REFUSED;
+	}
+	return FILE_OURS;
+}
+
+/* Copy the file's bytes from @off into the fresh, zeroed pages at @p. */
+static int fill_from_file(char *p, size_t len, int fd, off_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, p + done, len - done, off + (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (!n)
+			break;	/* end of file: the rest reads as zero */
+		done += n;
+	}
+	return 0;
+}
+
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		  off_t off)
 {
 	struct sdsm_heap *h = ready_heap();
+	int file = FILE_KERNEL, err;
 	void *p;
 
-	if (!h || !ours_anon(addr, prot, flags, fd))
+	if (!h)
 		return sdsm_sys_mmap(addr, len, prot, flags, fd, off);
+	if (!ours_anon(addr, prot, flags, fd)) {
+		file = ours_file(addr, prot, flags, fd, off);
+		if (file == FILE_KERNEL)
+			return sdsm_sys_mmap(addr, len, prot, flags, fd, off);
+		if (file == FILE_REFUSED) {
+			errno = ENOSYS;
+			return MAP_FAILED;
+		}
+		if ((fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY) {
+			errno = EACCES;
+			return MAP_FAILED;
+		}
+	}
+	if (!len) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
 	heap_busy++;
 	p = sdsm_heap_alloc_pages(h, len, true, 1);
 	heap_busy--;
 	if (!p) {
 		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	if (file == FILE_OURS && fill_from_file(p, len, fd, off)) {
+		err = errno;
+		munmap(p, len);
+		errno = err;
 		return MAP_FAILED;
 	}
 	return p;
@@ -401,8 +514,15 @@ EXPORT int munmap(void *addr, size_t len)
 {
 	int ret;
 
-	if (shim_foreign(addr))
-		return 0;	/* another node's heap: left to it */
+	if (shim_foreign(addr)) {
+		/* Another node's heap: that node gives the pages back. */
+		if ((uintptr_t)addr % PG || !len) {
+			errno = EINVAL;
+			return -1;
+		}
+		shim_free_remote(addr, (len + PG - 1) & ~(PG - 1));
+		return 0;
+	}
 	if (!sdsm_heap_has(addr))
 		return sdsm_sys_munmap(addr, len);
 	heap_busy++;

@@ -138,6 +138,39 @@ bool shim_foreign(const void *p)
 	       (a - lo) >> 40 != (uintptr_t)my_node;
 }
 
+/*
+ * free() or munmap() (@len bytes) of @p, a block of another node's heap:
+ * that node's heap metadata is its own, so the block goes on its list and
+ * it gives the block back the next time it allocates or frees.
+ */
+void shim_free_remote(void *p, size_t len)
+{
+	unsigned int k = ((uintptr_t)p - shim_heap_base(0)) >> 40;
+	uint64_t *head = &ctl->rfree[k].head, *rec = p, old;
+
+	rec[1] = len;
+	old = __atomic_load_n(head, __ATOMIC_RELAXED);
+	do {
+		rec[0] = old;
+	} while (!__atomic_compare_exchange_n(head, &old, (uintptr_t)p, true,
+					      __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+}
+
+/* This node's blocks other nodes freed, as a list (NULL: none). */
+uint64_t *shim_take_remote(void)
+{
+	uint64_t *head;
+
+	if (!sdsm_shim_role || !ctl)
+		return NULL;
+	head = &ctl->rfree[my_node].head;
+	if (!__atomic_load_n(head, __ATOMIC_RELAXED))
+		return NULL;
+	return (uint64_t *)(uintptr_t)__atomic_exchange_n(head, 0,
+							  __ATOMIC_ACQUIRE);
+}
+
 /* Bytes from @p to the end of its node's reservation. */
 size_t shim_foreign_room(const void *p)
 {
@@ -325,11 +358,18 @@ static int (*real_join)(pthread_t, void **);
 static int (*real_detach)(pthread_t);
 static void (*real_exit)(void *) __attribute__((noreturn));
 static pthread_t (*real_self)(void);
+static int (*real_kill)(pthread_t, int);
+static int (*real_cancel)(pthread_t);
+static int (*real_sigaction)(int, const struct sigaction *,
+			     struct sigaction *);
 
 static void resolve(void)
 {
 	if (real_create)
 		return;
+	real_kill = dlsym(RTLD_NEXT, "pthread_kill");
+	real_cancel = dlsym(RTLD_NEXT, "pthread_cancel");
+	real_sigaction = dlsym(RTLD_NEXT, "sigaction");
 	real_join = dlsym(RTLD_NEXT, "pthread_join");
 	real_detach = dlsym(RTLD_NEXT, "pthread_detach");
 	real_exit = dlsym(RTLD_NEXT, "pthread_exit");
@@ -361,14 +401,28 @@ static void thread_end(struct shim_thread *t, void *ret)
 	sdsm_futex_wake(&t->state, INT_MAX);
 }
 
+/* Cancelled (unwinding from a cancellation point): joiners get that. */
+static void cancelled(void *arg)
+{
+	struct shim_thread *t = arg;
+
+	if (cur_thread != t)
+		return;		/* pthread_exit() ended it already */
+	cur_thread = NULL;
+	thread_end(t, PTHREAD_CANCELED);
+}
+
 static void *trampoline(void *arg)
 {
 	struct shim_thread *t = arg;
 	void *(*fn)(void *) = (void *(*)(void *))(uintptr_t)t->fn;
 	void *ret;
 
+	__atomic_store_n(&t->real, (uintptr_t)real_self(), __ATOMIC_RELEASE);
 	cur_thread = t;
+	pthread_cleanup_push(cancelled, t);
 	ret = fn((void *)(uintptr_t)t->arg);
+	pthread_cleanup_pop(0);
 	cur_thread = NULL;
 	thread_end(t, ret);
 	return NULL;
@@ -376,11 +430,33 @@ static void *trampoline(void *arg)
 
 extern void *shim_stack_alloc(size_t len);
 
-/* Start @t here, on a stack in sdsm memory. */
+static uint64_t mask_of(const sigset_t *set)
+{
+	uint64_t m = 0;
+	int sig;
+
+	for (sig = 1; sig <= 64; sig++)
+		if (sigismember(set, sig) == 1)
+			m |= 1ULL << (sig - 1);
+	return m;
+}
+
+static void set_of(uint64_t m, sigset_t *set)
+{
+	int sig;
+
+	sigemptyset(set);
+	for (sig = 1; sig <= 64; sig++)
+		if (m >> (sig - 1) & 1)
+			sigaddset(set, sig);
+}
+
+/* Start @t here, on a stack in sdsm memory, with its creator's mask. */
 static int spawn(struct shim_thread *t)
 {
 	pthread_attr_t a;
 	pthread_t tid;
+	sigset_t mask;
 	void *stack;
 	int ret;
 
@@ -390,9 +466,151 @@ static int spawn(struct shim_thread *t)
 	pthread_attr_init(&a);
 	pthread_attr_setstack(&a, stack, SHIM_STACK);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	set_of(t->sigmask, &mask);
+	pthread_attr_setsigmask_np(&a, &mask);
 	ret = real_create(&tid, &a, trampoline, t);
 	pthread_attr_destroy(&a);
 	return ret;
+}
+
+/* Wake the loop of node @k: it has a thread to start or a request. */
+static void kick(unsigned int k)
+{
+	__atomic_add_fetch(&ctl->node[k].wseq, 1, __ATOMIC_SEQ_CST);
+	sdsm_futex_wake(&ctl->node[k].wseq, 1);
+	if (k == ctl->launcher) {
+		__atomic_add_fetch(&ctl->event, 1, __ATOMIC_SEQ_CST);
+		sdsm_futex_wake(&ctl->event, 1);
+	}
+}
+
+/* Send @t (running here) what pthread_kill() and pthread_cancel() asked. */
+static void deliver(struct shim_thread *t)
+{
+	pthread_t real = (pthread_t)__atomic_load_n(&t->real, __ATOMIC_ACQUIRE);
+	uint64_t sigs;
+	int sig;
+
+	if (!real)
+		return;		/* not running yet: next time */
+	if (__atomic_load_n(&t->sigpend, __ATOMIC_RELAXED)) {
+		sigs = __atomic_exchange_n(&t->sigpend, 0, __ATOMIC_SEQ_CST);
+		for (sig = 1; sig <= 64; sig++)
+			if (sigs >> (sig - 1) & 1)
+				real_kill(real, sig);
+	}
+	if (__atomic_load_n(&t->cancel, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&t->cancel, 0, __ATOMIC_SEQ_CST))
+		real_cancel(real);
+}
+
+/*
+ * The dispositions the program set on any node, set here too.  Stacks and
+ * handlers are at the same addresses on every node; a signal is sent by
+ * pthread_kill() only after its disposition was published, and this runs
+ * before the requests are served.
+ */
+static uint32_t sig_gen_seen;
+
+static bool shared_sig(int sig)
+{
+	return sig > 0 && sig < SHIM_NSIG && sig != SIGSYS && sig != SIGBUS &&
+	       sig != SIGKILL && sig != SIGSTOP;
+}
+
+static void apply_sigactions(void)
+{
+	uint32_t gen = __atomic_load_n(&ctl->sig_gen, __ATOMIC_ACQUIRE);
+	struct sigaction sa;
+	int sig;
+
+	if (gen == sig_gen_seen)
+		return;
+	sig_gen_seen = gen;
+	for (sig = 1; sig < SHIM_NSIG; sig++) {
+		struct shim_sigact *a = &ctl->sigact[sig];
+
+		if (!shared_sig(sig) || !__atomic_load_n(&a->set,
+							  __ATOMIC_ACQUIRE))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = (void (*)(int, siginfo_t *, void *))
+				  (uintptr_t)a->handler;
+		sa.sa_flags = (int)a->flags;
+		set_of(a->mask, &sa.sa_mask);
+		real_sigaction(sig, &sa, NULL);
+	}
+}
+
+static void publish_sigaction(int sig, const struct sigaction *sa)
+{
+	struct shim_sigact *a;
+
+	if (!sdsm_shim_role || !ctl || !shared_sig(sig))
+		return;
+	a = &ctl->sigact[sig];
+	a->handler = (uintptr_t)sa->sa_sigaction;
+	a->mask = mask_of(&sa->sa_mask);
+	a->flags = (uint32_t)sa->sa_flags;
+	__atomic_store_n(&a->set, 1, __ATOMIC_RELEASE);
+	sig_gen_seen = __atomic_add_fetch(&ctl->sig_gen, 1, __ATOMIC_SEQ_CST);
+}
+
+EXPORT int sigaction(int sig, const struct sigaction *act,
+		     struct sigaction *old)
+{
+	int ret;
+
+	resolve();
+	ret = real_sigaction(sig, act, old);
+	if (!ret && act)
+		publish_sigaction(sig, act);
+	return ret;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real)(int, sighandler_t);
+	struct sigaction now;
+	sighandler_t ret;
+
+	resolve();
+	if (!real)
+		real = dlsym(RTLD_NEXT, "signal");
+	ret = real(sig, handler);
+	if (ret != SIG_ERR && !real_sigaction(sig, NULL, &now))
+		publish_sigaction(sig, &now);
+	return ret;
+}
+
+/* Start the threads placed here; serve the requests for those running. */
+static void serve_threads(void)
+{
+	unsigned int i;
+
+	apply_sigactions();
+	for (i = 0; i < SHIM_THREADS; i++) {
+		struct shim_thread *t = &ctl->threads[i];
+		uint32_t st = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
+		uint32_t nw = SHIM_T_NEW;
+
+		if (t->node != (uint32_t)my_node)
+			continue;
+		if (st == SHIM_T_RUNNING) {
+			deliver(t);
+			continue;
+		}
+		if (st != SHIM_T_NEW ||
+		    !__atomic_compare_exchange_n(&t->state, &nw,
+						 SHIM_T_RUNNING, false,
+						 __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			continue;
+		if (spawn(t)) {
+			shim_say("node %d: cannot start a thread", my_node);
+			thread_end(t, NULL);
+		}
+	}
 }
 
 static unsigned int place(void)
@@ -432,6 +650,15 @@ EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 	t->ret = 0;
 	t->detached = detach == PTHREAD_CREATE_DETACHED;
 	t->node = node;
+	t->real = 0;
+	t->sigpend = 0;
+	t->cancel = 0;
+	{
+		sigset_t now;
+
+		pthread_sigmask(SIG_BLOCK, NULL, &now);
+		t->sigmask = mask_of(&now);
+	}
 	*tp = (pthread_t)t;
 	if ((int)node == my_node) {
 		__atomic_store_n(&t->state, SHIM_T_RUNNING, __ATOMIC_SEQ_CST);
@@ -442,32 +669,141 @@ EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 		return ret;
 	}
 	__atomic_store_n(&t->state, SHIM_T_NEW, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&ctl->node[node].wseq, 1, __ATOMIC_SEQ_CST);
-	sdsm_futex_wake(&ctl->node[node].wseq, 1);
+	kick(node);
 	return 0;
 }
 
-EXPORT int pthread_join(pthread_t th, void **retval)
+/*
+ * Join @t, waiting until @clock reads @abstime (NULL: for ever; @try: not
+ * at all).  Waits are cut in 0.5 s slices: a state change is never missed
+ * for longer than that even if a wake-up is.
+ */
+static int join(struct shim_thread *t, void **retval, bool try,
+		clockid_t clock, const struct timespec *abstime)
 {
-	struct shim_thread *t = ours(th);
+	struct timespec now;
+	int64_t left;
 	uint32_t st;
 
-	resolve();
-	if (!t)
-		return real_join(th, retval);
 	if (t == cur_thread)
 		return EDEADLK;
+	if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000 * MS))
+		return EINVAL;
 	for (;;) {
 		st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
 		if (st == SHIM_T_EXITED)
 			break;
 		if (st == SHIM_T_FREE || t->detached)
 			return EINVAL;
-		sdsm_futex_wait(&t->state, st, 500 * MS);
+		if (try)
+			return EBUSY;
+		left = 500 * MS;
+		if (abstime) {
+			clock_gettime(clock, &now);
+			left = (abstime->tv_sec - now.tv_sec) * 1000 * MS +
+			       (abstime->tv_nsec - now.tv_nsec);
+			if (left <= 0)
+				return ETIMEDOUT;
+			if (left > 500 * MS)
+				left = 500 * MS;
+		}
+		sdsm_futex_wait(&t->state, st, left);
 	}
 	if (retval)
 		*retval = (void *)(uintptr_t)t->ret;
 	__atomic_store_n(&t->state, SHIM_T_FREE, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+EXPORT int pthread_join(pthread_t th, void **retval)
+{
+	struct shim_thread *t = ours(th);
+
+	resolve();
+	if (!t)
+		return real_join(th, retval);
+	return join(t, retval, false, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_tryjoin_np(pthread_t th, void **retval)
+{
+	static int (*real)(pthread_t, void **);
+	struct shim_thread *t = ours(th);
+
+	if (!t) {
+		if (!real)
+			real = dlsym(RTLD_NEXT, "pthread_tryjoin_np");
+		return real(th, retval);
+	}
+	return join(t, retval, true, CLOCK_REALTIME, NULL);
+}
+
+EXPORT int pthread_clockjoin_np(pthread_t th, void **retval, clockid_t clock,
+				const struct timespec *abstime)
+{
+	static int (*real)(pthread_t, void **, clockid_t,
+			   const struct timespec *);
+	struct shim_thread *t = ours(th);
+
+	if (!t) {
+		if (!real)
+			real = dlsym(RTLD_NEXT, "pthread_clockjoin_np");
+		return real(th, retval, clock, abstime);
+	}
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+		return EINVAL;
+	return join(t, retval, false, clock, abstime);
+}
+
+EXPORT int pthread_timedjoin_np(pthread_t th, void **retval,
+				const struct timespec *abstime)
+{
+	return pthread_clockjoin_np(th, retval, CLOCK_REALTIME, abstime);
+}
+
+/*
+ * pthread_kill() and pthread_cancel() of a thread of the job: on its own
+ * node, at once; elsewhere its node's loop does it (within its wake-up).
+ */
+EXPORT int pthread_kill(pthread_t th, int sig)
+{
+	struct shim_thread *t = ours(th);
+	uint32_t st;
+
+	resolve();
+	if (!t)
+		return real_kill(th, sig);
+	if (sig < 0 || sig > 64)
+		return EINVAL;
+	st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
+	if (st == SHIM_T_FREE || st == SHIM_T_CLAIMED)
+		return ESRCH;
+	if (!sig || st == SHIM_T_EXITED)
+		return 0;
+	if (t == cur_thread)
+		return real_kill(real_self(), sig);
+	__atomic_fetch_or(&t->sigpend, 1ULL << (sig - 1), __ATOMIC_SEQ_CST);
+	kick(t->node);
+	return 0;
+}
+
+EXPORT int pthread_cancel(pthread_t th)
+{
+	struct shim_thread *t = ours(th);
+	uint32_t st;
+
+	resolve();
+	if (!t)
+		return real_cancel(th);
+	st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
+	if (st == SHIM_T_FREE || st == SHIM_T_CLAIMED)
+		return ESRCH;
+	if (st == SHIM_T_EXITED)
+		return 0;
+	if (t == cur_thread)
+		return real_cancel(real_self());
+	__atomic_store_n(&t->cancel, 1, __ATOMIC_SEQ_CST);
+	kick(t->node);
 	return 0;
 }
 
@@ -711,6 +1047,7 @@ static void check_nodes(void)
 
 static void *service(void *arg)
 {
+	uint32_t served = 0;
 	sigset_t all;
 	unsigned int i, k, n;
 
@@ -718,7 +1055,7 @@ static void *service(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (n = 0;; n++) {
-		uint32_t ev, req;
+		uint32_t ev, req, seq;
 
 		/* Before touching what a dead node may have held. */
 		if (n % 25 == 0)
@@ -727,6 +1064,14 @@ static void *service(void *arg)
 		sdsm_futex_wait(&ctl->event, ev, 20 * MS);
 		if (__atomic_load_n(&ending, __ATOMIC_SEQ_CST))
 			continue;
+		/* Threads placed here by other nodes; their requests. */
+		seq = __atomic_load_n(&ctl->node[my_node].wseq,
+				      __ATOMIC_SEQ_CST);
+		if (seq != served || ctl->sig_gen != sig_gen_seen ||
+		    n % 50 == 0) {
+			served = seq;
+			serve_threads();
+		}
 		drain_all();
 		req = __atomic_load_n(&ctl->exit_req, __ATOMIC_SEQ_CST);
 		if (req)
@@ -848,7 +1193,6 @@ static int worker_main(int argc, char **argv, char **envp)
 {
 	struct shim_node *n = &ctl->node[my_node];
 	char name[SDSM_NAME_MAX];
-	unsigned int i;
 
 	(void)argc;
 	(void)argv;
@@ -874,24 +1218,7 @@ static int worker_main(int argc, char **argv, char **envp)
 			fflush(NULL);
 			_exit(0);
 		}
-		for (i = 0; i < SHIM_THREADS; i++) {
-			struct shim_thread *t = &ctl->threads[i];
-			uint32_t nw = SHIM_T_NEW;
-
-			if (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) !=
-			    SHIM_T_NEW || t->node != (uint32_t)my_node)
-				continue;
-			if (!__atomic_compare_exchange_n(&t->state, &nw,
-							 SHIM_T_RUNNING, false,
-							 __ATOMIC_SEQ_CST,
-							 __ATOMIC_SEQ_CST))
-				continue;
-			if (spawn(t)) {
-				shim_say("node %d: cannot start a thread",
-					 my_node);
-				thread_end(t, NULL);
-			}
-		}
+		serve_threads();
 		sdsm_futex_wait(&n->wseq, seq, 200 * MS);
 	}
 }

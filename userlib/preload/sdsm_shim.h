@@ -90,12 +90,47 @@ struct shim_node {
 	struct shim_ring out, err_ring;
 };
 
+/*
+ * A thread of the job.  Its node's loop (the worker's, or the launcher's
+ * service thread) starts it (SHIM_T_NEW) and sends it what other nodes ask
+ * with pthread_kill() and pthread_cancel().
+ */
 struct shim_thread {
 	uint32_t state;		/* futex */
 	uint32_t node;
 	uint32_t detached;
-	uint32_t pad;
+	uint32_t cancel;	/* pthread_cancel() asked, not yet done */
 	uint64_t fn, arg, ret;
+	uint64_t real;		/* its pthread_t on its node; 0 until it runs */
+	uint64_t sigmask;	/* its creator's signal mask, signals 1..64 */
+	uint64_t sigpend;	/* pthread_kill() signals not yet sent */
+};
+
+/*
+ * A signal disposition the program set (sigaction(), signal()) on one
+ * node: every node of the job sets it too (the same binary and libraries
+ * at the same addresses, so the handler's address means the same).
+ */
+#define SHIM_NSIG		65
+
+struct shim_sigact {
+	uint64_t handler;	/* sa_handler or sa_sigaction */
+	uint64_t mask;		/* sa_mask, signals 1..64 */
+	uint32_t flags;		/* sa_flags */
+	uint32_t set;		/* 1: published */
+};
+
+/*
+ * Blocks of node k's heap that other nodes freed: a stack pushed with
+ * compare-and-swap by any node, emptied whole (exchange with 0) by node k,
+ * which gives them back to its heap.  Only whole-list take-outs, so no ABA.
+ * A page of its own per node: pushes for node j do not take node k's list
+ * page away from node k.  Each entry is the freed block itself: word 0 the
+ * next entry, word 1 the bytes of an munmap() (0: a free()).
+ */
+struct shim_rfree {
+	uint64_t head;
+	uint64_t pad[511];
 };
 
 struct shim_ctl {
@@ -106,6 +141,9 @@ struct shim_ctl {
 	uint32_t event;		/* futex: wakes the launcher's service thread */
 	uint32_t exit_req;	/* 0, or 0x100 | status of an exit() on a worker */
 	uint32_t place_next;	/* round-robin counter */
+	uint32_t sig_gen;	/* bumped after a change of sigact[] */
+	uint32_t pad;
+	struct shim_sigact sigact[SHIM_NSIG];
 	uint64_t globals_addr, globals_len;
 	char prefix[SDSM_NAME_MAX];
 	char exe[SHIM_PATH];
@@ -114,6 +152,7 @@ struct shim_ctl {
 	char blob[SHIM_BLOB];
 	struct shim_thread threads[SHIM_THREADS];
 	struct shim_node node[SDSM_MAX_NODES];
+	struct shim_rfree rfree[SDSM_MAX_NODES] __attribute__((aligned(4096)));
 };
 
 struct shim_inbox {
@@ -125,6 +164,7 @@ struct shim_inbox {
 /* Futex words 4-aligned; the control region far from the heaps. */
 _Static_assert(sizeof(struct shim_thread) % 8 == 0, "shim_thread size");
 _Static_assert(sizeof(struct shim_node) % 8 == 0, "shim_node size");
+_Static_assert(sizeof(struct shim_rfree) == 4096, "shim_rfree size");
 _Static_assert(SHIM_CTL_ADDR + sizeof(struct shim_ctl) < SDSM_HEAP_BASE,
 	       "P.c overlaps libsdsm's heap");
 
