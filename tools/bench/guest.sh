@@ -551,6 +551,12 @@ shim_no_job_left() {
 	! grep -q '^j\.0\.' "$S"/regions/*/name 2> /dev/null
 }
 
+# has_region NAME: node 0 knows a region NAME (the glob is expanded at
+# each call: wait_until must not expand it once, before the region exists).
+has_region() {
+	grep -qx "$1" "$S"/regions/*/name 2> /dev/null
+}
+
 # sdsmd on every node K, started here and stopped by its pid (in node K's
 # /tmp/bench-sdsmd.K.pid); ready once node 0 sees every inbox sdsmd.K.
 shim_agents_start() {
@@ -561,7 +567,7 @@ shim_agents_start() {
 			>> "$B/log.txt" 2>&1
 	done
 	for k in $(seq 0 $((NR - 1))); do
-		if ! wait_until 60 grep -qx "sdsmd.$k" "$S"/regions/*/name; then
+		if ! wait_until 60 has_region "sdsmd.$k"; then
 			echo "sdsmd on node $k did not start: $(on_node "$k" \
 				tail -n 2 "/tmp/bench-sdsmd.$k.log" | tr '\n' ' ')"
 			return 1
