@@ -706,7 +706,7 @@ def shim_text(rep):
                       "medians over the repetitions"]
         cfgs = [("native", "native")] + list(SHIM_CFGS)
         lines.append("  %s, %s" % (title, d["size"]))
-        lines.append("    %-26s" % "" + "".join("%-24s" % o for _, o in cfgs))
+        rows = []
 
         def row(label, fn):
             cells = []
@@ -714,8 +714,8 @@ def shim_text(rep):
                 reps = d.get(cfg) or []
                 v = fn(reps) if reps else None
                 cells.append("-" if v is None else v)
-            lines.append("    %-26s" % label +
-                         "".join("%-24s" % c for c in cells))
+            rows.append((label, cells))
+        rows.append(("", [o for _, o in cfgs]))
         row("threads", lambda r: "%d" % r[0]["threads"])
         row("compute (s)", lambda r: "%.3f" % statistics.median(
             x["seconds"] for x in r))
@@ -728,13 +728,19 @@ def shim_text(rep):
         cnt = {cfg: d.get(cfg + "_counters") for cfg, _ in SHIM_CFGS}
         errs = ["%s: %s" % (c, v["error"]) for c, v in cnt.items()
                 if v and "error" in v]
-        rows = shim_counter_rows(cnt)
-        if rows or errs:
+        crows = [(name, [""] + [cells.get(cfg, "-") for cfg, _ in SHIM_CFGS])
+                 for name, cells in shim_counter_rows(cnt)]
+        width = [max(len(r[1][i]) for r in rows + crows) + 2
+                 for i in range(len(cfgs))]
+
+        def fmt(label, cells):
+            return ("    %-24s" % label + "".join(
+                c.ljust(w) for c, w in zip(cells, width))).rstrip()
+        lines += [fmt(label, cells) for label, cells in rows]
+        if crows:
             lines.append("    counters over the whole job of repetition 1, "
                          "total (node 0/1/2):")
-        for name, cells in rows:
-            lines.append("    %-26s" % name + "%-24s" % "" + "".join(
-                "%-24s" % cells.get(cfg, "-") for cfg, _ in SHIM_CFGS))
+            lines += [fmt(label, cells) for label, cells in crows]
         for e in errs:
             lines.append("    counters %s" % e)
     return "\n".join(lines) + ("\n" if lines else "")
