@@ -33,8 +33,8 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync thread_calls map_file
-cross_node_free exit_status remote_segv sigint missing_binary spawn
-node_dies"
+cross_node_free exit_status remote_segv sigint heap_homes missing_binary
+spawn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
@@ -60,12 +60,15 @@ nothing_left() {
 	return 1
 }
 
-# launch OUT MODE [ARGS]: the job in the background; sets $lpid.
+# launch OUT MODE [ARGS]: the job in the background (sdsmctl options
+# $LOPTS too); sets $lpid.
 launch() {
 	local out=$1
 	shift
 	# A background job ignores SIGINT: give it back its default.
-	env --default-signal=INT "$SDSMCTL" -N all -- "${LPROG:-$PROG}" "$@" \
+	# shellcheck disable=SC2086 # LOPTS: options, split
+	env --default-signal=INT "$SDSMCTL" -N all ${LOPTS:-} -- \
+		"${LPROG:-$PROG}" "$@" \
 		> "$T/$out.out" 2> "$T/$out.err" &
 	lpid=$!
 }
@@ -292,6 +295,45 @@ test_sigint() {
 	finish sigint 60
 	[ "$st" = 130 ] || { log "want status 130"; rc=1; }
 	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# The placement policy region $1 was created with, as node 0 shows it.
+region_policy() {
+	local d
+	for d in /sys/kernel/sdsm/regions/*; do
+		[ "$(cat "$d/name" 2>/dev/null)" = "$1" ] || continue
+		cat "$d/policy"
+		return 0
+	done
+	echo "no region $1"
+}
+
+# Without a memory policy node K's heap (P.hK) is bound to node K, a home
+# every node computes: no first touch asks a page's manager (interleaved
+# over the whole cluster, so another node for most pages).  A policy given
+# (-l: first touch) is used as given.
+test_heap_homes() {
+	local rc=0 i k opt pol want
+	for opt in "" -l; do
+		LOPTS=$opt launch "heap$opt" sleep
+		for ((i = 0; i < 600; i++)); do
+			grep -q sleeping "$T/heap$opt.out" && break
+			kill -0 "$lpid" 2>/dev/null || break
+			sleep 0.1
+		done
+		for k in $(nodes); do
+			pol=$(region_policy "j.$SDSM_NODE_ID.$lpid.h$k")
+			want="bind nodemask=0x$(printf %x $((1 << k)))"
+			[ "$opt" = -l ] && want=first-touch
+			[ "$pol" = "$want" ] ||
+				{ log "sdsmctl -N all $opt: heap of node $k: '$pol', want '$want'"; rc=1; }
+		done
+		kill -INT "$lpid"
+		finish "heap$opt" 60
+		[ "$st" = 130 ] || { log "want status 130"; rc=1; }
+		nothing_left "$lpid" || rc=1
+	done
 	return "$rc"
 }
 

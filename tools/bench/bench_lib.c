@@ -99,6 +99,7 @@ static const struct {
 	{ SDSM_FEATURE_PLACEMENT, "PLACEMENT" },
 	{ SDSM_FEATURE_LOCKS, "LOCKS" },
 	{ SDSM_FEATURE_BARRIERS, "BARRIERS" },
+	{ SDSM_FEATURE_FUTEX, "FUTEX" },
 };
 
 const char *bench_feature_name(uint64_t bit)

@@ -8,9 +8,12 @@
 #
 #   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--fault-pages N]
 #            [--wf-pages N] [--fio-pages N] [--pp-rounds N] [--mm-n N]
+#            [--shim-mm-n N] [--shim-heat ROWSxCOLSxSTEPS] [--shim-bound SEC]
 #            [--profile] [--only PART,...]
 #   guest.sh trace-on | trace-dump     (run on a node via on_node)
 #   guest.sh costs                     (the same: this node's cost counters)
+#   guest.sh stats                     (the same: every counter of stats/
+#                                      and every peer's tx_msgs, tx_bytes)
 #
 # Files written (r = repetition 1..N):
 #   meta.txt                     key=value: parameters, kernel, features
@@ -27,6 +30,15 @@
 #   pingpong.r.txt               "round t0_ns t1_ns" per round trip
 #   fio_sdsm_{remote,local}_{seq,rand}.r.json
 #   matmul_{1,2}.r.txt           seconds=, checksum=, verified=
+#   shim_{matmul,heat}_serial.txt    the program's --serial run (reference)
+#   shim_{matmul,heat}_CFG.r.txt     CFG native (no shim, node 0) or n1, n2,
+#                                n3 (sdsmctl -N 0 / 0,1 / 0,1,2): the
+#                                program's seconds=, checksum=, threads=
+#                                plus wall_seconds= (the whole command)
+#                                and exit=
+#   shim_{matmul,heat}_CFG.r.err     its standard error (the workers' too)
+#   shim_{matmul,heat}_CFG.stats.txt "before|after NODE COUNTER VALUE"
+#                                around the job of repetition 1, every node
 #   profile/                     --profile: traces and the traced faults
 #   log.txt                      what ran, with times
 
@@ -59,6 +71,21 @@ costs)
 		echo "${c#stats/} ${v:-missing}"
 	done
 	exit 0 ;;
+stats)
+	for f in "$S"/stats/* "$S"/nodes/*/tx_msgs "$S"/nodes/*/tx_bytes; do
+		[ -f "$f" ] || continue
+		case $f in
+		*/fault_latency_hist) continue ;;
+		*/nodes/*) c=${f#"$S"/nodes/}; c=${c#*/}.${c%%/*} ;;
+		*) c=${f##*/} ;;
+		esac
+		v=$(cat "$f" 2> /dev/null) || continue
+		case $v in
+		''|*[!0-9]*) continue ;;
+		esac
+		echo "$c $v"
+	done
+	exit 0 ;;
 esac
 
 REPS=5
@@ -69,6 +96,9 @@ WF_PAGES=64
 FIO_PAGES=256
 PP_ROUNDS=50
 MM_N=256
+SHIM_MM_N=512
+SHIM_HEAT=1024x512x60
+SHIM_BOUND=900
 PROFILE=0
 ONLY=
 
@@ -82,6 +112,15 @@ while [ $# -gt 0 ]; do
 	--fio-pages) FIO_PAGES=$2; shift ;;
 	--pp-rounds) PP_ROUNDS=$2; shift ;;
 	--mm-n) MM_N=$2; shift ;;
+	--shim-mm-n) SHIM_MM_N=$2; shift ;;
+	--shim-heat)
+		SHIM_HEAT=$2
+		shift
+		echo "$SHIM_HEAT" | grep -Eqx '[0-9]+x[0-9]+x[0-9]+' || {
+			echo "guest.sh: --shim-heat takes ROWSxCOLSxSTEPS" >&2
+			exit 2
+		} ;;
+	--shim-bound) SHIM_BOUND=$2; shift ;;
 	--profile) PROFILE=1 ;;
 	--only) ONLY=$2; shift ;;
 	*) echo "guest.sh: unknown option $1" >&2; exit 2 ;;
@@ -157,6 +196,8 @@ fi
 	echo "fio_pages=$FIO_PAGES"
 	echo "pp_rounds=$PP_ROUNDS"
 	echo "mm_n=$MM_N"
+	echo "shim_mm_n=$SHIM_MM_N"
+	echo "shim_heat=$SHIM_HEAT"
 	echo "profile=$PROFILE"
 	echo "only=$ONLY"
 	echo "module_loaded=$MODULE_OK"
@@ -482,6 +523,186 @@ fig_matmul() {
 	status matmul ok
 }
 
+# ---- unmodified pthread programs through the shim (sdsmctl -N) ---------
+
+SDSMCTL=${BENCH_SDSMCTL:-$SDSM_ROOT/tools/sdsmctl/sdsmctl}
+SDSMD=${BENCH_SDSMD:-$SDSM_ROOT/tools/sdsmd/sdsmd}
+SHIM_PROGS="matmul heat"
+SHIM_CFGS="native n1 n2 n3"
+
+# shim_status PROG STATUS: the same status for every figure of PROG.
+shim_status() {
+	for c in $SHIM_CFGS; do
+		status "shim_$1_$c" "$2"
+	done
+}
+
+# stats_snap PHASE FILE: every node's counters (guest.sh stats) into FILE.
+stats_snap() {
+	for k in $(seq 0 $((NR - 1))); do
+		on_node "$k" "$SDSM_ROOT/tools/bench/guest.sh" stats |
+			sed "s/^/$1 $k /" >> "$2"
+	done
+}
+
+# The job regions of this node's launchers: gone once a job has ended
+# everywhere (owned regions are destroyed after the launcher exits).
+shim_no_job_left() {
+	! grep -q '^j\.0\.' "$S"/regions/*/name 2> /dev/null
+}
+
+# has_region NAME: node 0 knows a region NAME (the glob is expanded at
+# each call: wait_until must not expand it once, before the region exists).
+has_region() {
+	grep -qx "$1" "$S"/regions/*/name 2> /dev/null
+}
+
+# sdsmd on every node K, started here and stopped by its pid (in node K's
+# /tmp/bench-sdsmd.K.pid); ready once node 0 sees every inbox sdsmd.K.
+shim_agents_start() {
+	for k in $(seq 0 $((NR - 1))); do
+		# shellcheck disable=SC2016
+		on_node "$k" sh -c '"$1" > /tmp/bench-sdsmd.$2.log 2>&1 < /dev/null &
+			echo $! > /tmp/bench-sdsmd.$2.pid' sh "$SDSMD" "$k" \
+			>> "$B/log.txt" 2>&1
+	done
+	for k in $(seq 0 $((NR - 1))); do
+		if ! wait_until 60 has_region "sdsmd.$k"; then
+			echo "sdsmd on node $k did not start: $(on_node "$k" \
+				tail -n 2 "/tmp/bench-sdsmd.$k.log" | tr '\n' ' ')"
+			return 1
+		fi
+	done
+}
+
+shim_agents_stop() {
+	for k in $(seq 0 $((NR - 1))); do
+		# shellcheck disable=SC2016
+		on_node "$k" sh -c 'f=/tmp/bench-sdsmd.$1.pid; [ -s "$f" ] &&
+			kill "$(cat "$f")"; rm -f "$f"' sh "$k" >> "$B/log.txt" 2>&1
+	done
+}
+
+# The agents' logs, after a failure.
+shim_agent_logs() {
+	for k in $(seq 0 $((NR - 1))); do
+		log "node $k sdsmd: $(on_node "$k" tail -n 5 \
+			"/tmp/bench-sdsmd.$k.log" | tr '\n' '|')"
+	done
+}
+
+# shim_prog_cmd PROG: the program and its arguments, into PCMD.
+shim_prog_cmd() {
+	case $1 in
+	matmul) PCMD=("$BIN/pmatmul" "$SHIM_MM_N") ;;
+	heat) PCMD=("$BIN/pheat" "${SHIM_HEAT%%x*}" "$(echo "$SHIM_HEAT" |
+		cut -dx -f2)" "${SHIM_HEAT##*x}") ;;
+	esac
+}
+
+# shim_one PROG CFG REP: one timed run; on failure set the figure's status
+# (with the tail of the run's standard error, which has the workers') and
+# return 1.
+shim_one() {
+	_f=shim_$1_$2
+	_o=$B/$_f.$3.txt
+	_e=$B/$_f.$3.err
+	shim_prog_cmd "$1"
+	case $2 in
+	native) _cmd=("${PCMD[@]}") ;;
+	n1) _cmd=("$SDSMCTL" -N 0 -- "${PCMD[@]}") ;;
+	n2) _cmd=("$SDSMCTL" -N "0,1" -- "${PCMD[@]}") ;;
+	n3) _cmd=("$SDSMCTL" -N "0,1,2" -- "${PCMD[@]}") ;;
+	esac
+	log "$_f rep $3: ${_cmd[*]}"
+	if [ "$2" != native ]; then
+		# The previous job's regions go after its launcher exits.
+		wait_until 60 shim_no_job_left ||
+			log "$_f: job regions of an earlier run are still there"
+		[ "$3" = 1 ] && { : > "$B/$_f.stats.txt"; stats_snap before "$B/$_f.stats.txt"; }
+	fi
+	_t0=$(date +%s%N)
+	vc_bounded "$SHIM_BOUND" "${_cmd[@]}" > "$_o" 2> "$_e"
+	_rc=$?
+	_t1=$(date +%s%N)
+	[ "$2" != native ] && [ "$3" = 1 ] && stats_snap after "$B/$_f.stats.txt"
+	printf 'wall_seconds=%d.%09d\nexit=%d\n' $(((_t1 - _t0) / 1000000000)) \
+		$(((_t1 - _t0) % 1000000000)) "$_rc" >> "$_o"
+	if [ $_rc = 0 ] && grep -q '^seconds=' "$_o" &&
+	   grep -q '^checksum=' "$_o"; then
+		return 0
+	fi
+	tail -n 5 "$_e" | sed "s/^/$_f rep $3 stderr: /" >> "$B/log.txt"
+	_why="exit $_rc"
+	[ $_rc = 124 ] && _why="timed out after ${SHIM_BOUND}s"
+	[ $_rc = 0 ] && _why="no seconds= or checksum= in its output"
+	status "$_f" "failed: rep $3: $_why: $(grep -v '^$' "$_e" | tail -n 1)"
+	[ "$2" != native ] && shim_agent_logs
+	return 1
+}
+
+fig_shim() {
+	_gate_ok=1
+	for p in $SHIM_PROGS; do
+		sdsm_gate "shim_${p}_n1" COHERENT_MEMORY REGIONS PLACEMENT FUTEX ||
+			_gate_ok=0
+	done
+	if [ $_gate_ok = 0 ]; then
+		_st=$(cat "$B/status.shim_matmul_n1")
+		for p in $SHIM_PROGS; do
+			shim_status "$p" "$_st"
+		done
+		return
+	fi
+	for x in "$SDSMCTL" "$SDSMD" "$BIN/pmatmul" "$BIN/pheat"; do
+		[ -x "$x" ] && continue
+		for p in $SHIM_PROGS; do
+			shim_status "$p" "failed: $x missing (make all)"
+		done
+		return
+	done
+	_dead=
+	for p in $SHIM_PROGS; do
+		shim_prog_cmd "$p"
+		log "shim_$p serial reference: ${PCMD[0]} --serial ${PCMD[*]:1}"
+		if ! vc_bounded "$SHIM_BOUND" "${PCMD[0]}" --serial \
+			"${PCMD[@]:1}" > "$B/shim_${p}_serial.txt" 2> "$ERR"; then
+			shim_status "$p" "failed: the --serial reference run: $(tail -n 1 "$ERR")"
+			_dead="$_dead $p"
+		fi
+	done
+	if ! _why=$(shim_agents_start); then
+		for p in $SHIM_PROGS; do
+			shim_status "$p" "failed: $_why"
+		done
+		shim_agents_stop
+		return
+	fi
+	if [ "$NR" -lt 3 ]; then
+		for p in $SHIM_PROGS; do
+			status "shim_${p}_n3" "n/a (needs 3 nodes, cluster has $NR)"
+			_dead="$_dead ${p}_n3"
+		done
+	fi
+	for r in $(seq 1 "$REPS"); do
+		for p in $SHIM_PROGS; do
+			case " $_dead " in *" $p "*) continue ;; esac
+			for c in $SHIM_CFGS; do
+				case " $_dead " in *" ${p}_$c "*) continue ;; esac
+				shim_one "$p" "$c" "$r" || _dead="$_dead ${p}_$c"
+			done
+		done
+	done
+	shim_agents_stop
+	for p in $SHIM_PROGS; do
+		case " $_dead " in *" $p "*) continue ;; esac
+		for c in $SHIM_CFGS; do
+			case " $_dead " in *" ${p}_$c "*) continue ;; esac
+			status "shim_${p}_$c" ok
+		done
+	done
+}
+
 # part NAME: whether --only (if given) selects the part NAME.
 part() {
 	case ",${ONLY:-$1}," in
@@ -508,5 +729,6 @@ if part fio_sdsm; then
 	done
 fi
 part matmul && fig_matmul
+part shim && fig_shim
 log "bench done"
 exit 0

@@ -186,6 +186,41 @@ def parse_costs(path):
     return delta, max(meta)
 
 
+def parse_shim_run(path):
+    """shim_PROG_CFG.r.txt: the program's key=value lines plus guest.sh's
+    wall_seconds= and exit=."""
+    kv = read_kv(path)
+    if "seconds" not in kv or "checksum" not in kv:
+        raise ValueError("no seconds= or checksum= in %s" %
+                         os.path.basename(path))
+    return {"seconds": float(kv["seconds"]), "checksum": kv["checksum"],
+            "threads": int(kv.get("threads", 0) or 0),
+            "wall_seconds": float(kv["wall_seconds"])
+            if "wall_seconds" in kv else None}
+
+
+def parse_stats(path):
+    """shim_PROG_CFG.stats.txt ("before|after NODE COUNTER VALUE") ->
+    {counter: {node: after - before}} for counters read both times."""
+    vals = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) != 4 or w[0] not in ("before", "after") or \
+                    not w[3].isdigit():
+                raise ValueError("bad line %r in %s" %
+                                 (line.strip(), os.path.basename(path)))
+            vals[(w[0], w[1], w[2])] = int(w[3])
+    delta = {}
+    for (ph, node, c), v in vals.items():
+        if ph == "after" and ("before", node, c) in vals:
+            delta.setdefault(c, {})[node] = v - vals[("before", node, c)]
+    if not delta:
+        raise ValueError("no counter read before and after in %s" %
+                         os.path.basename(path))
+    return delta
+
+
 def parse_matmul(path):
     kv = read_kv(path)
     if "seconds" not in kv:
@@ -195,6 +230,11 @@ def parse_matmul(path):
 
 
 # ---- figures ---------------------------------------------------------------
+
+# The shim figures: program -> (title, overhead goal, 2-node speedup goal).
+SHIM_PROGS = (("matmul", "shim matmul", 1.1, 1.6),
+              ("heat", "shim heat", 1.1, None))
+SHIM_CFGS = (("n1", "-N 0"), ("n2", "-N 0,1"), ("n3", "-N 0,1,2"))
 
 PP_WARMUP = 2
 PAGE = 4096
@@ -469,6 +509,77 @@ class Report:
             fig["ratio"] = 1.0 / fig["ratio"]
             fig["ratio_meaning"] = "speedup (1-node time / 2-node time)"
 
+        for prog, title, ov_goal, sp_goal in SHIM_PROGS:
+            self.shim_figs(prog, title, ov_goal, sp_goal)
+
+    def shim_runs(self, prog, cfg, ref):
+        """Status and parsed repetitions of one configuration; a checksum
+        other than the --serial reference fails it."""
+        name = "shim_%s_%s" % (prog, cfg)
+        st, reps = self.load(name, name, "txt", parse_shim_run)
+        if st == "ok" and ref is None:
+            st = "failed: no checksum of the --serial reference run"
+        if st == "ok":
+            bad = [(i + 1, r["checksum"]) for i, r in enumerate(reps)
+                   if r["checksum"] != ref]
+            if bad:
+                st = "failed: checksum differs from the serial reference " \
+                    "%s (rep %d: %s)" % (ref, bad[0][0], bad[0][1])
+        return st, reps if st == "ok" else []
+
+    def shim_figs(self, prog, title, ov_goal, sp_goal):
+        ref = read_kv(os.path.join(self.raw, "shim_%s_serial.txt" %
+                                   prog)).get("checksum")
+        if prog == "matmul":
+            size = "%s x %s" % ((self.meta.get("shim_mm_n", "?"),) * 2)
+        else:
+            size = "%s rows x %s cols, %s sweeps" % tuple(
+                (self.meta.get("shim_heat", "") + "x?x?x?").split("x")[:3])
+        nst, native = self.shim_runs(prog, "native", ref)
+        base = "shim_%s_native" % prog
+        self.baselines[base] = {
+            "status": nst, "unit": "s",
+            "time": summary([r["seconds"] for r in native]) if native
+            else None}
+        data = {"serial_checksum": ref, "native": native, "size": size}
+        for cfg, opt in SHIM_CFGS:
+            st, reps = self.shim_runs(prog, cfg, ref)
+            data[cfg] = reps
+            counters = None
+            sf = os.path.join(self.raw, "shim_%s_%s.stats.txt" % (prog, cfg))
+            if os.path.exists(sf):
+                try:
+                    counters = parse_stats(sf)
+                except (OSError, ValueError) as e:
+                    counters = {"error": str(e)}
+            data[cfg + "_counters"] = counters
+            val = summary([r["seconds"] for r in reps]) if reps else None
+            if cfg == "n1":
+                fig = self.add("shim_%s_overhead" % prog,
+                               "%s, 1 node (%s)" % (title, opt), "s",
+                               st, val, base, "time",
+                               "%s natively on node 0 (no shim)" % size,
+                               ov_goal)
+                fig["ratio_meaning"] = "overhead (shim time / native time)"
+                continue
+            fid = "shim_%s_%s" % (prog, cfg[1])
+            fig = self.add(fid, "%s, %s nodes (%s)" % (
+                title, cfg[1], opt), "s", st, val, base, "time",
+                "%s natively on node 0 (no shim)" % size)
+            # For a time, native / shim is the speedup.
+            if fig["ratio"]:
+                fig["ratio"] = 1.0 / fig["ratio"]
+                fig["ratio_meaning"] = "speedup (native time / shim time)"
+            if reps and native:
+                fig["speedup"] = summary([a["seconds"] / b["seconds"]
+                                          for a, b in zip(native, reps)])
+            if cfg == "n2" and sp_goal is not None:
+                fig["goal"] = sp_goal
+                fig["goal_text"] = ">= %.2f" % sp_goal
+                if fig["ratio"] is not None:
+                    fig["met"] = fig["ratio"] >= sp_goal
+        self.samples["shim_" + prog] = data
+
     # output
     def to_json(self, extra):
         return {"meta": self.meta, "run": extra,
@@ -557,6 +668,82 @@ def table(rep, extra):
         if f.get("ratio_meaning"):
             lines.append("%-42s ratio = %s" % ("", f["ratio_meaning"]))
     return "\n".join(lines) + "\n"
+
+
+def shim_counter_rows(counters_by_cfg):
+    """[(counter, {cfg: "total (node0/node1/...)"})] of the counters that
+    moved; per-peer files (tx_msgs.K) are summed into one row."""
+    agg = {}
+    for cfg, cnt in counters_by_cfg.items():
+        if not cnt or "error" in cnt:
+            continue
+        for c, per_node in cnt.items():
+            name = c.split(".")[0]
+            row = agg.setdefault(name, {}).setdefault(cfg, {})
+            for node, v in per_node.items():
+                row[node] = row.get(node, 0) + v
+    rows = []
+    for name in sorted(agg, key=lambda n: (n.startswith(("tx_", "cost_")),
+                                           n)):
+        cells = {}
+        for cfg, per_node in agg[name].items():
+            nodes = sorted(per_node, key=int)
+            cells[cfg] = "%d (%s)" % (sum(per_node.values()), "/".join(
+                str(per_node[n]) for n in nodes))
+        if any(not c.startswith("0 ") for c in cells.values()):
+            rows.append((name, cells))
+    return rows
+
+
+def shim_text(rep):
+    lines = []
+    for prog, title, _, _ in SHIM_PROGS:
+        d = rep.samples.get("shim_" + prog)
+        if not d or not any(d.get(c) for c in ("native", "n1", "n2", "n3")):
+            continue
+        if not lines:
+            lines += ["", "Shim runs (sdsmctl -N): where the time goes; "
+                      "medians over the repetitions"]
+        cfgs = [("native", "native")] + list(SHIM_CFGS)
+        lines.append("  %s, %s" % (title, d["size"]))
+        rows = []
+
+        def row(label, fn):
+            cells = []
+            for cfg, _ in cfgs:
+                reps = d.get(cfg) or []
+                v = fn(reps) if reps else None
+                cells.append("-" if v is None else v)
+            rows.append((label, cells))
+        rows.append(("", [o for _, o in cfgs]))
+        row("threads", lambda r: "%d" % r[0]["threads"])
+        row("compute (s)", lambda r: "%.3f" % statistics.median(
+            x["seconds"] for x in r))
+        row("whole command (s)", lambda r: "%.3f" % statistics.median(
+            x["wall_seconds"] for x in r) if all(
+                x["wall_seconds"] is not None for x in r) else None)
+        row("command - compute (s)", lambda r: "%.3f" % statistics.median(
+            x["wall_seconds"] - x["seconds"] for x in r) if all(
+                x["wall_seconds"] is not None for x in r) else None)
+        cnt = {cfg: d.get(cfg + "_counters") for cfg, _ in SHIM_CFGS}
+        errs = ["%s: %s" % (c, v["error"]) for c, v in cnt.items()
+                if v and "error" in v]
+        crows = [(name, [""] + [cells.get(cfg, "-") for cfg, _ in SHIM_CFGS])
+                 for name, cells in shim_counter_rows(cnt)]
+        width = [max(len(r[1][i]) for r in rows + crows) + 2
+                 for i in range(len(cfgs))]
+
+        def fmt(label, cells):
+            return ("    %-24s" % label + "".join(
+                c.ljust(w) for c, w in zip(cells, width))).rstrip()
+        lines += [fmt(label, cells) for label, cells in rows]
+        if crows:
+            lines.append("    counters over the whole job of repetition 1, "
+                         "total (node 0/1/2):")
+            lines += [fmt(label, cells) for label, cells in crows]
+        for e in errs:
+            lines.append("    counters %s" % e)
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 def cdf_file(path, samples):
@@ -827,7 +1014,7 @@ def main(argv):
     rep.load_baselines()
     rep.load_figures()
     prof = profile(raw)
-    text = table(rep, extra) + profile_text(prof)
+    text = table(rep, extra) + shim_text(rep) + profile_text(prof)
     perr = plot(rep, out)
     if perr:
         text += "\nplot: %s\n" % perr

@@ -11,7 +11,8 @@
 #
 # Environment (for `make bench`): BENCH_REPS, BENCH_NODES, BENCH_LONG=1,
 # BENCH_PROFILE=1, BENCH_TIMEOUT, BENCH_ONLY.  PARTS: comma-separated
-# perftest, fio_tmpfs, read_fault, write_fault, pingpong, fio_sdsm, matmul.
+# perftest, fio_tmpfs, read_fault, write_fault, pingpong, fio_sdsm, matmul,
+# shim.
 #
 # Output: out/bench/<stamp>/{table.txt,results.json,fault-latency.png};
 # the raw samples are in <dir>/vcluster/node0/out/.  Exit status: 0 when
@@ -32,7 +33,7 @@ OUT=
 REPORT_ONLY=
 
 usage() {
-	sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '7,15p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -83,11 +84,13 @@ ARGS="--reps $REPS"
 if [ "$LONG" = 1 ]; then
 	ARGS="$ARGS --lat-iters 2000 --bw-iters 2000 --fault-pages 512"
 	ARGS="$ARGS --wf-pages 256 --fio-pages 1024 --pp-rounds 200 --mm-n 512"
-	: "${TIMEOUT:=$((1200 + 1200 * REPS / 5 * 4))}"
+	ARGS="$ARGS --shim-mm-n 1024 --shim-heat 2048x512x120 --shim-bound 1800"
+	: "${TIMEOUT:=$((1200 + 1200 * REPS / 5 * 4 + 900 * REPS))}"
 else
 	ARGS="$ARGS --lat-iters 500 --bw-iters 500 --fault-pages 128"
 	ARGS="$ARGS --wf-pages 64 --fio-pages 256 --pp-rounds 50 --mm-n 256"
-	: "${TIMEOUT:=$((900 + 300 * REPS))}"
+	ARGS="$ARGS --shim-mm-n 512 --shim-heat 1024x512x60 --shim-bound 600"
+	: "${TIMEOUT:=$((900 + 450 * REPS))}"
 fi
 [ "$PROFILE" = 1 ] && ARGS="$ARGS --profile"
 case "$ONLY" in

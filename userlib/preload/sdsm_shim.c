@@ -179,8 +179,17 @@ size_t shim_foreign_room(const void *p)
 	return SHIM_HEAP_LEN - (a & ((1UL << 40) - 1));
 }
 
+/*
+ * Map (@create: create, under @pol) every node's heap.  With @create and
+ * no @pol (the user gave no policy), node k's heap is bound to node k: what
+ * node k allocates is homed there, a home every node computes.  Under
+ * first touch each node's first fault on a page would ask the page's
+ * manager, which is another node for most pages (managers are interleaved
+ * over the whole cluster), even in a job on one node.
+ */
 static int map_heaps(const struct sdsm_policy *pol, bool create)
 {
+	struct sdsm_policy own = { .mode = SDSM_POLICY_BIND };
 	char name[SDSM_NAME_MAX];
 	unsigned int k;
 	int ret;
@@ -189,9 +198,10 @@ static int map_heaps(const struct sdsm_policy *pol, bool create)
 		if (!(ctl->nodemask >> k & 1) && k != ctl->launcher)
 			continue;
 		snprintf(name, sizeof(name), "%.24s.h%u", ctl->prefix, k);
+		own.nodemask = 1ULL << k;
 		if (create)
 			ret = create_at(name, (void *)shim_heap_base(k),
-					SHIM_HEAP_LEN, pol);
+					SHIM_HEAP_LEN, pol ? pol : &own);
 		else
 			ret = map_at(name, (void *)shim_heap_base(k),
 				     SHIM_HEAP_LEN);
@@ -230,6 +240,7 @@ static int read_file(const char *path, char *buf, size_t len)
 static int launcher_init(const char *nodes, const struct sdsm_policy *pol)
 {
 	struct sdsm_policy cpol = { .mode = SDSM_POLICY_BIND };
+	const char *given = getenv("SDSM_POLICY");
 	char name[SDSM_NAME_MAX];
 	uint64_t mask;
 	unsigned int k;
@@ -273,7 +284,7 @@ static int launcher_init(const char *nodes, const struct sdsm_policy *pol)
 	for (k = 0; k < SDSM_MAX_NODES; k++)
 		if (mask >> k & 1)
 			place_list[place_n++] = k;
-	ret = map_heaps(pol, true);
+	ret = map_heaps(given && *given ? pol : NULL, true);
 	if (ret)
 		return ret;
 	ctl->node[my_node].ncpus = local_cpus();

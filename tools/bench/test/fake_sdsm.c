@@ -333,7 +333,7 @@ static int fake_ioctl(unsigned long req, void *arg)
 		info->api_version = SDSM_API_VERSION;
 		info->node_id = fake_env_int("SDSM_NODE_ID", 0);
 		info->nr_nodes = fake_env_int("SDSM_NR_NODES", 1);
-		info->features = f ? strtoull(f, NULL, 0) : 0x3f;
+		info->features = f ? strtoull(f, NULL, 0) : 0x7f;
 		return 0;
 	}
 	case SDSM_IOC_REGION_CREATE: {

@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..21"
+echo "1..26"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -66,12 +66,15 @@ run_guest() {
 		export BENCH_TRACEFS="$TMP/$_name/tracefs"
 		export SDSM_OUT="$TMP/$_name/out"
 		export SDSM_SHARED="$TMP/$_name/shared"
-		export SDSM_NODE_ID=0 SDSM_NR_NODES=3 SDSM_ROOT="$ROOT"
+		export SDSM_NODE_ID=0 SDSM_NR_NODES=${FAKE_NR:-3} SDSM_ROOT="$ROOT"
 		export VCLUSTER_LIB="$HERE/fake-guest-lib.sh"
 		export FAKE_SYSFS="$TMP/$_name/sysfs"
+		export BENCH_SYSFS="$FAKE_SYSFS/node0"
+		export BENCH_SDSMCTL="$HERE/fake-sdsmctl" BENCH_SDSMD="$HERE/fake-sdsmd"
 		timeout 300 "$BENCH/guest.sh" --reps 2 --lat-iters 50 \
 			--bw-iters 50 --fault-pages 16 --wf-pages 8 \
-			--fio-pages 16 --pp-rounds 10 --mm-n 64 "$@"
+			--fio-pages 16 --pp-rounds 10 --mm-n 64 --shim-mm-n 64 \
+			--shim-heat 64x64x5 "$@"
 	) > "$TMP/$_name/guest.log" 2>&1
 }
 
@@ -311,6 +314,75 @@ assert d["baselines"]["fio_tmpfs_seq"]["status"] == "not run"
 assert d["meta"]["only"] == "perftest,read_fault"
 PY
 ok $? "--only runs the selected parts and reports the others as not run"
+
+python3 - "$TMP/full/report/results.json" "$TMP/full/report/table.txt" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+for p in ("matmul", "heat"):
+    s = d["samples"]["shim_" + p]
+    nat = statistics.median(r["seconds"] for r in s["native"])
+    assert d["baselines"]["shim_%s_native" % p]["time"]["median"] == nat
+    assert len(s["native"]) == 2 and len(s["n3"]) == 2, s
+    f = figs["shim_%s_overhead" % p]
+    assert f["status"] == "ok" and f["goal"] == 1.1, f
+    n1 = statistics.median(r["seconds"] for r in s["n1"])
+    assert abs(f["ratio"] - n1 / nat) < 1e-9, f
+    for k in ("2", "3"):
+        f = figs["shim_%s_%s" % (p, k)]
+        nk = statistics.median(r["seconds"] for r in s["n" + k])
+        assert f["status"] == "ok" and abs(f["ratio"] - nat / nk) < 1e-9, f
+    assert all(r["checksum"] == s["serial_checksum"]
+               for c in ("native", "n1", "n2", "n3") for r in s[c])
+    # fake-sdsmctl: 10 remote read faults per node of the job, on node 1.
+    assert s["n2_counters"]["read_faults_remote"] == {"0": 0, "1": 20, "2": 0}
+assert figs["shim_matmul_2"]["goal"] == 1.6
+assert figs["shim_heat_2"]["goal"] is None
+t = open(sys.argv[2]).read()
+assert "shim matmul, 2 nodes (-N 0,1)" in t
+assert "read_faults_remote" in t and "30 (0/30/0)" in t, t
+PY
+ok $? "shim figures: overhead and speedups over the native run, counters"
+
+# A result that is not bitwise the serial one fails its figure only.
+cp -r "$TMP/full/out" "$TMP/sum"
+sed -i 's/^checksum=.*/checksum=0123456789abcdef/' "$TMP/sum/shim_heat_n2.2.txt"
+python3 "$BENCH/report.py" "$TMP/sum" "$TMP/sum-report" > /dev/null 2>&1
+python3 - "$TMP/sum-report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+f = figs["shim_heat_2"]
+assert f["status"].startswith("failed: checksum differs from the serial "
+                              "reference") and "rep 2" in f["status"], f
+assert f["ratio"] is None and f["met"] is None, f
+for fid in ("shim_heat_overhead", "shim_heat_3", "shim_matmul_2"):
+    assert figs[fid]["status"] == "ok", figs[fid]
+PY
+ok $? "a checksum other than the serial reference fails that figure"
+
+# A job that fails: its figure says why (the workers' stderr), the others
+# run; 2 nodes: no 3-node figure, with the reason.
+FAKE_NR=2 FAKE_SHIM_FAIL=0,1 run_guest shimfail --only shim
+grep -qx "failed: rep 1: exit 125: sdsm: node 1 is down; the job ends" \
+	"$TMP/shimfail/out/status.shim_matmul_n2" &&
+	grep -qx "n/a (needs 3 nodes, cluster has 2)" \
+		"$TMP/shimfail/out/status.shim_heat_n3" &&
+	[ "$(cat "$TMP/shimfail/out/status.shim_heat_n1")" = ok ] &&
+	[ ! -e "$TMP/shimfail/out/shim_matmul_n2.2.txt" ]
+ok $? "a failed job fails its figure with the job's message; 3 nodes n/a"
+
+python3 "$BENCH/report.py" "$TMP/shimfail/out" "$TMP/shimfail/report" \
+	> /dev/null 2>&1 &&
+	grep -q "shim matmul, 2 nodes (-N 0,1) *failed: rep 1: exit 125" \
+		"$TMP/shimfail/report/table.txt" &&
+	grep -q "shim heat, 3 nodes (-N 0,1,2) *n/a (needs 3" \
+		"$TMP/shimfail/report/table.txt"
+ok $? "the report shows the failed and n/a shim figures"
+
+# sdsmd is stopped by pid after the part: no inbox and no agent is left.
+left=$(ls "$TMP"/full/sysfs/node0/regions 2> /dev/null | grep -c fake-sdsmd)
+ok "$left" "the agents are stopped after the shim part"
 
 FAKE_LOAD_FAIL=1 run_guest noload
 grep -q "n/a (sdsm.ko did not load)" "$TMP/noload/out/status.read_fault" &&
