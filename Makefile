@@ -37,6 +37,7 @@ KSRC	= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h)) \
 # under PREFIX, configuration under SYSCONFDIR, the module's source for
 # DKMS under DKMSDIR.  The directories udev, modprobe and systemd read are
 # fixed by them, not by PREFIX; a distribution package passes its own.
+# systemd reads sysusers.d and sysctl.d under /usr/local/lib as well.
 VERSION		:= $(shell cat VERSION)
 PREFIX		?= /usr/local
 BINDIR		?= $(PREFIX)/bin
@@ -49,6 +50,7 @@ PRELOADDIR	?= $(LIBDIR)
 SYSCONFDIR	?= /etc
 UNITDIR		?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR	?= $(PREFIX)/lib/sysusers.d
+SYSCTLDIR	?= $(PREFIX)/lib/sysctl.d
 UDEVRULESDIR	?= $(SYSCONFDIR)/udev/rules.d
 MODPROBEDIR	?= $(SYSCONFDIR)/modprobe.d
 DKMSDIR		?= /usr/src/sdsm-$(VERSION)
@@ -131,7 +133,8 @@ install: install-dkms
 	$(MAKE) --no-print-directory -C tools/sdsmctl install $(INSTALL_VARS)
 	install -d $(DESTDIR)$(SYSCONFDIR)/sdsm $(DESTDIR)$(DATADIR)/sdsm \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(UDEVRULESDIR) \
-		$(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(SYSUSERSDIR)
+		$(DESTDIR)$(MODPROBEDIR) $(DESTDIR)$(SYSUSERSDIR) \
+		$(DESTDIR)$(SYSCTLDIR)
 	install -m 644 packaging/cluster.conf \
 		$(DESTDIR)$(DATADIR)/sdsm/cluster.conf.example
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
@@ -140,6 +143,7 @@ install: install-dkms
 	install -m 644 packaging/60-sdsm.rules $(DESTDIR)$(UDEVRULESDIR)/
 	install -m 644 packaging/modprobe.conf $(DESTDIR)$(MODPROBEDIR)/sdsm.conf
 	install -m 644 packaging/sysusers.conf $(DESTDIR)$(SYSUSERSDIR)/sdsm.conf
+	install -m 644 packaging/sysctl.conf $(DESTDIR)$(SYSCTLDIR)/60-sdsm.conf
 
 # The module's source as DKMS wants it: the tree's Kbuild layout, VERSION
 # and dkms.conf with the version filled in.

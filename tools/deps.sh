@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# Install what building and testing sdsm needs on a Debian 12 machine.
+# Install what building and testing sdsm needs on a Debian 12 machine
+# (systemd and udev: the packages suite boots the guests with them).
 # Idempotent and quiet when everything is present; needs root otherwise.
 # `deps.sh deb`: also what `make deb` and its test need (debhelper, DKMS,
 # lintian); the plain build never needs them.
@@ -10,7 +11,7 @@ pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils \
 linux-image-amd64 linux-headers-amd64 linux-source-6.1 \
 qemu-system-x86 busybox-static iproute2 \
 rdma-core ibverbs-utils perftest fio sparse python3 \
-pkg-config gnuplot-nox man-db groff-base keyutils"
+pkg-config gnuplot-nox man-db groff-base keyutils systemd udev"
 if [ "${1:-}" = deb ]; then
 	pkgs="$pkgs debhelper dh-dkms dkms lintian fakeroot dpkg-dev"
 fi

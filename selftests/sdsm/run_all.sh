@@ -38,8 +38,9 @@ mem=$(echo $mem)
 # memory ~7 min, locks and barriers ~5 min, futex ~4 min, sdsmctl ~1 min,
 # preload under 1 min, shim (sdsmctl -N) ~2.5 min, peer authentication (issue
 # 13, the last node plays a rogue) ~3 min, packages (issue 15; needs
-# out/deb/stage from tests/build/test_deb.sh) ~2 min; each bound is about
-# twice that.
+# out/deb/stage from tests/build/test_deb.sh; ~4 min of it the systemd
+# boot and poweroff of every node) ~6.5 min; each bound is about twice
+# that.
 suites=(
 	"membership|1100||run_cluster_tests.sh $membership"
 	"locks-barriers|700||sync_tests.sh"
@@ -49,7 +50,7 @@ suites=(
 	"shim|400||shim_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
-	"packages|400||pkg_tests.sh"
+	"packages|800||pkg_tests.sh"
 )
 
 # mark_todo MARK: add "# TODO MARK" to result lines that carry no directive.

@@ -6,7 +6,8 @@
 # (tools/mkdeb.sh, lintian included), unpacks them into out/deb/root
 # (dpkg -x: nothing is installed on this host), checks what they hold,
 # builds sdsm.ko with DKMS from sdsm-dkms's source for the kernel the test
-# guests boot, and builds selftests/sdsm/pkg_prog against libsdsm-dev.  The
+# guests boot (and runs depmod on a module tree with it, as dkms install
+# would), and builds selftests/sdsm/pkg_prog against libsdsm-dev.  The
 # cluster suite "packages" (pkg_tests.sh) then runs these in the guests.
 #
 # DKMS runs with private source and build trees under out/deb; it still
@@ -35,9 +36,10 @@ diag() {
 }
 
 echo "TAP version 13"
-echo "1..9"
+echo "1..12"
 
 t0=$(date +%s)
+mkdir -p "$top/out"
 "$top/tools/mkdeb.sh" "$out" > "$top/out/mkdeb.log" 2>&1
 rc=$?
 mv "$top/out/mkdeb.log" "$out/mkdeb.log" 2>/dev/null
@@ -68,8 +70,29 @@ soname=$(readelf -d "$lib" 2>/dev/null | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 	[ -f "$root/lib/udev/rules.d/60-sdsm.rules" ] &&
 	[ -f "$root/lib/systemd/system/sdsm.service" ] &&
 	[ -f "$root/lib/modprobe.d/sdsm.conf" ] &&
+	[ -f "$root/usr/lib/sysusers.d/sdsm.conf" ] &&
 	grep -qx prefix=/usr "$root/usr/lib/$ma/pkgconfig/libsdsm.pc"
-ok $? "unpacked: libsdsm.so.1 (SONAME '$soname'), sdsmctl, shim, unit, udev, modprobe.d, libsdsm.pc for /usr"
+ok $? "unpacked: libsdsm.so.1 (SONAME '$soname'), sdsmctl, shim, unit, udev, modprobe.d, sysusers.d, libsdsm.pc for /usr"
+
+# sdsmd's kernel.pid_max as a sysctl.d file of sdsm-tools, where
+# systemd-sysctl reads it at boot (pkg_tests.sh "boot" shows it applied).
+sysctl_f=usr/lib/sysctl.d/60-sdsm.conf
+dpkg-deb -c "$out/sdsm-tools_${version}_$arch.deb" | grep -q " \./$sysctl_f\$" &&
+	[ "$(sed -n 's/^kernel\.pid_max *= *//p' "$root/$sysctl_f")" = 4194304 ]
+ok $? "sdsm-tools has /$sysctl_f with kernel.pid_max = 4194304"
+
+# Every man page (not the .so aliases) names VERSION in its .TH line
+# (the sources say @VERSION@; make install fills it in).
+bad= npages=0
+for f in "$root"/usr/share/man/man*/*; do
+	[ -L "$f" ] && continue
+	th=$(zcat -f "$f" | sed -n '1,/^\.TH /{/^\.so /q;/^\.TH /p}')
+	[ -n "$th" ] || continue
+	npages=$((npages + 1))
+	[ "$(awk -F'"' '{print $2}' <<< "$th")" = "sdsm $version" ] || bad="$bad ${f##*/}"
+done
+[ -z "$bad" ] && [ "$npages" -ge 2 ]
+ok $? "every packaged man page's .TH says sdsm $version ($npages pages${bad:+; not:$bad})"
 
 out_man=$(MANPAGER=cat MANWIDTH=80 LC_ALL=C.UTF-8 man -M "$root/usr/share/man" 3 sdsm_free 2>&1)
 grep -q sdsm_alloc_interleaved <<< "$out_man"
@@ -84,7 +107,8 @@ ok $? "sdsm-tools is $version and its sdsmctl says so (got '$v')"
 kver=$("$top/tools/kver.sh" 2>/dev/null)
 if [ -z "$kver" ] || ! command -v dkms > /dev/null; then
 	echo "ok $((n + 1)) - dkms build # SKIP no dkms or no Debian kernel headers"
-	n=$((n + 1))
+	echo "ok $((n + 2)) - depmod # SKIP no dkms or no Debian kernel headers"
+	n=$((n + 2))
 else
 	mkdir -p "$out/dkms"
 	t0=$(date +%s)
@@ -99,6 +123,26 @@ else
 		modinfo -F vermagic "$ko" | grep -q "^$kver " &&
 		cp "$ko" "$out/stage/sdsm.ko"
 	ok $? "dkms build -k $kver from sdsm-dkms: sdsm.ko version $version ($(( $(date +%s) - t0 ))s)"
+
+	# What `dkms install` then does on a node: sdsm.ko into
+	# /lib/modules/KVER/updates/dkms and depmod -a KVER.  The guests'
+	# module tree is this host's (9p), and depmod over all of it in a
+	# TCG guest takes minutes, so it runs here, on a tree of that
+	# kernel's modules plus sdsm.ko; pkg_tests.sh "boot" copies the
+	# result into each node's root, where modprobe finds sdsm.
+	m=$out/stage/modules/lib/modules/$kver
+	mkdir -p "$m/updates/dkms"
+	ln -s "/lib/modules/$kver/kernel" "$m/kernel"
+	for f in modules.order modules.builtin modules.builtin.modinfo; do
+		cp "/lib/modules/$kver/$f" "$m/" 2>/dev/null
+	done
+	t0=$(date +%s)
+	[ -f "$out/stage/sdsm.ko" ] && cp "$out/stage/sdsm.ko" "$m/updates/dkms/" &&
+		depmod -b "$out/stage/modules" "$kver" > "$out/depmod.log" 2>&1 &&
+		[ "$(grep -c . "$m/modules.dep")" -gt 1000 ] &&
+		grep -q '^updates/dkms/sdsm.ko: .*kernel/drivers/infiniband/core/ib_core.ko' \
+			"$m/modules.dep"
+	ok $? "depmod $kver with sdsm.ko in updates/dkms: modules.dep lists it with its dependencies ($(( $(date +%s) - t0 ))s)"
 fi
 
 # The coherence program of pkg_tests.sh, against the packaged library
@@ -122,7 +166,8 @@ ok $? "lintian: $ne errors, $nw warnings"
 cp "$out"/libsdsm1_"${version}"_"$arch".deb "$out"/sdsm-tools_"${version}"_"$arch".deb \
 	"$out/stage/" 2>/dev/null
 [ -f "$out/stage/sdsm.ko" ] && [ -x "$out/stage/pkg_prog" ] &&
-	[ -f "$out/stage/libsdsm1_${version}_$arch.deb" ]
+	[ -f "$out/stage/libsdsm1_${version}_$arch.deb" ] &&
+	[ -f "$out/stage/modules/lib/modules/$kver/modules.dep.bin" ]
 ok $? "staged for the cluster suite in $out/stage"
 
 [ $fails -eq 0 ]

@@ -28,7 +28,7 @@ diag() {
 }
 
 echo "TAP version 13"
-echo "1..14"
+echo "1..16"
 
 "$top/tools/srccopy.sh" "$tmp/src"
 root=$tmp/root
@@ -46,6 +46,7 @@ for f in $p/bin/sdsmctl $p/lib/libsdsm.so.1 $p/lib/libsdsm.so $p/lib/libsdsm.a \
 	$p/share/man/man3/sdsm.3 $p/share/man/man3/sdsm_alloc.3 \
 	$p/share/man/man8/sdsmctl.8 $p/share/sdsm/cluster.conf.example \
 	$p/lib/systemd/system/sdsm.service $p/lib/sysusers.d/sdsm.conf \
+	$p/lib/sysctl.d/60-sdsm.conf \
 	/etc/udev/rules.d/60-sdsm.rules /etc/modprobe.d/sdsm.conf \
 	/usr/src/sdsm-$version/dkms.conf /usr/src/sdsm-$version/Kbuild \
 	/usr/src/sdsm-$version/kmod/Kbuild /usr/src/sdsm-$version/VERSION \
@@ -97,6 +98,26 @@ ok $? "every exported function has a man page${nomans:+ (none for:$nomans)}"
 out=$(MANPAGER=cat MANWIDTH=80 LC_ALL=C.UTF-8 man -M "$root$p/share/man" 3 sdsm_free 2>&1)
 grep -q 'sdsm_alloc_interleaved' <<< "$out"
 ok $? "man sdsm_free shows sdsm_alloc(3) (a .so alias)"
+
+# 6b. The version of the man pages is VERSION: each source page's .TH says
+# "sdsm @VERSION@" (never a version of its own), and install fills it in.
+bad=
+for f in "$top"/userlib/man/*.[0-9] "$top"/tools/*/*.[0-9]; do
+	th=$(sed -n '1,/^\.TH /{/^\.so /q;/^\.TH /p}' "$f")
+	[ -z "$th" ] || [ "$(awk -F'"' '{print $2}' <<< "$th")" = "sdsm @VERSION@" ] ||
+		bad="$bad ${f#"$top"/}"
+done
+[ -z "$bad" ]
+ok $? "every man page source's .TH says \"sdsm @VERSION@\"${bad:+ (not:$bad)}"
+bad= npages=0
+for f in "$root$p"/share/man/man*/*; do
+	th=$(sed -n '1,/^\.TH /{/^\.so /q;/^\.TH /p}' "$f")
+	[ -n "$th" ] || continue
+	npages=$((npages + 1))
+	[ "$(awk -F'"' '{print $2}' <<< "$th")" = "sdsm $version" ] || bad="$bad ${f##*/}"
+done
+[ -z "$bad" ] && [ "$npages" -ge 2 ]
+ok $? "every installed man page's .TH says sdsm $version ($npages pages${bad:+; not:$bad})"
 
 # 7. A program built against the installed headers and library alone.
 # shellcheck disable=SC2046 # pkg-config prints words
