@@ -52,9 +52,11 @@
  * (__GFP_ACCOUNT), so a process cannot make the kernel grow past its
  * memory.max through sdsm.  A fault allocates the node copy it needs in
  * the faulting task before it sends a request (struct sdsm_page.spare):
- * charged to that task's cgroup, and if the charge fails (the cgroup's
- * OOM killer runs first) the fault returns VM_FAULT_OOM having changed
- * nothing.  A handler runs with set_active_memcg() of the region's memcg
+ * charged to that task's cgroup after the cgroup's reclaim, without its
+ * OOM killer (__GFP_RETRY_MAYFAIL: killing a process frees none of the
+ * copies, which belong to the region), and if the charge fails the fault
+ * fails with SIGBUS, as a hugetlb fault without a page does, having sent
+ * nothing and changed nothing.  A handler runs with set_active_memcg() of the region's memcg
  * (the first process of this node that mapped it): page state for a
  * request it cannot allocate is answered NACK(ENOMEM), which fails the
  * requester's fault once with SIGBUS and loses nothing.  What the protocol
@@ -173,7 +175,9 @@ struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 	chunk = READ_ONCE(r->chunks[c]);
 	if (chunk || !alloc)
 		goto out;
-	chunk = kvzalloc(sizeof(*chunk), GFP_KERNEL_ACCOUNT);
+	/* Charged; no OOM kill for it, see "Memory" above. */
+	chunk = kvzalloc(sizeof(*chunk), GFP_KERNEL_ACCOUNT |
+			 __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	if (!chunk)
 		return NULL;
@@ -1200,7 +1204,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	struct mutex *lock;		/* the page's, sdsm_page_lock() */
 	wait_queue_head_t *wq;
 	unsigned long deadline;
-	bool sent = false, oom = false;
+	bool sent = false;
 	vm_fault_t ret;
 	long left;
 	u32 seq;
@@ -1209,8 +1213,10 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	if (idx >= r->npages)
 		return VM_FAULT_SIGBUS;
 	pg = sdsm_page_get(r, idx, true);
-	if (!pg)
-		return VM_FAULT_OOM;
+	if (!pg) {
+		sdsm_stat_inc(SDSM_STAT_FAULT_ERRORS);
+		return VM_FAULT_SIGBUS;	/* no memory, see "Memory" above */
+	}
 	lock = sdsm_page_lock(r, idx);
 	wq = sdsm_page_wq(r, idx);
 	trace_sdsm_fault_begin(addr, r->id, idx, write);
@@ -1218,13 +1224,14 @@ again:
 	/*
 	 * No copy here: the grant needs one.  Charge it to this task's
 	 * memory cgroup now, before any request, so a full cgroup fails the
-	 * fault (its OOM killer ran) with nothing sent and nothing lost.
+	 * fault with nothing sent and nothing lost.  No OOM kill: the copies
+	 * are the region's, killing a process would free none of them.
 	 */
 	if (!READ_ONCE(pg->copy) && !READ_ONCE(pg->spare)) {
-		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT);
+		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
+				   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 		if (!spare) {
 			rc = -ENOMEM;
-			oom = true;
 			goto fail_unlocked;
 		}
 		sdsm_cost(SDSM_STAT_COST_ALLOCS);
@@ -1320,8 +1327,7 @@ fail_unlocked:
 		 r->id, idx, write ? ", write" : "", rc);
 	trace_sdsm_fault_end(addr, r->id, idx, write, ktime_get_ns() - t0,
 			     rc);
-	/* This task's own charge failed: an OOM of its cgroup. */
-	return oom ? VM_FAULT_OOM : VM_FAULT_SIGBUS;
+	return VM_FAULT_SIGBUS;
 }
 
 /*
