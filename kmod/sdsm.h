@@ -73,6 +73,7 @@ enum {
 	SDSM_CONN_HELLO,	/* our pattern page is sent */
 	SDSM_CONN_FAILED,	/* broken; the peer work detaches it */
 	SDSM_CONN_DYING,	/* reaper owns it; no new sends or receives */
+	SDSM_CONN_PAGE_OK,	/* a send with a page completed */
 };
 
 struct crypto_shash;
@@ -99,6 +100,7 @@ struct sdsm_tx_slot {
 	u64 hdr_dma;
 	struct page *page;	/* referenced until the send completes */
 	u64 page_dma;
+	unsigned long posted;	/* jiffies, page messages */
 };
 
 /**
@@ -124,6 +126,7 @@ struct sdsm_conn {
 	u8 nonce[SDSM_AUTH_NONCE_SIZE];		/* ours, this attempt */
 	u8 remote_nonce[SDSM_AUTH_NONCE_SIZE];	/* the peer's */
 	const char *fail_reason;	/* first reason of SDSM_CONN_FAILED */
+	int path_mtu;			/* bytes, the QP's at ESTABLISHED */
 	struct list_head reap_node;	/* on sdsm_cl.reap_list */
 
 	struct rdma_cm_id *cm_id;
@@ -172,6 +175,8 @@ struct sdsm_peer {
 	unsigned int backoff_ms;
 	int last_err;			/* last logged connect error */
 	const char *last_fail;		/* last logged failure, peer work */
+	/* The page-MTU diagnosis is logged (xchg); a page send clears it. */
+	unsigned int page_mtu_logged;
 
 	struct work_struct work;	/* reconcile state, notify */
 	struct delayed_work connect_work;	/* active side only */

@@ -113,7 +113,12 @@ static void sdsm_ping_fill(struct sdsm_wire_ping *ping)
 void sdsm_conn_established(struct sdsm_conn *conn)
 {
 	struct sdsm_peer *peer = conn->peer;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
 
+	/* For the log line that says page frames do not get through. */
+	if (!ib_query_qp(conn->qp, &attr, IB_QP_PATH_MTU, &init))
+		conn->path_mtu = ib_mtu_enum_to_int(attr.path_mtu);
 	spin_lock(&peer->lock);
 	WRITE_ONCE(conn->last_rx, jiffies);
 	set_bit(SDSM_CONN_ESTABLISHED, &conn->flags);

@@ -438,16 +438,23 @@ out_free_stats:
 	return ret;
 }
 
+/*
+ * The reverse of sdsm_init(): the transport goes first, so no message is
+ * received and no handler runs while the layers above tear down (before,
+ * a peer's messages arrived after the memory layer had gone and were
+ * dropped).  Stopping the cluster reports every peer DOWN to the layers,
+ * which are still there to fail what waits for a peer.
+ */
 static void __exit sdsm_exit(void)
 {
 	WRITE_ONCE(sdsm_cl.shutdown, true);
 	misc_deregister(&sdsm_misc);
-	sdsm_mem_exit();
-	sdsm_stats_exit();
-	sdsm_sysfs_exit();
 	sdsm_transport_stop();
 	sdsm_cluster_stop();
 	sdsm_sync_exit();
+	sdsm_mem_exit();
+	sdsm_stats_exit();
+	sdsm_sysfs_exit();
 	destroy_workqueue(sdsm_cl.wq);
 	sdsm_stats_free();	/* last: everything above may still count */
 	pr_info("unloaded\n");

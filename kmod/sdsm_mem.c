@@ -47,6 +47,23 @@
  * SDSM_HOLD_MS after it was deferred if no fault comes (the waiter was
  * killed or timed out).  Documentation/protocol.rst, "Progress".
  *
+ * Memory.  Every page copy (node copy, home copy, the snapshot a message
+ * carries) and every chunk of page state is charged to a memory cgroup
+ * (__GFP_ACCOUNT), so a process cannot make the kernel grow past its
+ * memory.max through sdsm.  A fault allocates the node copy it needs in
+ * the faulting task before it sends a request (struct sdsm_page.spare):
+ * charged to that task's cgroup after the cgroup's reclaim, without its
+ * OOM killer (__GFP_RETRY_MAYFAIL: killing a process frees none of the
+ * copies, which belong to the region), and if the charge fails the fault
+ * fails with SIGBUS, as a hugetlb fault without a page does, having sent
+ * nothing and changed nothing.  A handler runs with set_active_memcg() of the region's memcg
+ * (the first process of this node that mapped it): page state for a
+ * request it cannot allocate is answered NACK(ENOMEM), which fails the
+ * requester's fault once with SIGBUS and loses nothing.  What the protocol
+ * already committed to (the data of a grant or a FETCH, a home copy) cannot
+ * fail and is charged with __GFP_NOFAIL, as the memcg allows: at most a
+ * page per message in flight.
+ *
  * A peer reported DOWN is dead for the protocol: queued messages to it are
  * dropped, pages homed there become DEAD, directories here forget its
  * copies.  When it comes back it starts from scratch (regions are resent).
@@ -57,9 +74,11 @@
 #include <linux/fs_context.h>
 #include <linux/hash.h>
 #include <linux/highmem.h>
+#include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/mount.h>
 #include <linux/pseudo_fs.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/wait.h>
@@ -156,7 +175,9 @@ struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 	chunk = READ_ONCE(r->chunks[c]);
 	if (chunk || !alloc)
 		goto out;
-	chunk = kvzalloc(sizeof(*chunk), GFP_KERNEL);
+	/* Charged; no OOM kill for it, see "Memory" above. */
+	chunk = kvzalloc(sizeof(*chunk), GFP_KERNEL_ACCOUNT |
+			 __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 	sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	if (!chunk)
 		return NULL;
@@ -241,6 +262,17 @@ static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
 		__free_page(pg->copy);
 		pg->copy = NULL;
 	}
+}
+
+/*
+ * A page copy the protocol already committed to: charged to the memcg of
+ * the caller (the faulting task, or the region's set by the handler), and
+ * never failing (a grant or the owner's data cannot be refused).
+ */
+static struct page *sdsm_copy_alloc_nofail(gfp_t gfp)
+{
+	sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	return alloc_page(gfp | __GFP_ACCOUNT | __GFP_NOFAIL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -534,9 +566,8 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
 		src = msg->type == SDSM_PROTO_MSG_DATA ? c->pg->copy :
 							 c->pg->home_copy;
 		if (src) {
-			snap = alloc_page(GFP_KERNEL | __GFP_NOFAIL);
+			snap = sdsm_copy_alloc_nofail(GFP_KERNEL);
 			copy_highpage(snap, src);
-			sdsm_cost(SDSM_STAT_COST_ALLOCS);
 			sdsm_cost(SDSM_STAT_COST_COPIES);
 			w.data = SDSM_WIRE_DATA_PAGE;
 		} else {
@@ -557,20 +588,24 @@ static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 	struct sdsm_pctx *c = priv;
 	bool home = msg->type == SDSM_PROTO_MSG_DATA;
 	struct page **dst = home ? &c->pg->home_copy : &c->pg->copy;
+	bool page = c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page;
 
-	if (c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page) {
-		if (!*dst) {
-			*dst = alloc_page(GFP_HIGHUSER | __GFP_NOFAIL);
-			sdsm_cost(SDSM_STAT_COST_ALLOCS);
-		}
+	/* A node copy: the one the fault charged to its task, if any. */
+	if (!*dst && !home && c->pg->spare) {
+		*dst = c->pg->spare;
+		c->pg->spare = NULL;
+		if (!page)
+			clear_highpage(*dst);
+	} else if (!*dst && (page || !home)) {
+		/* The home copy may stay NULL (zero); a node copy is mapped. */
+		*dst = sdsm_copy_alloc_nofail(page ? GFP_HIGHUSER :
+					      GFP_HIGHUSER | __GFP_ZERO);
+	} else if (*dst && !page) {
+		clear_highpage(*dst);
+	}
+	if (page) {
 		copy_highpage(*dst, c->in_page);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
-	} else if (*dst) {
-		clear_highpage(*dst);
-	} else if (!home) {
-		/* The home copy may stay NULL (zero); a node copy is mapped. */
-		*dst = alloc_page(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOFAIL);
-		sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	}
 	if (!home)
 		sdsm_stat_inc(SDSM_STAT_PAGES_FETCHED);
@@ -598,6 +633,9 @@ static void sdsm_op_wake(void *priv, int err)
 	if (err == -ESTALE) {
 		/* Not the home: ask again, the woken fault retries. */
 		sdsm_page_forget_home(c->r, c->pg);
+	} else if (err == -ENOMEM) {
+		/* The home is short of memory now: fail this fault only. */
+		c->pg->flags |= SDSM_PAGE_NOMEM;
 	} else if (err) {
 		c->pg->err = err;
 	} else if (c->pg->req_ns && c->pg->home != sdsm_cl.node_id) {
@@ -649,11 +687,8 @@ static bool sdsm_op_own_fetch(void *priv, bool inv)
 		/* The old home copy goes where settle frees an I copy. */
 		swap(pg->home_copy, pg->copy);
 	} else if (pg->copy) {
-		if (!pg->home_copy) {
-			pg->home_copy = alloc_page(GFP_HIGHUSER |
-						   __GFP_NOFAIL);
-			sdsm_cost(SDSM_STAT_COST_ALLOCS);
-		}
+		if (!pg->home_copy)
+			pg->home_copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
 		copy_highpage(pg->home_copy, pg->copy);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
 	} else if (pg->home_copy) {
@@ -880,6 +915,23 @@ static u16 sdsm_coh_home(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 	return home < 0 ? SDSM_PROTO_NO_NODE : home;
 }
 
+/*
+ * A READ or WRITE for which this node has no memory (its page state): the
+ * requester's fault fails once (SIGBUS) instead of waiting for nothing.
+ */
+static void sdsm_coh_nack_nomem(u16 src, const struct sdsm_proto_msg *msg)
+{
+	struct sdsm_wire_coh w = {
+		.region = cpu_to_be32(msg->region),
+		.seq = cpu_to_be32(msg->seq),
+		.page = cpu_to_be64(msg->page),
+		.type = SDSM_PROTO_MSG_NACK,
+		.err = cpu_to_be16(ENOMEM),
+	};
+
+	sdsm_link_queue(src, SDSM_MSG_COH, &w, sizeof(w), NULL);
+}
+
 static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 			  struct page *page)
 {
@@ -894,6 +946,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 		.err = be16_to_cpu(w->err),
 	};
 	struct sdsm_proto_ctx ctx;
+	struct mem_cgroup *old_memcg;
 	struct sdsm_region *r;
 	struct sdsm_page *pg;
 	struct sdsm_pctx c;
@@ -916,11 +969,20 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 				    msg.page, r->id);
 		goto out_put;
 	}
+	/* What this handler allocates is the region's memory here. */
+	old_memcg = set_active_memcg(READ_ONCE(r->memcg));
 	pg = sdsm_page_get(r, msg.page, true);
 	if (!pg) {
-		pr_err_ratelimited("no memory for page state: %s from node %u dropped\n",
-				   sdsm_proto_msg_name(msg.type), src);
-		goto out_put;
+		if (msg.type == SDSM_PROTO_MSG_READ ||
+		    msg.type == SDSM_PROTO_MSG_WRITE) {
+			pr_warn_ratelimited("no memory for page state: %s from node %u refused\n",
+					    sdsm_proto_msg_name(msg.type), src);
+			sdsm_coh_nack_nomem(src, &msg);
+		} else {
+			pr_err_ratelimited("no memory for page state: %s from node %u dropped\n",
+					   sdsm_proto_msg_name(msg.type), src);
+		}
+		goto out_memcg;
 	}
 	if (page && src != sdsm_cl.node_id)
 		sdsm_stat_add(SDSM_STAT_BYTES_RECEIVED, PAGE_SIZE);
@@ -958,6 +1020,8 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 		sdsm_page_settle(r, pg);
 	}
 	mutex_unlock(lock);
+out_memcg:
+	set_active_memcg(old_memcg);
 out_put:
 	sdsm_region_put(r);
 }
@@ -1134,6 +1198,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	unsigned long addr = vmf->address;
 	u64 t0 = ktime_get_ns();
 	struct sdsm_proto_ctx ctx;
+	struct page *spare = NULL;
 	struct sdsm_page *pg;
 	struct sdsm_pctx c;
 	struct mutex *lock;		/* the page's, sdsm_page_lock() */
@@ -1148,13 +1213,43 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	if (idx >= r->npages)
 		return VM_FAULT_SIGBUS;
 	pg = sdsm_page_get(r, idx, true);
-	if (!pg)
-		return VM_FAULT_OOM;
+	if (!pg) {
+		sdsm_stat_inc(SDSM_STAT_FAULT_ERRORS);
+		return VM_FAULT_SIGBUS;	/* no memory, see "Memory" above */
+	}
 	lock = sdsm_page_lock(r, idx);
 	wq = sdsm_page_wq(r, idx);
 	trace_sdsm_fault_begin(addr, r->id, idx, write);
 again:
+	/*
+	 * No copy here: the grant needs one.  Charge it to this task's
+	 * memory cgroup now, before any request, so a full cgroup fails the
+	 * fault with nothing sent and nothing lost.  No OOM kill: the copies
+	 * are the region's, killing a process would free none of them.
+	 */
+	if (!READ_ONCE(pg->copy) && !READ_ONCE(pg->spare)) {
+		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
+				   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+		if (!spare) {
+			rc = -ENOMEM;
+			goto fail_unlocked;
+		}
+		sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	}
 	mutex_lock(lock);
+	if (spare) {
+		if (!pg->spare && !pg->copy)
+			swap(pg->spare, spare);
+		if (spare)
+			__free_page(spare);
+		spare = NULL;
+	}
+	if (pg->flags & SDSM_PAGE_NOMEM) {
+		/* The home answered NACK(ENOMEM): this fault fails. */
+		pg->flags &= ~SDSM_PAGE_NOMEM;
+		rc = -ENOMEM;
+		goto fail;
+	}
 	rc = pg->err;
 	if (rc)
 		goto fail;
@@ -1325,6 +1420,13 @@ int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
 		sdsm_region_put(r);
 		return -ENXIO;
 	}
+	if (!READ_ONCE(r->memcg)) {
+		/* What handlers allocate for it is charged here from now. */
+		struct mem_cgroup *memcg = get_mem_cgroup_from_mm(current->mm);
+
+		if (cmpxchg(&r->memcg, NULL, memcg))
+			mem_cgroup_put(memcg);
+	}
 	vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP;
 	vma->vm_flags &= ~VM_MAYEXEC;
 	vma->vm_ops = &sdsm_vm_ops;
@@ -1365,11 +1467,15 @@ void sdsm_mem_region_free(struct sdsm_region *r)
 		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
 			if (chunk->pages[i].copy)
 				__free_page(chunk->pages[i].copy);
+			if (chunk->pages[i].spare)
+				__free_page(chunk->pages[i].spare);
 			if (chunk->pages[i].home_copy)
 				__free_page(chunk->pages[i].home_copy);
 		}
 		kvfree(chunk);
 	}
+	mem_cgroup_put(r->memcg);
+	r->memcg = NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1533,7 +1639,10 @@ out_release_fs:
 	return ret;
 }
 
-/* After /dev/sdsm is gone: no file, no VMA, no fault is left. */
+/*
+ * After /dev/sdsm is gone and the transport stopped: no file, no VMA, no
+ * fault, no message and no handler is left.
+ */
 void sdsm_mem_exit(void)
 {
 	unsigned int i;

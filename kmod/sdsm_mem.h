@@ -51,6 +51,7 @@ enum {
 	SDSM_PAGE_CACHED = 0x04,	/* counted in pages_cached */
 	SDSM_PAGE_HOMED = 0x08,		/* counted in pages_homed */
 	SDSM_PAGE_HOME_STALE = 0x10,	/* refused (ESTALE): ask the manager */
+	SDSM_PAGE_NOMEM = 0x20,		/* NACK ENOMEM: one fault fails */
 };
 
 /**
@@ -63,6 +64,9 @@ enum {
  * @req_start: jiffies when the request in flight was sent
  * @req_ns: ktime_get_ns() of the same, for the latency histogram
  * @copy: this node's copy (node state S or M), else NULL
+ * @spare: a page the fault path allocated, charged to the faulting task's
+ *	memory cgroup, before it sent a request; the grant's install takes it
+ *	as @copy.  Freed with the region if no grant comes.
  * @home_copy: the home copy at the home; NULL means all zeroes
  * @dir: the directory entry (used at the home only)
  *
@@ -77,6 +81,7 @@ struct sdsm_page {
 	unsigned long req_start;
 	u64 req_ns;
 	struct page *copy;
+	struct page *spare;
 	struct page *home_copy;
 	struct sdsm_proto_home dir;
 };
@@ -109,6 +114,9 @@ struct sdsm_policy_range {
  * @pages_homed: pages whose directory is here and was used
  * @pages_cached: pages this node holds a copy of (state S or M)
  * @kobj: regions/<id>
+ * @memcg: the memory cgroup of the first process of this node that mapped
+ *	the region (a reference), NULL before; the page copies that handlers
+ *	allocate for the region are charged to it (set_active_memcg())
  * @nchunks: entries of @chunks
  * @chunks: lazily allocated page state, never freed before the region
  */
@@ -129,6 +137,7 @@ struct sdsm_region {
 	atomic64_t pages_homed;
 	atomic64_t pages_cached;
 	struct kobject *kobj;
+	struct mem_cgroup *memcg;
 
 	unsigned long nchunks;
 	struct sdsm_chunk **chunks;

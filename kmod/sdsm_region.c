@@ -107,6 +107,8 @@ static struct kobject *sdsm_regions_kobj;
  * @home: HOME_REP: the answer
  * @have_region: REPLY carried a region
  * @region: that region
+ * @enoent_ok: an answer ENOENT counts as success (undoing a create: a node
+ *	that refused the region does not have it)
  *
  * Locks: sdsm_calls_lock protects everything but @node's owner fields set
  * before the call is listed.
@@ -118,6 +120,7 @@ struct sdsm_call {
 	int status;
 	s32 home;
 	bool have_region;
+	bool enoent_ok;
 	struct sdsm_wire_region region;
 };
 
@@ -178,6 +181,8 @@ static void sdsm_call_answer(u16 src, u64 cookie, int status, s32 home,
 		if (call->cookie != cookie || !(call->waiting & BIT_ULL(src)))
 			continue;
 		call->waiting &= ~BIT_ULL(src);
+		if (status == ENOENT && call->enoent_ok)
+			status = 0;
 		if (status && !call->status)
 			call->status = status;
 		call->home = home;
@@ -649,10 +654,12 @@ static void sdsm_region_to_wire(struct sdsm_wire_region *w,
 }
 
 /*
- * A region described by a peer; checked like user input.  Locks:
- * sdsm_regions_mutex.  Return 0 if known now (already or inserted).
+ * A region described by node @src (this node for its own create); checked
+ * like user input, and against this node's max_region_mb: a larger region
+ * is refused with EFBIG and one log line, and nothing of it is kept here.
+ * Locks: sdsm_regions_mutex.  Return 0 if known now (already or inserted).
  */
-static int sdsm_region_learn(const struct sdsm_wire_region *w)
+static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 {
 	u32 id = be32_to_cpu(w->id);
 	u64 length = be64_to_cpu(w->length);
@@ -667,6 +674,11 @@ static int sdsm_region_learn(const struct sdsm_wire_region *w)
 	    !length || length % PAGE_SIZE ||
 	    length > SDSM_REGION_MAX_BYTES || sdsm_policy_check(&p))
 		return -EINVAL;
+	if (length > (u64)max_region_mb << 20) {
+		pr_warn("node %u: region %u '%s' of %llu MiB refused: max_region_mb=%u here\n",
+			src, id, name, length >> 20, max_region_mb);
+		return -EFBIG;
+	}
 	r = xa_load(&sdsm_regions, id);
 	named = sdsm_region_by_name(name);
 	if (r && r == named)
@@ -691,7 +703,7 @@ static int sdsm_region_learn(const struct sdsm_wire_region *w)
  * has the name.  Locks: none.  Return 0 and fill @have if the name exists
  * compatibly (@have->id then differs from @w->id), or an errno.
  */
-static int sdsm_region_claim(const struct sdsm_wire_region *w,
+static int sdsm_region_claim(u16 src, const struct sdsm_wire_region *w,
 			     struct sdsm_wire_region *have)
 {
 	struct sdsm_region *r;
@@ -711,7 +723,7 @@ static int sdsm_region_claim(const struct sdsm_wire_region *w,
 			ret = 0;
 		}
 	} else {
-		ret = sdsm_region_learn(w);
+		ret = sdsm_region_learn(src, w);
 		*have = *w;
 	}
 	mutex_unlock(&sdsm_regions_mutex);
@@ -839,12 +851,12 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 	switch (type) {
 	case SDSM_MSG_REGION_CLAIM:
 		memset(&have, 0, sizeof(have));
-		ret = sdsm_region_claim(&u.region, &have);
+		ret = sdsm_region_claim(src, &u.region, &have);
 		sdsm_reply(src, cookie, -ret, ret ? NULL : &have);
 		break;
 	case SDSM_MSG_REGION_ADD:
 		mutex_lock(&sdsm_regions_mutex);
-		ret = sdsm_region_learn(&u.region);
+		ret = sdsm_region_learn(src, &u.region);
 		mutex_unlock(&sdsm_regions_mutex);
 		sdsm_reply(src, cookie, -ret, NULL);
 		break;
@@ -915,6 +927,56 @@ void sdsm_region_peer_down(unsigned int node)
 /* ------------------------------------------------------------------ */
 /* ioctls                                                              */
 
+/* Every node up and usable, or -EHOSTDOWN. */
+static int sdsm_need_all_up(void)
+{
+	return sdsm_up_peers() == sdsm_all_peers() ? 0 : -EHOSTDOWN;
+}
+
+/*
+ * Destroy region @id on every node: 0 or a negative errno.  @undo: a create
+ * that some node refused is taken back from the nodes that are up, whether
+ * they learned it or not (ENOENT), and needs no down node (it never learned
+ * the region, and learns nothing of it when it comes back).
+ */
+static int sdsm_region_destroy(u32 id, bool undo)
+{
+	struct sdsm_wire_region w;
+	struct sdsm_call call;
+	struct sdsm_region *r;
+	u64 mask, token;
+	int ret;
+
+	r = sdsm_region_get(id);
+	if (!r)
+		return -ENOENT;
+	sdsm_region_to_wire(&w, r);
+	sdsm_region_put(r);
+	ret = undo ? 0 : sdsm_need_all_up();
+	if (ret)
+		return ret;
+
+	mask = undo ? sdsm_up_peers() : sdsm_all_peers();
+	sdsm_call_start(&call, mask);
+	call.enoent_ok = undo;
+	token = sdsm_destroy_token(sdsm_cl.node_id, call.cookie);
+	w.cookie = cpu_to_be64(call.cookie);
+	ret = sdsm_region_prepare(id, token);
+	if (!ret) {
+		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, &w, sizeof(w));
+		ret = sdsm_call_wait(&call);
+	} else {
+		spin_lock(&sdsm_calls_lock);
+		list_del(&call.node);
+		spin_unlock(&sdsm_calls_lock);
+		return ret;
+	}
+	sdsm_send_mask(mask, ret ? SDSM_MSG_REGION_ABORT :
+				   SDSM_MSG_REGION_COMMIT, &w, sizeof(w));
+	sdsm_region_finish(id, token, !ret);
+	return ret;
+}
+
 static unsigned int sdsm_registrar(const char *name)
 {
 	return jhash(name, strnlen(name, SDSM_NAME_MAX), 0) %
@@ -967,7 +1029,7 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	reg = sdsm_registrar(c->name);
 	memset(&have, 0, sizeof(have));
 	if (reg == self) {
-		ret = sdsm_region_claim(&w, &have);
+		ret = sdsm_region_claim(self, &w, &have);
 	} else {
 		if (!sdsm_node_usable(reg) ||
 		    READ_ONCE(sdsm_cl.peers[reg].state) != SDSM_PEER_UP)
@@ -982,7 +1044,7 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 		have.cookie = 0;
 		if (!ret) {
 			mutex_lock(&sdsm_regions_mutex);
-			ret = sdsm_region_learn(&have);
+			ret = sdsm_region_learn(reg, &have);
 			mutex_unlock(&sdsm_regions_mutex);
 		}
 	}
@@ -1001,9 +1063,14 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 			/* A node that died meanwhile learns it when back. */
 			if (ret == -EHOSTDOWN)
 				ret = 0;
-			if (ret)
-				pr_warn("region %u '%s' created, but not every node confirmed: %d\n",
-					id, c->name, ret);
+		}
+		if (ret) {
+			/* Refused (EFBIG) or unanswered: no node keeps it. */
+			int undo = sdsm_region_destroy(id, true);
+
+			pr_warn("region %u '%s' not created: not every node took it (%d); taken back: %d\n",
+				id, c->name, ret, undo);
+			return ret;
 		}
 	}
 	*created = be32_to_cpu(have.id) == id;
@@ -1085,50 +1152,6 @@ int sdsm_cmd_region_info(struct file *file, void *cmd)
 	return 0;
 }
 
-/* Every node up and usable, or -EHOSTDOWN. */
-static int sdsm_need_all_up(void)
-{
-	return sdsm_up_peers() == sdsm_all_peers() ? 0 : -EHOSTDOWN;
-}
-
-/* Destroy region @id on every node: 0 or a negative errno. */
-static int sdsm_region_destroy(u32 id)
-{
-	struct sdsm_wire_region w;
-	struct sdsm_call call;
-	struct sdsm_region *r;
-	u64 mask, token;
-	int ret;
-
-	r = sdsm_region_get(id);
-	if (!r)
-		return -ENOENT;
-	sdsm_region_to_wire(&w, r);
-	sdsm_region_put(r);
-	ret = sdsm_need_all_up();
-	if (ret)
-		return ret;
-
-	mask = sdsm_all_peers();
-	sdsm_call_start(&call, mask);
-	token = sdsm_destroy_token(sdsm_cl.node_id, call.cookie);
-	w.cookie = cpu_to_be64(call.cookie);
-	ret = sdsm_region_prepare(id, token);
-	if (!ret) {
-		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, &w, sizeof(w));
-		ret = sdsm_call_wait(&call);
-	} else {
-		spin_lock(&sdsm_calls_lock);
-		list_del(&call.node);
-		spin_unlock(&sdsm_calls_lock);
-		return ret;
-	}
-	sdsm_send_mask(mask, ret ? SDSM_MSG_REGION_ABORT :
-				   SDSM_MSG_REGION_COMMIT, &w, sizeof(w));
-	sdsm_region_finish(id, token, !ret);
-	return ret;
-}
-
 /* Forget the owner record of region @id, if any. */
 static void sdsm_owned_forget(u32 id)
 {
@@ -1155,7 +1178,7 @@ int sdsm_cmd_region_destroy(struct file *file, void *cmd)
 		return -EINVAL;
 	if (d->region_id == SDSM_DEFAULT_REGION)
 		return -EPERM;
-	ret = sdsm_region_destroy(d->region_id);
+	ret = sdsm_region_destroy(d->region_id, false);
 	if (!ret)
 		sdsm_owned_forget(d->region_id);
 	return ret;
@@ -1177,7 +1200,7 @@ static void sdsm_reclaim_fn(struct work_struct *work)
 					       node))) {
 		list_del(&own->node);
 		ret = READ_ONCE(sdsm_cl.shutdown) ? -ESHUTDOWN :
-		      sdsm_region_destroy(own->id);
+		      sdsm_region_destroy(own->id, false);
 		if ((ret == -EBUSY || ret == -EHOSTDOWN || ret == -ETIMEDOUT ||
 		     ret == -EINTR) && ++own->tries < SDSM_RECLAIM_TRIES) {
 			spin_lock(&sdsm_owned_lock);

@@ -462,12 +462,48 @@ void sdsm_rx_work(struct work_struct *work)
 /* ------------------------------------------------------------------ */
 /* Send path                                                           */
 
+/*
+ * A page message failed (the peer never acknowledged it: the retries ran
+ * out, or the connection failed with it outstanding for a second or more)
+ * although the peer kept sending to us after it was posted, and no page
+ * ever got through on the connection: the frames of a page, as large as
+ * the path MTU, are dropped on the way (an interface or switch with a
+ * smaller MTU than the RDMA device's).  RC keeps order, so nothing sent
+ * after the page arrives either, and the connection fails and comes back,
+ * over and over, each time for a reason that hides this one ("heartbeat
+ * timed out", "disconnected by peer"): say it once per peer, until a page
+ * gets through again.
+ */
+static void sdsm_tx_page_failed(struct sdsm_conn *conn,
+				const struct sdsm_tx_slot *slot,
+				enum ib_wc_status st)
+{
+	struct sdsm_peer *peer = conn->peer;
+
+	if ((st != IB_WC_RETRY_EXC_ERR &&
+	     time_before(jiffies, slot->posted + HZ)) ||
+	    READ_ONCE(sdsm_cl.shutdown) ||
+	    !time_after(READ_ONCE(conn->last_rx), slot->posted) ||
+	    test_bit(SDSM_CONN_PAGE_OK, &conn->flags) ||
+	    xchg(&peer->page_mtu_logged, 1))
+		return;
+	pr_err("node %u (%pI4): our messages with a page are never acknowledged while the peer's arrive: frames of the RDMA path MTU (%d) are dropped on the way; give every node's interface the MTU the link really carries\n",
+	       peer->id, &peer->addr.sin_addr, conn->path_mtu);
+}
+
 static void sdsm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdsm_tx_slot *slot =
 		container_of(wc->wr_cqe, struct sdsm_tx_slot, cqe);
 	struct sdsm_conn *conn = slot->conn;
+	bool page = slot->page;
 
+	if (wc->status == IB_WC_SUCCESS && page) {
+		set_bit(SDSM_CONN_PAGE_OK, &conn->flags);
+		WRITE_ONCE(conn->peer->page_mtu_logged, 0);
+	} else if (wc->status != IB_WC_SUCCESS && page) {
+		sdsm_tx_page_failed(conn, slot, wc->status);
+	}
 	if (slot->page) {
 		ib_dma_unmap_page(conn->dev, slot->page_dma, PAGE_SIZE,
 				  DMA_TO_DEVICE);
@@ -608,6 +644,7 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		}
 		get_page(page);
 		slot->page = page;
+		slot->posted = jiffies;
 		sge[1].addr = slot->page_dma;
 		sge[1].length = PAGE_SIZE;
 		sge[1].lkey = conn->pd->local_dma_lkey;

@@ -3,10 +3,12 @@
  * sdsm_mem_util - small actions on sdsm coherent memory for the cluster
  * tests (run_cluster_tests.sh drives several nodes with them).
  *
- *   sdsm_mem_util [-r NAME] CMD ARGS...
+ *   sdsm_mem_util [-L] [-r NAME] CMD ARGS...
  *
- * -r NAME works in the named region (opened by name), else the default
- * region.  Offsets are bytes from the start of the region.  Exit status 0
+ * -L locks the process's memory first (mlockall), so that reclaim in a
+ * full memory cgroup cannot evict its text (a refault would then need a
+ * charge of its own).  -r NAME works in the named region (opened by
+ * name), else the default region.  Offsets are bytes from the start of the region.  Exit status 0
  * on success, 1 on a failed check, 2 on a usage or system error.
  *
  *   info                          node_id nr_nodes features (hex)
@@ -147,6 +149,12 @@ int main(int argc, char **argv)
 	const char *cmd;
 	uint64_t i;
 
+	if (argc > 1 && !strcmp(argv[1], "-L")) {
+		if (mlockall(MCL_CURRENT | MCL_FUTURE))
+			die("mlockall");
+		argv++;
+		argc--;
+	}
 	if (argc > 2 && !strcmp(argv[1], "-r")) {
 		region = argv[2];
 		argv += 2;

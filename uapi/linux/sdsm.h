@@ -183,6 +183,7 @@ enum sdsm_region_flags {
  * EEXIST (name taken, with SDSM_REGION_F_EXCL, or taken with another length
  * or policy), EINVAL (bad name, length or policy), ENOSPC (no region ids or
  * offsets left), EHOSTDOWN (a node the creation must reach is down),
+ * EFBIG (longer than another node's max_region_mb; nothing is created),
  * ETIMEDOUT (no answer in time).
  */
 struct sdsm_region_create {
