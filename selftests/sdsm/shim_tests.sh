@@ -235,8 +235,8 @@ test_map_file() {
 		has_line "$T/mapfile.out" "thread $k node $k" \
 			"thread $k did not run on node $k" || rc=1
 	done
-	want=$(grep -E '^(sums|rw\[|file) ' <<< "$native")
-	[ "$(grep -E '^(sums|rw\[|file) ' "$T/mapfile.out")" = "$want" ] ||
+	want=$(grep -E '^(sums |rw\[|file )' <<< "$native")
+	[ "$(grep -E '^(sums |rw\[|file )' "$T/mapfile.out")" = "$want" ] ||
 		{ log "want as native: $(tr '\n' '|' <<< "$want")"; rc=1; }
 	has_line "$T/mapfile.out" 'shared-write errno 38' \
 		"want the writable MAP_SHARED mapping refused (ENOSYS)" || rc=1
