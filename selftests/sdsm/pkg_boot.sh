@@ -266,7 +266,7 @@ up() {
 # ---- after the boot ----
 
 check() {
-	local rc=0 out v gid
+	local rc=0 out v gid i
 	alive || die "the booted system is gone"
 	out=$(insys systemctl status --no-pager --lines=20 sdsm.service 2>&1)
 	printf '  %s\n' "$out"
@@ -289,8 +289,13 @@ check() {
 	msg "kernel.pid_max $(cat "$B/pid_max.before") -> $PID_MAX_LOW (before the boot) -> $v (systemd-sysctl)"
 	# The group, by systemd-sysusers from sdsm-tools' sysusers.d file.
 	gid=$(insys getent group sdsm | cut -d: -f3)
-	v=$(insys journalctl -b --no-pager -o cat -u systemd-sysusers.service 2>&1 |
-		grep -i "creating group .sdsm.")
+	# journald may not have stored the line yet: ask again, up to 20 s.
+	for ((i = 0; i < 20; i++)); do
+		v=$(insys journalctl -b --no-pager -o cat -u systemd-sysusers.service 2>&1 |
+			grep -i "creating group .sdsm.")
+		[ -n "$v" ] && break
+		sleep 1
+	done
 	[ -n "$gid" ] && [ -n "$v" ] ||
 		{ msg "group sdsm '$gid', systemd-sysusers said '$v'"; rc=1; }
 	msg "group sdsm: gid $gid; systemd-sysusers: $v"
@@ -299,8 +304,12 @@ check() {
 	v=$(insys stat -c '%a %U %G %F' /dev/sdsm 2>&1)
 	[ "$v" = "660 root sdsm character special file" ] ||
 		{ msg "/dev/sdsm is '$v'"; rc=1; }
-	out=$(insys journalctl -b --no-pager -o cat -u systemd-udevd.service 2>&1 |
-		grep -E '60-sdsm\.rules|Setting permissions /dev/sdsm')
+	for ((i = 0; i < 20; i++)); do
+		out=$(insys journalctl -b --no-pager -o cat -u systemd-udevd.service 2>&1 |
+			grep -E '60-sdsm\.rules|Setting permissions /dev/sdsm')
+		[ -n "$out" ] && break
+		sleep 1
+	done
 	printf '  %s\n' "$out"
 	[ "$(insys systemctl show -P ActiveState systemd-udevd.service)" = active ] &&
 		grep -qE "60-sdsm\.rules|Setting permissions /dev/sdsm, uid=0, gid=$gid, mode=0?660" <<< "$out" ||
