@@ -32,6 +32,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pbench.h"
+
 #define MAX_THREADS	256
 
 static size_t rows, cols, steps;
@@ -39,14 +41,6 @@ static double *grid[2];
 static unsigned int nthreads;
 static pthread_barrier_t sweep;
 static double t0, t1;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static double initial(size_t i, size_t j)
 {
@@ -99,19 +93,6 @@ static void *worker(void *arg)
 	if (t == 0)
 		t1 = now();
 	return NULL;
-}
-
-static uint64_t checksum(const double *m, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)m;
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < len * sizeof(double); i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 static int usage(void)

@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pbench.h"
+
 #define BLOCK		32
 #define MAX_THREADS	256
 
@@ -34,14 +36,6 @@ static size_t n;
 static double *a, *b, *c;
 static unsigned int nthreads;
 static pthread_barrier_t start;
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 /* Rows [r0, r1) of c = a x b, blocked; c starts zeroed. */
 static void kernel(size_t r0, size_t r1)
@@ -67,19 +61,6 @@ static void *worker(void *arg)
 	pthread_barrier_wait(&start);
 	kernel(t * n / nthreads, (t + 1) * n / nthreads);
 	return NULL;
-}
-
-static uint64_t checksum(const double *m, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)m;
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < len * sizeof(double); i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
 }
 
 static int usage(void)
