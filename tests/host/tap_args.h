@@ -46,4 +46,24 @@ static inline int tap_parse_args(int argc, char **argv, int ntests,
 	return -1;
 }
 
+/*
+ * An unsigned number from the environment run.sh sets (SDSM_SEED,
+ * SDSM_SCHEDULES, ...), or @def when it is unset, empty or not a number.
+ */
+static inline unsigned long tap_env_ulong(const char *name, unsigned long def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long x;
+
+	if (!v || !*v)
+		return def;
+	x = strtoul(v, &end, 0);
+	if (*end) {
+		fprintf(stderr, "bad %s=%s, using %lu\n", name, v, def);
+		return def;
+	}
+	return x;
+}
+
 #endif /* SDSM_TAP_ARGS_H */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "sim.h"
+#include "tap_args.h"
 
 struct test {
 	const char *name;
@@ -32,22 +33,6 @@ static u64 base_seed;
 static unsigned long schedules = 5000;
 static unsigned long steps = 300;
 static char replay_name[160];
-
-static unsigned long env_ulong(const char *name, unsigned long def)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long x;
-
-	if (!v || !*v)
-		return def;
-	x = strtoul(v, &end, 0);
-	if (*end) {
-		fprintf(stderr, "bad %s=%s, using %lu\n", name, v, def);
-		return def;
-	}
-	return x;
-}
 
 static void report_failure(struct sim *s, u64 seed)
 {
@@ -921,9 +906,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	base_seed = env_ulong("SDSM_SEED", (unsigned long)time(NULL));
-	schedules = env_ulong("SDSM_SCHEDULES", schedules);
-	steps = env_ulong("SDSM_STEPS", steps);
+	base_seed = tap_env_ulong("SDSM_SEED", (unsigned long)time(NULL));
+	schedules = tap_env_ulong("SDSM_SCHEDULES", schedules);
+	steps = tap_env_ulong("SDSM_STEPS", steps);
 	only = getenv("SDSM_ONLY");
 
 	if (plan)

@@ -1943,22 +1943,6 @@ static const struct test tests[] = {
 	  0 },
 };
 
-static unsigned long env_ulong(const char *name, unsigned long def)
-{
-	const char *v = getenv(name);
-	char *end;
-	unsigned long x;
-
-	if (!v || !*v)
-		return def;
-	x = strtoul(v, &end, 0);
-	if (*end) {
-		fprintf(stderr, "bad %s=%s, using %lu\n", name, v, def);
-		return def;
-	}
-	return x;
-}
-
 int main(int argc, char **argv)
 {
 	int ntests = sizeof(tests) / sizeof(tests[0]);
@@ -1969,9 +1953,9 @@ int main(int argc, char **argv)
 	r = tap_parse_args(argc, argv, ntests, &a);
 	if (r >= 0)
 		return r;
-	base_seed = env_ulong("SDSM_SEED", (unsigned long)time(NULL));
-	schedules = env_ulong("SDSM_SCHEDULES", schedules);
-	steps = env_ulong("SDSM_STEPS", steps);
+	base_seed = tap_env_ulong("SDSM_SEED", (unsigned long)time(NULL));
+	schedules = tap_env_ulong("SDSM_SCHEDULES", schedules);
+	steps = tap_env_ulong("SDSM_STEPS", steps);
 	only = getenv("SDSM_ONLY");
 
 	if (a.plan)
