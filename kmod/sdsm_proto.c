@@ -22,6 +22,9 @@
  *   which the caller also calls after a short bound if nobody uses it.
  *   Without this, the next transaction's INV right behind a grant can take
  *   the page back before the woken fault retries, again and again.
+ * - A node may send a READ before any fault needs the page (prefetch):
+ *   the home cannot tell it from a fault's READ.  Its grant is not held,
+ *   unless a fault started waiting for it in the meantime.
  * - The home's own accesses use the same messages, sent to itself, with
  *   one exception: when the home's directory finds the page MODIFIED by
  *   the home node itself, it has its own node side give the copy up at
@@ -120,14 +123,43 @@ int sdsm_proto_fault(const struct sdsm_proto_ctx *ctx,
 	 * WRITE (it will grant reading too); a write fault waits for a
 	 * pending READ and then faults again, upgrading.
 	 */
-	if (node->pending != SDSM_PROTO_REQ_NONE)
+	if (node->pending != SDSM_PROTO_REQ_NONE) {
+		/* A fault waits for it now: its grant is held for the fault. */
+		node->flags &= ~SDSM_PROTO_NODE_PREFETCH;
 		return SDSM_PROTO_WAIT;
+	}
 	node->pending = write ? SDSM_PROTO_REQ_WRITE : SDSM_PROTO_REQ_READ;
 	node->seq++;
 	sdsm_proto_send(ctx, ctx->home,
 			write ? SDSM_PROTO_MSG_WRITE : SDSM_PROTO_MSG_READ,
 			node->seq, 0, 0);
 	return SDSM_PROTO_WAIT;
+}
+
+/**
+ * sdsm_proto_prefetch - ask for a read copy no fault needs yet
+ * @ctx: caller, page.
+ * @node: this node's state of the page.
+ *
+ * Sends a READ if the node has no copy and no request in flight; its
+ * grant installs a read copy that a later read fault maps without a
+ * message.  Nobody waits for it, so it is not held (see
+ * SDSM_PROTO_NODE_PREFETCH) and may be taken back before any use.
+ *
+ * Return: true if a READ was sent.
+ */
+bool sdsm_proto_prefetch(const struct sdsm_proto_ctx *ctx,
+			 struct sdsm_proto_node *node)
+{
+	if ((node->flags & SDSM_PROTO_NODE_DEAD) ||
+	    node->state != SDSM_PROTO_NODE_I ||
+	    node->pending != SDSM_PROTO_REQ_NONE)
+		return false;
+	node->pending = SDSM_PROTO_REQ_READ;
+	node->flags |= SDSM_PROTO_NODE_PREFETCH;
+	node->seq++;
+	sdsm_proto_send(ctx, ctx->home, SDSM_PROTO_MSG_READ, node->seq, 0, 0);
+	return true;
 }
 
 static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
@@ -158,8 +190,13 @@ static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
 		node->pending = SDSM_PROTO_REQ_NONE;
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RW);
 	}
-	/* Held until a local fault uses it: see sdsm_proto_node_release(). */
-	node->flags |= SDSM_PROTO_NODE_HELD;
+	/*
+	 * Held until a local fault uses it: see sdsm_proto_node_release().
+	 * A prefetch nobody waited for has no fault to make progress.
+	 */
+	if (!(node->flags & SDSM_PROTO_NODE_PREFETCH))
+		node->flags |= SDSM_PROTO_NODE_HELD;
+	node->flags &= ~SDSM_PROTO_NODE_PREFETCH;
 	ctx->ops->wake(ctx->priv, 0);
 	return 0;
 }
@@ -298,6 +335,7 @@ int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
 		if (node->pending == SDSM_PROTO_REQ_NONE)
 			return sdsm_proto_bad(ctx, msg, "NACK unasked");
 		node->pending = SDSM_PROTO_REQ_NONE;
+		node->flags &= ~SDSM_PROTO_NODE_PREFETCH;
 		ctx->ops->wake(ctx->priv, msg->err ? -(int)msg->err : -EIO);
 		return 0;
 	default:
@@ -321,7 +359,7 @@ void sdsm_proto_node_peer_down(const struct sdsm_proto_ctx *ctx,
 		return;
 	node->flags |= SDSM_PROTO_NODE_DEAD;
 	/* A deferred message dies with the home that sent it. */
-	node->flags &= ~SDSM_PROTO_NODE_HELD;
+	node->flags &= ~(SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_PREFETCH);
 	node->deferred = 0;
 	if (node->state != SDSM_PROTO_NODE_I)
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);

@@ -120,6 +120,13 @@ enum sdsm_proto_req {
  * sdsm_proto_node_release(): the progress rule, Documentation/protocol.rst.
  */
 #define SDSM_PROTO_NODE_HELD	0x02
+/*
+ * Node side: the pending READ was sent ahead of any fault
+ * (sdsm_proto_prefetch()) and no fault waits for it yet: its grant is not
+ * held, since no access is there to use it.  A fault that finds the READ
+ * pending clears it, and the grant is held for that fault as usual.
+ */
+#define SDSM_PROTO_NODE_PREFETCH	0x04
 
 /**
  * struct sdsm_proto_node - node-side state of one page (caller memory)
@@ -274,6 +281,8 @@ void sdsm_proto_home_init(struct sdsm_proto_home *home);
 
 int sdsm_proto_fault(const struct sdsm_proto_ctx *ctx,
 		     struct sdsm_proto_node *node, bool write);
+bool sdsm_proto_prefetch(const struct sdsm_proto_ctx *ctx,
+			 struct sdsm_proto_node *node);
 int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
 			 struct sdsm_proto_node *node,
 			 const struct sdsm_proto_msg *msg);

@@ -722,7 +722,7 @@ static int sim_fault(struct sim *s, int n, int slot)
 	struct sim_access *a = &s->acc[n][slot];
 	struct sdsm_proto_ctx ctx;
 	struct sim_priv sp;
-	int ret, was_pending;
+	int ret, was_pending, was_prefetch;
 
 	sim_ctx(s, &sp, &ctx, n, a->page);
 	if (s->mutation == MUT_NO_COALESCE &&
@@ -731,8 +731,10 @@ static int sim_fault(struct sim *s, int n, int slot)
 		s->node[n][a->page].pending = SDSM_PROTO_REQ_NONE;
 	}
 	was_pending = s->node[n][a->page].pending;
+	was_prefetch = s->node[n][a->page].flags & SDSM_PROTO_NODE_PREFETCH;
 	/* Any fault after a grant uses it (or finds it useless). */
 	s->unused[n][a->page] = false;
+	s->ahead[n][a->page] = false;
 	ret = sdsm_proto_fault(&ctx, &s->node[n][a->page], a->write);
 	sim_run_hooks(s);
 	if (ret == SDSM_PROTO_HIT) {
@@ -740,6 +742,15 @@ static int sim_fault(struct sim *s, int n, int slot)
 	} else if (ret == SDSM_PROTO_WAIT) {
 		if (was_pending != SDSM_PROTO_REQ_NONE)
 			s->coalesced++;
+		if (was_prefetch) {
+			s->prefetch_joined++;
+			if (s->mutation == MUT_PREFETCH_NOT_HELD) {
+				sim_tracef(s, "  (planted) node %d page %d: the grant stays a prefetch's, not held",
+					   n, a->page);
+				s->node[n][a->page].flags |=
+					SDSM_PROTO_NODE_PREFETCH;
+			}
+		}
 		a->state = ACC_WAIT;
 	} else {
 		sim_complete_err(s, n, slot, ret);
@@ -769,6 +780,25 @@ int sim_access(struct sim *s, int n, int p, bool write)
 	sim_fault(s, n, i);
 	sim_check(s);
 	return i;
+}
+
+/* Node @n asks for a read copy of page @p ahead of any fault. */
+bool sim_prefetch(struct sim *s, int n, int p)
+{
+	struct sdsm_proto_ctx ctx;
+	struct sim_priv sp;
+	bool sent;
+
+	s->steps++;
+	sim_ctx(s, &sp, &ctx, n, p);
+	sent = sdsm_proto_prefetch(&ctx, &s->node[n][p]);
+	sim_tracef(s, "node %d prefetches page %d: %s", n, p,
+		   sent ? "READ sent" : "nothing to do");
+	if (sent)
+		s->prefetches++;
+	sim_run_hooks(s);
+	sim_check(s);
+	return sent;
 }
 
 void sim_retry(struct sim *s, int n, int slot)
@@ -891,6 +921,22 @@ void sim_deliver(struct sim *s, int src, int dst)
 		u8 deferred = nd->deferred;
 		u8 state = nd->state;
 		u8 pending = nd->pending;
+		bool waited = false;
+		int i;
+
+		/*
+		 * Does a fault of this node wait for this page?  (One woken
+		 * earlier and not run yet waits for nothing: if it finds no
+		 * copy, it sends a request of its own.)
+		 */
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[dst][i].state == ACC_WAIT &&
+			    s->acc[dst][i].page == p)
+				waited = true;
+		if (m.m.type == SDSM_PROTO_MSG_INV && s->ahead[dst][p]) {
+			s->prefetch_unused++;
+			s->ahead[dst][p] = false;
+		}
 
 		sdsm_proto_node_recv(&ctx, nd, &m.m);
 		if (nd->deferred && !deferred) {
@@ -904,7 +950,12 @@ void sim_deliver(struct sim *s, int src, int dst)
 		if ((m.m.type == SDSM_PROTO_MSG_GRANT_READ ||
 		     m.m.type == SDSM_PROTO_MSG_GRANT_WRITE) && pending &&
 		    !nd->pending) {
-			s->unused[dst][p] = true;
+			/*
+			 * A prefetch's grant nobody waits for need not be
+			 * held; one a fault waits for must be.
+			 */
+			s->unused[dst][p] = waited;
+			s->ahead[dst][p] = !waited;
 			if (s->mutation == MUT_NO_HOLD) {
 				sim_tracef(s, "  (planted) node %d does not hold the grant",
 					   dst);
@@ -1058,6 +1109,11 @@ static void sim_step_start(struct sim *s, int n)
 			busy++;
 	if (busy >= 3) {
 		s->steps++;	/* node idle: a no-op step */
+		return;
+	}
+	/* Now and then, read a page ahead of any fault instead. */
+	if (s->prefetch && !sim_rand(s, 4)) {
+		sim_prefetch(s, n, (int)sim_rand(s, s->npages));
 		return;
 	}
 	/* Half the time, fault again on a page already waited on. */

@@ -41,6 +41,7 @@ enum sim_mutation {
 	MUT_REORDER,		/* transport reorders a node pair's messages */
 	MUT_NO_HOME_CHECK,	/* a non-home serves a request: two homes */
 	MUT_OWN_FETCH_KEEPS_RW,	/* home takes its own copy, stays writable */
+	MUT_PREFETCH_NOT_HELD,	/* a fault joins a prefetch, grant not held */
 	MUT_NR,
 };
 
@@ -73,6 +74,7 @@ struct sim {
 	int npages;
 	int mutation;
 	bool failures;		/* random schedules may kill one node */
+	bool prefetch;		/* random schedules also prefetch pages */
 	int expect_errors;	/* protocol errors tolerated (bad-input test) */
 	int errors;		/* protocol errors seen */
 	u64 rng;
@@ -111,6 +113,7 @@ struct sim {
 
 	/* Progress bookkeeping. */
 	bool unused[SIM_NODES][SIM_PAGES];	/* granted, no fault since */
+	bool ahead[SIM_NODES][SIM_PAGES];	/* prefetched, no fault since */
 	int bypass[SIM_PAGES][SIM_NODES];	/* grants to others while parked */
 	bool in_peer_down;			/* revocations are not takebacks */
 	bool lax_progress;	/* no take-back check: measure raw starvation */
@@ -129,6 +132,9 @@ struct sim {
 	unsigned long released;		/* deferred answered after a use */
 	unsigned long hold_timeouts;	/* deferred answered on the bound */
 	unsigned long redirects;	/* NACK(ESTALE) from a non-home */
+	unsigned long prefetches;	/* READs sent ahead of any fault */
+	unsigned long prefetch_joined;	/* faults that waited for one */
+	unsigned long prefetch_unused;	/* prefetched copies taken back unused */
 	int max_bypass;			/* most grants a parked request saw */
 	u64 last_read;		/* value of the last successful read */
 	int last_err;		/* errno of the last failed access */
@@ -150,6 +156,7 @@ u64 sim_rand(struct sim *s, u64 bound);
 /* Scripted control; each returns after checking every invariant. */
 int sim_access(struct sim *s, int n, int p, bool write);
 void sim_retry(struct sim *s, int n, int slot);
+bool sim_prefetch(struct sim *s, int n, int p);
 int sim_retry_all(struct sim *s);
 void sim_deliver(struct sim *s, int src, int dst);
 const struct sim_msg *sim_peek(const struct sim *s, int src, int dst);

@@ -56,6 +56,7 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 	sim_init(s, nnodes, npages, homes, seed);
 	s->mutation = mutation;
 	s->failures = failures;
+	s->prefetch = mutation == MUT_PREFETCH_NOT_HELD;
 	if (failures)
 		return;
 	/*
@@ -75,7 +76,7 @@ static bool test_random(const struct test *t)
 	static struct sim s;
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
-	unsigned long own = 0;
+	unsigned long own = 0, pref = 0, joined = 0, unused = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
@@ -86,12 +87,14 @@ static bool test_random(const struct test *t)
 
 		random_setup(&s, t->arg & 0xff, npages, seed, MUT_NONE,
 			     t->arg & 0x100);
+		s.prefetch = t->arg & 0x200;
 		s.quiet = true;
 		sim_random(&s, npages < SIM_PAGES ? steps / 10 : steps);
 		if (s.failed) {
 			/* Same seed, same schedule: now with its trace. */
 			random_setup(&s, t->arg & 0xff, npages, seed, MUT_NONE,
 				     t->arg & 0x100);
+			s.prefetch = t->arg & 0x200;
 			sim_random(&s, npages < SIM_PAGES ? steps / 10 : steps);
 			report_failure(&s, seed);
 			return false;
@@ -111,6 +114,9 @@ static bool test_random(const struct test *t)
 		released += s.released;
 		timeouts += s.hold_timeouts;
 		redir += s.redirects;
+		pref += s.prefetches;
+		joined += s.prefetch_joined;
+		unused += s.prefetch_unused;
 		if (s.max_bypass > bypass)
 			bypass = s.max_bypass;
 	}
@@ -125,6 +131,14 @@ static bool test_random(const struct test *t)
 	       own);
 	if (!own) {
 		printf("# the home-is-owner path was never explored\n");
+		return false;
+	}
+	if (!(t->arg & 0x200))
+		return true;
+	printf("# prefetch: %lu READs ahead of a fault, %lu faults waited for one, %lu prefetched copies taken back unused\n",
+	       pref, joined, unused);
+	if (!joined || !unused) {
+		printf("# a fault joining a prefetch, or a prefetched copy taken back, was never explored\n");
 		return false;
 	}
 	return true;
@@ -823,6 +837,10 @@ static const struct test tests[] = {
 	{ "random schedules, 4 nodes, one dies", test_random, 0x100 | 4 },
 	{ "random short schedules x200, 3 nodes, 1 page", test_random,
 	  200 << 16 | 1 << 12 | 3 },
+	{ "random schedules with prefetch, 3 nodes, 4 pages", test_random,
+	  0x200 | 3 },
+	{ "random schedules with prefetch, 4 nodes, one dies", test_random,
+	  0x200 | 0x100 | 4 },
 	{ "planted bug 'write granted before all INV_ACKs' caught",
 	  test_planted, MUT_EARLY_GRANT },
 	{ "planted bug 'INV acked, copy kept' caught",
@@ -851,6 +869,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_NO_HOME_CHECK },
 	{ "planted bug 'home takes its own copy, stays writable' caught",
 	  test_planted, MUT_OWN_FETCH_KEEPS_RW },
+	{ "planted bug 'a fault joins a prefetch, its grant is not held' caught",
+	  test_planted, MUT_PREFETCH_NOT_HELD },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
