@@ -93,6 +93,25 @@ module_param_named(fault_timeout_ms, sdsm_fault_timeout_ms, uint, 0444);
 MODULE_PARM_DESC(fault_timeout_ms,
 		 "ms a fault or a cluster-wide region operation waits for an answer (100..600000, default 10000)");
 
+#define SDSM_PREFETCH_MAX	64
+static unsigned int prefetch_pages = 8;
+
+static int sdsm_prefetch_pages_set(const char *val,
+				   const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, SDSM_PREFETCH_MAX);
+}
+
+static const struct kernel_param_ops sdsm_prefetch_pages_ops = {
+	.set = sdsm_prefetch_pages_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(prefetch_pages, &sdsm_prefetch_pages_ops, &prefetch_pages,
+		0644);
+MODULE_PARM_DESC(prefetch_pages,
+		 "pages read ahead of a sequential stream of read faults (0..64, 0 off, default 8)");
+
 static unsigned int default_region_mb = 64;
 module_param(default_region_mb, uint, 0444);
 MODULE_PARM_DESC(default_region_mb,
@@ -621,6 +640,9 @@ static void sdsm_op_map(void *priv, enum sdsm_proto_map how)
 	 */
 	if (how == SDSM_PROTO_MAP_RW)
 		return;
+	/* Taken back before any fault used it: no hit to count. */
+	if (how == SDSM_PROTO_MAP_NONE)
+		c->pg->flags &= ~SDSM_PAGE_PREFETCHED;
 	unmap_mapping_range(sdsm_mapping(),
 			    sdsm_region_offset(c->r) + (c->idx << PAGE_SHIFT),
 			    PAGE_SIZE, 1);
@@ -1170,6 +1192,99 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
 	return 1;
 }
 
+/*
+ * Ask for a read copy of page @idx of @r ahead of any fault, if that costs
+ * no waiting: the page's mutex is free, its home is known or computable
+ * without asking and is another, live node, and a page for the copy can
+ * be had (charged to the faulting task, as a fault's).  Return: true if a
+ * READ was sent.
+ */
+static bool sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
+{
+	struct mutex *lock = sdsm_page_lock(r, idx);	/* the page's */
+	struct sdsm_proto_ctx ctx;
+	struct page *spare = NULL;
+	struct sdsm_page *pg;
+	struct sdsm_pctx c;
+	bool sent = false;
+
+	pg = sdsm_page_get(r, idx, true);
+	if (!pg || READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_I)
+		return false;
+	if (!READ_ONCE(pg->spare)) {
+		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
+				   __GFP_NORETRY | __GFP_NOWARN);
+		if (!spare)
+			return false;
+		sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	}
+	if (!mutex_trylock(lock))
+		goto out;
+	if (spare && !pg->spare && !pg->copy)
+		swap(pg->spare, spare);
+	if (pg->err || (pg->flags & (SDSM_PAGE_HOME_ASKED | SDSM_PAGE_NOMEM |
+				     SDSM_PAGE_HOME_STALE)))
+		goto unlock;
+	if (pg->home == SDSM_PROTO_NO_NODE) {
+		if (!sdsm_page_home_computable(r, idx))
+			goto unlock;	/* first touch: the fault places it */
+		sdsm_page_set_home(r, pg, sdsm_page_manager(r, idx));
+	}
+	if (pg->home == sdsm_cl.node_id || !sdsm_node_usable(pg->home))
+		goto unlock;
+	sdsm_pctx_init(&ctx, &c, r, idx, pg, pg->home);
+	sent = sdsm_proto_prefetch(&ctx, &pg->node);
+	if (sent) {
+		pg->req_start = jiffies;
+		pg->req_ns = 0;
+		pg->flags |= SDSM_PAGE_PREFETCHED;
+		sdsm_stat_inc(SDSM_STAT_PREFETCHES);
+	}
+unlock:
+	mutex_unlock(lock);
+out:
+	if (spare)
+		__free_page(spare);
+	return sent;
+}
+
+/*
+ * A read fault at page @idx of @r (remote home, answered here or sent):
+ * if it continues a sequential stream, read the next pages ahead, one
+ * READ each, queued behind the fault's own.  The window starts at 4
+ * pages once two faults are consecutive and doubles up to prefetch_pages;
+ * a fault elsewhere ends the stream (random access prefetches nothing).
+ * Each page is asked for once per stream.  Locks: none (not the page's
+ * mutex: this takes other pages').
+ */
+static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
+{
+	unsigned int max = READ_ONCE(prefetch_pages);
+	u64 next = READ_ONCE(r->ra_next), end, j;
+	unsigned int win;
+
+	if (!max)
+		return;
+	if (idx + 1 == next)
+		return;		/* the same fault again, after a retry */
+	WRITE_ONCE(r->ra_next, idx + 1);
+	if (idx != next) {
+		WRITE_ONCE(r->ra_win, 0);
+		WRITE_ONCE(r->ra_end, idx + 1);
+		return;
+	}
+	win = READ_ONCE(r->ra_win);
+	win = min(win ? 2 * win : 4, max);
+	WRITE_ONCE(r->ra_win, win);
+	end = min(idx + 1 + win, r->npages);
+	j = max(READ_ONCE(r->ra_end), idx + 1);
+	if (j >= end)
+		return;
+	WRITE_ONCE(r->ra_end, end);
+	for (; j < end; j++)
+		sdsm_prefetch_page(r, j);
+}
+
 static vm_fault_t sdsm_fault_insert(struct vm_fault *vmf,
 				    struct sdsm_page *pg, bool mkwrite)
 {
@@ -1204,7 +1319,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	struct mutex *lock;		/* the page's, sdsm_page_lock() */
 	wait_queue_head_t *wq;
 	unsigned long deadline;
-	bool sent = false;
+	bool sent = false, ahead = false;
 	vm_fault_t ret;
 	long left;
 	u32 seq;
@@ -1263,12 +1378,20 @@ again:
 		seq = pg->node.seq;
 		rc = sdsm_proto_fault(&ctx, &pg->node, write);
 		sdsm_page_settle(r, pg);
+		if (pg->flags & SDSM_PAGE_PREFETCHED) {
+			/* Its copy is here, or its READ in flight. */
+			pg->flags &= ~SDSM_PAGE_PREFETCHED;
+			sdsm_stat_inc(SDSM_STAT_PREFETCH_HITS);
+		}
+		ahead = !write && pg->home != sdsm_cl.node_id;
 		if (rc == SDSM_PROTO_HIT) {
 			ret = sdsm_fault_insert(vmf, pg, mkwrite);
 			/* The grant is used once this thread runs: end hold. */
 			if (pg->node.deferred)
 				sdsm_hold_used(r, idx);
 			mutex_unlock(lock);
+			if (ahead)
+				sdsm_prefetch(r, idx);
 			if (!sent && !(vmf->flags & FAULT_FLAG_TRIED))
 				sdsm_stat_inc(write ?
 					      SDSM_STAT_WRITE_FAULTS_LOCAL :
@@ -1294,6 +1417,9 @@ again:
 		goto fail;
 	}
 	mutex_unlock(lock);
+	if (ahead)
+		sdsm_prefetch(r, idx);
+	ahead = false;
 	/* Home (or manager) here: run the transaction without a worker. */
 	sdsm_self_drain_try();
 	if (sdsm_page_settled(pg))

@@ -52,6 +52,7 @@ enum {
 	SDSM_PAGE_HOMED = 0x08,		/* counted in pages_homed */
 	SDSM_PAGE_HOME_STALE = 0x10,	/* refused (ESTALE): ask the manager */
 	SDSM_PAGE_NOMEM = 0x20,		/* NACK ENOMEM: one fault fails */
+	SDSM_PAGE_PREFETCHED = 0x40,	/* copy asked ahead, no fault since */
 };
 
 /**
@@ -117,6 +118,9 @@ struct sdsm_policy_range {
  * @memcg: the memory cgroup of the first process of this node that mapped
  *	the region (a reference), NULL before; the page copies that handlers
  *	allocate for the region are charged to it (set_active_memcg())
+ * @ra_next: the page a sequential stream of read faults touches next
+ * @ra_end: the first page past those it prefetched
+ * @ra_win: pages it reads ahead of the fault now (0: not sequential)
  * @nchunks: entries of @chunks
  * @chunks: lazily allocated page state, never freed before the region
  */
@@ -138,6 +142,15 @@ struct sdsm_region {
 	atomic64_t pages_cached;
 	struct kobject *kobj;
 	struct mem_cgroup *memcg;
+
+	/*
+	 * Sequential read detection, a heuristic: read and written without
+	 * a lock (a race costs a useless or a missing prefetch, never
+	 * coherence).  See sdsm_prefetch().
+	 */
+	u64 ra_next;
+	u64 ra_end;
+	unsigned int ra_win;
 
 	unsigned long nchunks;
 	struct sdsm_chunk **chunks;

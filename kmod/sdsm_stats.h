@@ -29,6 +29,8 @@ enum sdsm_stat {
 	SDSM_STAT_LOCK_ACQUIRES,
 	SDSM_STAT_LOCK_WAITS,		/* acquires that had to wait */
 	SDSM_STAT_BARRIER_WAITS,
+	SDSM_STAT_PREFETCHES,		/* READs sent ahead of a fault */
+	SDSM_STAT_PREFETCH_HITS,	/* faults that found one's copy */
 	/*
 	 * What faults cost, counted at the call sites on every node
 	 * (Documentation/performance.rst, "What a fault costs"):
