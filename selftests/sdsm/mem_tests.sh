@@ -20,7 +20,7 @@ MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
 mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
-mem_max_region_peer mem_rmmod_traffic"
+mem_max_region_peer mem_rmmod_traffic mem_prefetch"
 
 mu() {
 	local k=$1
@@ -439,11 +439,23 @@ test_mem_send_fails() {
 # counter that stops counting, or a path that changes, fails the test.
 # Node 1 holds the pages modified: its directory takes its own node's copy
 # (one copy into the home copy), the grant's snapshot and node 0's install
-# make 3 copies, and no message goes from node 1 to itself.
+# make 3 copies, and no message goes from node 1 to itself.  Node 0 reads
+# with prefetch off: these are the costs of one fault, and a read-ahead
+# would make the reads that follow no faults at all.
 MEM_COST_COPIES=3	# per fault today: see performance.rst
 MEM_COST_LOCAL_MSGS=0
 COST_STATS="cost_wakeups cost_copies cost_allocs cost_msgs cost_local_msgs"
 COST_STATS="$COST_STATS read_faults_remote"
+
+PREFETCH_DEFAULT=8
+PREFETCH_PARAM=/sys/module/sdsm/parameters/prefetch_pages
+
+# set_prefetch K PAGES: node K's prefetch_pages.
+set_prefetch() {
+	# shellcheck disable=SC2016 # expanded by the node's shell
+	run_on "$1" sh -c 'echo "$1" > "$2"' sh "$2" "$PREFETCH_PARAM" ||
+		{ log "node $1: cannot set prefetch_pages to $2"; return 1; }
+}
 
 # costs_of K: node K's COST_STATS, one line, "missing" if a file is not.
 costs_of() {
@@ -463,7 +475,9 @@ test_mem_fault_costs() {
 	for k in $(nodes); do
 		before[k]=$(costs_of "$k")
 	done
+	set_prefetch 0 0 || rc=1
 	mu 0 -r $t check 0 $((n * PG)) 41 || rc=1
+	set_prefetch 0 "$PREFETCH_DEFAULT" || rc=1
 	for k in $(nodes); do
 		after[k]=$(costs_of "$k")
 	done
@@ -692,6 +706,85 @@ test_mem_rmmod_traffic() {
 	[ "$(mu "$LAST" peek $((13312 * PG)))" = 9 ] || { log "nodes not healthy"; rc=1; }
 	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}
+
+# Prefetch (issue 11): node 0 reads 64 pages homed on node 1 in order; from
+# the second page on it reads ahead, so most of those faults send nothing
+# (their copy arrived, or its request was in flight).  Every other page of
+# 64 more (a stride) and the same 64 pages with prefetch_pages=0 prefetch
+# nothing.  A bad prefetch_pages is refused and changes nothing.  Then a
+# copy read ahead must never be stale: node 2 writes round r into pages
+# 31 down to 0, again and again, while node 0 scans them upwards (read
+# ahead, invalidated, read ahead again): no scan may see a page older
+# than the one before it.
+test_mem_prefetch() {
+	local t=pf.$$ n=64 rc=0 k v p0 h0 f0 p1 h1 f1 pid out
+	mu 0 create $t $((4 * n * PG)) bind 0x2 >/dev/null || return 1
+	mu 1 -r $t fill 0 $((4 * n * PG)) 61 || rc=1
+	v=$(run_on 0 cat "$PREFETCH_PARAM")
+	[ "$v" = "$PREFETCH_DEFAULT" ] ||
+		{ log "prefetch_pages is '$v', not $PREFETCH_DEFAULT"; rc=1; }
+	for v in 65 -1 x ''; do
+		# shellcheck disable=SC2016 # expanded by the node's shell
+		if run_on 0 sh -c 'echo "$1" > "$2"' sh "$v" "$PREFETCH_PARAM" \
+			2>/dev/null; then
+			log "prefetch_pages='$v' accepted"
+			rc=1
+		fi
+	done
+	v=$(run_on 0 cat "$PREFETCH_PARAM")
+	[ "$v" = "$PREFETCH_DEFAULT" ] ||
+		{ log "a refused write changed prefetch_pages to '$v'"; rc=1; }
+
+	p0=$(stat_of 0 prefetches) h0=$(stat_of 0 prefetch_hits)
+	f0=$(stat_of 0 read_faults_remote)
+	mu 0 -r $t check 0 $((n * PG)) 61 || rc=1
+	p1=$(stat_of 0 prefetches) h1=$(stat_of 0 prefetch_hits)
+	f1=$(stat_of 0 read_faults_remote)
+	log "in order: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches, $((h1 - h0)) hits"
+	if [ $((p1 - p0)) -lt $((n / 2)) ] || [ $((h1 - h0)) -lt $((n / 2)) ] ||
+		[ $((f1 - f0)) -gt $((n / 4)) ]; then
+		log "want >= $((n / 2)) prefetches and hits, <= $((n / 4)) faults"
+		rc=1
+	fi
+
+	p0=$p1 h0=$h1 f0=$f1
+	mu 0 -r $t check $((n * PG)) $((2 * n * PG)) 61 2 || rc=1
+	p1=$(stat_of 0 prefetches) f1=$(stat_of 0 read_faults_remote)
+	log "stride 2: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches"
+	if [ $((p1 - p0)) != 0 ] || [ $((f1 - f0)) != "$n" ]; then
+		log "want $n faults and no prefetch"
+		rc=1
+	fi
+
+	set_prefetch 0 0 || rc=1
+	p0=$p1 f0=$f1
+	mu 0 -r $t check $((3 * n * PG)) $((n * PG)) 61 || rc=1
+	p1=$(stat_of 0 prefetches) f1=$(stat_of 0 read_faults_remote)
+	set_prefetch 0 "$PREFETCH_DEFAULT" || rc=1
+	log "prefetch_pages=0: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches"
+	if [ $((p1 - p0)) != 0 ] || [ $((f1 - f0)) != "$n" ]; then
+		log "want $n faults and no prefetch"
+		rc=1
+	fi
+
+	p0=$p1 h0=$(stat_of 0 prefetch_hits)
+	out=$(mktemp) || return 1
+	mu 2 -r $t scan_writer 0 32 0 0 || rc=1
+	run_on 0 "$MEM_UTIL" -r $t scan_reader 0 32 20 120000 > "$out" &
+	pid=$!
+	mu 2 -r $t scan_writer 0 32 1 20 || rc=1
+	wait $pid || rc=1
+	p1=$(stat_of 0 prefetches) h1=$(stat_of 0 prefetch_hits)
+	log "scans under a writer: $(cat "$out"); $((p1 - p0)) prefetches, $((h1 - h0)) hits"
+	rm -f "$out"
+	[ $((p1 - p0)) -gt 0 ] || { log "the scans prefetched nothing"; rc=1; }
+	mu 0 -r $t destroy $t || rc=1
+	for k in $(nodes); do
+		v=$(run_on "$k" cat /sys/kernel/sdsm/stats/fault_errors)
+		log "node $k: fault_errors $v"
 	done
 	return $rc
 }

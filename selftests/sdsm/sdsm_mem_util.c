@@ -24,6 +24,12 @@
  *   mp_reader OFF ITER MS         check data >= flag while flag < ITER
  *   falseshare OFF SLOT ITER      increment u64 slot SLOT of page OFF ITER
  *                                 times, each a read-modify-write
+ *   scan_writer OFF PAGES R0 R1   round r = R0..R1 stores r in word 0 of
+ *                                 pages PAGES-1 down to 0 of OFF
+ *   scan_reader OFF PAGES ROUNDS MS  read word 0 of pages 0 up to PAGES-1,
+ *                                 again and again until page 0 holds
+ *                                 ROUNDS (at most MS ms): a scan must never
+ *                                 see a page older than one before it
  *   home OFF...                   SDSM_IOC_QUERY_HOME, one line per OFF
  *   setpol OFF LEN MODE [MASK [BLOCK|NODE]]   SDSM_IOC_SET_POLICY
  *   fork_watch OFF OLD MS         fork; the child waits until *OFF != OLD
@@ -300,6 +306,46 @@ int main(int argc, char **argv)
 
 		for (i = 0; i < n; i++)
 			p[slot] = p[slot] + 1;
+		return 0;
+	}
+	if (!strcmp(cmd, "scan_writer") && argc >= 4) {
+		uint64_t off = num(argv[0]), n = num(argv[1]), r;
+		volatile uint64_t *p = map(off, n * 4096);
+
+		for (r = num(argv[2]); r <= num(argv[3]); r++)
+			for (i = n; i-- > 0;) {
+				p[i * 512] = r;
+				__sync_synchronize();
+			}
+		return 0;
+	}
+	if (!strcmp(cmd, "scan_reader") && argc >= 4) {
+		uint64_t off = num(argv[0]), n = num(argv[1]);
+		uint64_t rounds = num(argv[2]), end = now_ms() + num(argv[3]);
+		volatile uint64_t *p = map(off, n * 4096);
+		uint64_t scans = 0, first = 0, v, prev;
+
+		/* Written in descending order: ascending reads never drop. */
+		while (first < rounds) {
+			first = prev = p[0];
+			for (i = 1; i < n; i++) {
+				__sync_synchronize();
+				v = p[i * 512];
+				if (v < prev) {
+					fprintf(stderr, "scan %" PRIu64 ": page %" PRIu64 " holds %" PRIu64 " after page %" PRIu64 " held %" PRIu64 "\n",
+						scans, i, v, i - 1, prev);
+					return 1;
+				}
+				prev = v;
+			}
+			scans++;
+			if (now_ms() > end) {
+				fprintf(stderr, "page 0 only reached %" PRIu64 " of %" PRIu64 "\n",
+					first, rounds);
+				return 1;
+			}
+		}
+		printf("%" PRIu64 " scans\n", scans);
 		return 0;
 	}
 	if (!strcmp(cmd, "hammer") && argc >= 2) {

@@ -180,6 +180,8 @@ for k in $(seq 0 $((NR - 1))); do
 	fi
 done
 FEATURES=none
+PREFETCH_PARAM=/sys/module/sdsm/parameters/prefetch_pages
+PREFETCH_LOADED=$(cat $PREFETCH_PARAM 2>/dev/null || echo 0)
 if [ $MODULE_OK = 1 ]; then
 	"$BIN/sdsm_bench" info > "$B/sdsm_info.txt" 2>> "$B/log.txt"
 	FEATURES=$(sed -n 's/^feature_names=//p' "$B/sdsm_info.txt")
@@ -202,6 +204,7 @@ fi
 	echo "only=$ONLY"
 	echo "module_loaded=$MODULE_OK"
 	echo "features=$FEATURES"
+	echo "prefetch_pages=$PREFETCH_LOADED (0 for read_fault, write_fault, pingpong)"
 	echo "guest_cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 	echo "rxe_mtu=$(ibv_devinfo -d rxe0 2>/dev/null | sed -n 's/.*active_mtu:[[:space:]]*//p' | head -n 1)"
 } > "$B/meta.txt"
@@ -712,15 +715,28 @@ part() {
 	return 1
 }
 
+# prefetch_set PAGES: prefetch_pages on every node (Documentation/
+# coherent-memory.rst, "Prefetch").  The latency and cost figures time
+# one fault each, so they run with prefetch off: page by page, a read-ahead
+# would turn most of their faults into hits.  The rest run as loaded.
+prefetch_set() {
+	for k in $(seq 0 $((NR - 1))); do
+		on_node "$k" sh -c "echo $1 > $PREFETCH_PARAM" ||
+			log "node $k: cannot set prefetch_pages to $1"
+	done
+}
+
 log "bench starts: $NR nodes, $REPS repetitions, features: $FEATURES"
 part perftest && baseline_perftest
 part fio_tmpfs && baseline_fio
+[ $MODULE_OK = 0 ] || prefetch_set 0
 part read_fault && fig_read_fault
 if part write_fault; then
 	fig_write_fault 1
 	fig_write_fault 2
 fi
 part pingpong && fig_pingpong
+[ $MODULE_OK = 0 ] || prefetch_set "$PREFETCH_LOADED"
 if part fio_sdsm; then
 	for w in remote local; do
 		for m in seq rand; do
