@@ -33,6 +33,11 @@
  *         pthread_kill with SIGUSR1, whose handler main installed
  *         ("kill ..."); pthread_tryjoin_np and pthread_timedjoin_np
  *         ("tryjoin ..."); pthread_kill(t, 0) before and after the join.
+ *   race  THREADS rounds (default 3) on threads placed round-robin:
+ *         one waits in pause() and is cancelled, one sleeps until its
+ *         SIGUSR1 handler ran and then returns at once, so each
+ *         exits while its node may still be signalling it; main joins
+ *         each and prints "race N cancels C kills K" (C, K: as asked).
  *   xfree  20 rounds: main (node 0) mallocs 4 blocks of 16 MiB and hands
  *         them to a thread on node 1, which frees them (and munmaps a
  *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
@@ -383,6 +388,64 @@ static int threads(void)
 	return 0;
 }
 
+static volatile int race_started, race_usr1;
+
+static void race_on_usr1(int sig)
+{
+	(void)sig;
+	race_usr1++;
+}
+
+static void *race_cancelled(void *unused)
+{
+	(void)unused;
+	race_started = 1;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void *race_killed(void *unused)
+{
+	int before = race_usr1;
+
+	(void)unused;
+	race_started = 1;
+	while (race_usr1 == before)
+		usleep(1000);	/* cut short by the signal */
+	return NULL;
+}
+
+/* Signal threads as they exit: their node never dies of it. */
+static int race(int rounds)
+{
+	int i, cancels = 0, kills = 0;
+	struct sigaction sa;
+	pthread_t t;
+	void *ret;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = race_on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	for (i = 0; i < rounds; i++) {
+		race_started = 0;
+		if (pthread_create(&t, NULL, race_cancelled, NULL))
+			return 1;
+		th_wait_for(&race_started);
+		if (!pthread_cancel(t) && !pthread_join(t, &ret) &&
+		    ret == PTHREAD_CANCELED)
+			cancels++;
+		race_started = 0;
+		if (pthread_create(&t, NULL, race_killed, NULL))
+			return 1;
+		th_wait_for(&race_started);
+		if (!pthread_kill(t, SIGUSR1) && !pthread_join(t, NULL))
+			kills++;
+	}
+	printf("race %d cancels %d kills %d\n", rounds, cancels, kills);
+	return 0;
+}
+
 #define XF_ROUNDS	20
 #define XF_BLOCKS	4
 #define XF_SIZE		(16UL << 20)
@@ -515,6 +578,8 @@ int main(int argc, char **argv)
 		return xfree();
 	if (!strcmp(mode, "threads"))
 		return threads();
+	if (!strcmp(mode, "race"))
+		return race(nt);
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)
 			pthread_create(&tids[i], NULL, busy, (void *)(long)i);

@@ -32,7 +32,7 @@ SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync thread_calls map_file
+ALL_TESTS="agents run_native_checksum sync thread_calls signal_exit_race map_file
 cross_node_free exit_status remote_segv sigint heap_homes missing_binary
 spawn node_dies"
 
@@ -219,6 +219,24 @@ test_thread_calls() {
 	want=$(grep -v '^nested ' <<< "$native")
 	[ "$(grep -v '^nested ' "$T/threads.out")" = "$want" ] ||
 		{ log "want as native: $(tr '\n' '|' <<< "$want")"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# A node signals threads of the job (pthread_kill, pthread_cancel) as they
+# exit: 30 rounds over nodes 0, 1, 2, each a thread cancelled in pause()
+# and one that returns as soon as its SIGUSR1 handler ran.  glibc takes the
+# thread's exit_lock (in its struct pthread, on its sdsm stack) on both
+# sides with every signal blocked; before the fix a contended one was a
+# trapped futex with SIGSYS blocked, and the kernel killed the launcher or
+# a worker ("Bad system call").
+test_signal_exit_race() {
+	local rc=0
+	launch race race 30
+	finish race 150
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	has_line "$T/race.out" 'race 30 cancels 30 kills 30' \
+		"want every thread cancelled or signalled and joined" || rc=1
 	nothing_left "$lpid" || rc=1
 	return "$rc"
 }
