@@ -389,6 +389,33 @@ static void resolve(void)
 			 __ATOMIC_RELEASE);
 }
 
+/*
+ * Whether slot i's thread runs in this process and may be signalled, in
+ * this process's own memory (never trapped), under here_lock[i].
+ *
+ * glibc's pthread_kill() (and pthread_cancel(), which sends SIGCANCEL
+ * with it) and a thread that exits both take the thread's exit_lock with
+ * every signal blocked.  That lock is in its struct pthread, at the top of
+ * its stack, which is sdsm memory: contended, it is a trapped futex with
+ * SIGSYS blocked, and the kernel kills the process ("Bad system call").
+ * So a node's loop signals a thread only under here_lock[] while
+ * here_running[] says so, and a thread clears that under the same lock
+ * before it goes on to exit: the two never meet on exit_lock.
+ */
+static pthread_mutex_t here_lock[SHIM_THREADS] = {
+	[0 ... SHIM_THREADS - 1] = PTHREAD_MUTEX_INITIALIZER
+};
+static bool here_running[SHIM_THREADS];
+
+static void thread_here(struct shim_thread *t, bool running)
+{
+	unsigned int i = t - ctl->threads;
+
+	pthread_mutex_lock(&here_lock[i]);
+	here_running[i] = running;
+	pthread_mutex_unlock(&here_lock[i]);
+}
+
 static struct shim_thread *ours(pthread_t t)
 {
 	struct shim_thread *s = (struct shim_thread *)t;
@@ -420,6 +447,7 @@ static void cancelled(void *arg)
 	if (cur_thread != t)
 		return;		/* pthread_exit() ended it already */
 	cur_thread = NULL;
+	thread_here(t, false);
 	thread_end(t, PTHREAD_CANCELED);
 }
 
@@ -430,11 +458,13 @@ static void *trampoline(void *arg)
 	void *ret;
 
 	__atomic_store_n(&t->real, (uintptr_t)real_self(), __ATOMIC_RELEASE);
+	thread_here(t, true);
 	cur_thread = t;
 	pthread_cleanup_push(cancelled, t);
 	ret = fn((void *)(uintptr_t)t->arg);
 	pthread_cleanup_pop(0);
 	cur_thread = NULL;
+	thread_here(t, false);
 	thread_end(t, ret);
 	return NULL;
 }
@@ -495,15 +525,25 @@ static void kick(unsigned int k)
 	}
 }
 
-/* Send @t (running here) what pthread_kill() and pthread_cancel() asked. */
+/*
+ * Send @t (placed here) what pthread_kill() and pthread_cancel() asked:
+ * only while it runs (see here_lock[]); before it started, next time;
+ * once it is exiting, never.
+ */
 static void deliver(struct shim_thread *t)
 {
-	pthread_t real = (pthread_t)__atomic_load_n(&t->real, __ATOMIC_ACQUIRE);
+	unsigned int i = t - ctl->threads;
 	uint64_t sigs;
+	pthread_t real;
 	int sig;
 
-	if (!real)
-		return;		/* not running yet: next time */
+	if (!__atomic_load_n(&t->sigpend, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&here_lock[i]);
+	real = (pthread_t)__atomic_load_n(&t->real, __ATOMIC_ACQUIRE);
+	if (!here_running[i] || !real)
+		goto out;
 	if (__atomic_load_n(&t->sigpend, __ATOMIC_RELAXED)) {
 		sigs = __atomic_exchange_n(&t->sigpend, 0, __ATOMIC_SEQ_CST);
 		for (sig = 1; sig <= 64; sig++)
@@ -513,6 +553,8 @@ static void deliver(struct shim_thread *t)
 	if (__atomic_load_n(&t->cancel, __ATOMIC_RELAXED) &&
 	    __atomic_exchange_n(&t->cancel, 0, __ATOMIC_SEQ_CST))
 		real_cancel(real);
+out:
+	pthread_mutex_unlock(&here_lock[i]);
 }
 
 /*
@@ -841,6 +883,7 @@ EXPORT void pthread_exit(void *ret)
 	resolve();
 	if (t) {
 		cur_thread = NULL;
+		thread_here(t, false);
 		thread_end(t, ret);
 		real_exit(NULL);
 	}
