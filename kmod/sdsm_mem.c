@@ -94,6 +94,8 @@ MODULE_PARM_DESC(fault_timeout_ms,
 		 "ms a fault or a cluster-wide region operation waits for an answer (100..600000, default 10000)");
 
 #define SDSM_PREFETCH_MAX	64
+/* Pages a read fault maps around itself: 64 KiB, fault_around_bytes. */
+#define SDSM_FAULT_AROUND	16
 static unsigned int prefetch_pages = 8;
 
 static int sdsm_prefetch_pages_set(const char *val,
@@ -1248,6 +1250,15 @@ out:
 	return sent;
 }
 
+/* A fault found page @pg's copy asked for ahead.  Locks: the page's mutex. */
+static void sdsm_prefetch_used(struct sdsm_page *pg)
+{
+	if (!(pg->flags & SDSM_PAGE_PREFETCHED))
+		return;
+	pg->flags &= ~SDSM_PAGE_PREFETCHED;
+	sdsm_stat_inc(SDSM_STAT_PREFETCH_HITS);
+}
+
 /*
  * A read fault at page @idx of @r (remote home, answered here or sent):
  * if it continues a sequential stream, read the next pages ahead, one
@@ -1268,7 +1279,8 @@ static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
 	if (idx + 1 == next)
 		return;		/* the same fault again, after a retry */
 	WRITE_ONCE(r->ra_next, idx + 1);
-	if (idx != next) {
+	/* Pages in between may have been mapped around an earlier fault. */
+	if (idx < next || idx > READ_ONCE(r->ra_end)) {
 		WRITE_ONCE(r->ra_win, 0);
 		WRITE_ONCE(r->ra_end, idx + 1);
 		return;
@@ -1283,6 +1295,50 @@ static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
 	WRITE_ONCE(r->ra_end, end);
 	for (; j < end; j++)
 		sdsm_prefetch_page(r, j);
+}
+
+/*
+ * A read fault that mapped page @idx of @r also maps the pages around it
+ * that this node holds already, read-only (a write still faults), as
+ * filemap_map_pages() does for the page cache: the aligned block of
+ * SDSM_FAULT_AROUND pages, inside the VMA.  A page whose mutex is busy,
+ * that has no copy, or whose grant is held for a fault of its own is left
+ * to that fault.  Locks: none (takes the pages' mutexes, only tried).
+ */
+static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
+			      u64 idx)
+{
+	struct vm_area_struct *vma = vmf->vma;
+	unsigned long addr = vmf->address & PAGE_MASK;
+	pgprot_t prot = vm_get_page_prot(vma->vm_flags & ~VM_WRITE);
+	u64 j = idx & ~(u64)(SDSM_FAULT_AROUND - 1);
+	u64 end = min_t(u64, j + SDSM_FAULT_AROUND, r->npages);
+	struct sdsm_page *pg;
+	struct mutex *lock;	/* the page's */
+	unsigned long a;
+
+	for (; j < end; j++) {
+		a = j < idx ? addr - ((idx - j) << PAGE_SHIFT) :
+			      addr + ((j - idx) << PAGE_SHIFT);
+		if (j == idx || a < vma->vm_start || a >= vma->vm_end)
+			continue;
+		pg = sdsm_page_get(r, j, false);
+		if (!pg || READ_ONCE(pg->node.state) == SDSM_PROTO_NODE_I)
+			continue;
+		lock = sdsm_page_lock(r, j);
+		if (!mutex_trylock(lock))
+			continue;
+		if (pg->node.state != SDSM_PROTO_NODE_I && pg->copy &&
+		    !pg->err && !pg->node.deferred &&
+		    !(pg->node.flags & (SDSM_PROTO_NODE_HELD |
+					SDSM_PROTO_NODE_DEAD)) &&
+		    vmf_insert_pfn_prot(vma, a, page_to_pfn(pg->copy), prot) ==
+		    VM_FAULT_NOPAGE) {
+			sdsm_prefetch_used(pg);
+			sdsm_stat_inc(SDSM_STAT_FAULT_AROUND_PAGES);
+		}
+		mutex_unlock(lock);
+	}
 }
 
 static vm_fault_t sdsm_fault_insert(struct vm_fault *vmf,
@@ -1378,11 +1434,8 @@ again:
 		seq = pg->node.seq;
 		rc = sdsm_proto_fault(&ctx, &pg->node, write);
 		sdsm_page_settle(r, pg);
-		if (pg->flags & SDSM_PAGE_PREFETCHED) {
-			/* Its copy is here, or its READ in flight. */
-			pg->flags &= ~SDSM_PAGE_PREFETCHED;
-			sdsm_stat_inc(SDSM_STAT_PREFETCH_HITS);
-		}
+		/* Its copy is here, or its READ in flight. */
+		sdsm_prefetch_used(pg);
 		ahead = !write && pg->home != sdsm_cl.node_id;
 		if (rc == SDSM_PROTO_HIT) {
 			ret = sdsm_fault_insert(vmf, pg, mkwrite);
@@ -1390,6 +1443,8 @@ again:
 			if (pg->node.deferred)
 				sdsm_hold_used(r, idx);
 			mutex_unlock(lock);
+			if (!write && ret == VM_FAULT_NOPAGE)
+				sdsm_fault_around(vmf, r, idx);
 			if (ahead)
 				sdsm_prefetch(r, idx);
 			if (!sent && !(vmf->flags & FAULT_FLAG_TRIED))

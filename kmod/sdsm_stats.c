@@ -37,6 +37,7 @@ static const char * const sdsm_stat_names[SDSM_NR_STATS] = {
 	[SDSM_STAT_BARRIER_WAITS]		= "barrier_waits",
 	[SDSM_STAT_PREFETCHES]			= "prefetches",
 	[SDSM_STAT_PREFETCH_HITS]		= "prefetch_hits",
+	[SDSM_STAT_FAULT_AROUND_PAGES]		= "fault_around_pages",
 	[SDSM_STAT_COST_WAKEUPS]		= "cost_wakeups",
 	[SDSM_STAT_COST_COPIES]			= "cost_copies",
 	[SDSM_STAT_COST_ALLOCS]			= "cost_allocs",

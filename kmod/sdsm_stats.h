@@ -31,6 +31,7 @@ enum sdsm_stat {
 	SDSM_STAT_BARRIER_WAITS,
 	SDSM_STAT_PREFETCHES,		/* READs sent ahead of a fault */
 	SDSM_STAT_PREFETCH_HITS,	/* faults that found one's copy */
+	SDSM_STAT_FAULT_AROUND_PAGES,	/* mapped by a neighbour's fault */
 	/*
 	 * What faults cost, counted at the call sites on every node
 	 * (Documentation/performance.rst, "What a fault costs"):

@@ -716,9 +716,10 @@ part() {
 }
 
 # prefetch_set PAGES: prefetch_pages on every node (Documentation/
-# coherent-memory.rst, "Prefetch").  The latency and cost figures time
-# one fault each, so they run with prefetch off: page by page, a read-ahead
-# would turn most of their faults into hits.  The rest run as loaded.
+# coherent-memory.rst, "Prefetch and fault-around").  The latency and
+# cost figures time one fault each, so they run with prefetch off: page by
+# page, a read-ahead would turn most of their faults into hits.  The rest
+# run as loaded.
 prefetch_set() {
 	for k in $(seq 0 $((NR - 1))); do
 		on_node "$k" sh -c "echo $1 > $PREFETCH_PARAM" ||
