@@ -1393,7 +1393,8 @@ static void sdsm_futex_send(struct sdsm_sync_req *req, u16 type)
 /*
  * The futex at user address @addr: read its word into @val (which faults
  * the page in and so resolves its home), then find its key and its
- * manager, the home of its page.
+ * manager, the home of its page.  A word that cannot be read gives the
+ * page's error, -EHOSTDOWN if its home is down, else -EFAULT.
  */
 static int sdsm_futex_resolve(u64 addr, u32 *val, u64 *key,
 			      unsigned int *manager)
@@ -1422,8 +1423,14 @@ static int sdsm_futex_resolve(u64 addr, u32 *val, u64 *key,
 		mutex_lock(lock);
 		if (pg->err) {
 			ret = pg->err;
-		} else if (!fault && pg->home != SDSM_PROTO_NO_NODE &&
-			   pg->home < sdsm_cl.nr_nodes) {
+		} else if (pg->home == SDSM_PROTO_NO_NODE ||
+			   pg->home >= sdsm_cl.nr_nodes) {
+			ret = -EFAULT;
+		} else if (pg->home != sdsm_cl.node_id &&
+			   !sdsm_node_usable(pg->home)) {
+			/* Why the fault failed: not a bad address. */
+			ret = -EHOSTDOWN;
+		} else if (!fault) {
 			*manager = pg->home;
 			ret = 0;
 		}
