@@ -48,6 +48,13 @@ void shim_say(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void shim_futex_lost(const void *addr, int err)
+{
+	fprintf(stderr, "futex at %p: %s; the job ends\n", addr,
+		strerror(err));
+	_exit(125);
+}
+
 #define WIN	(1UL << 20)
 static char *win, *alias;
 static unsigned long backend_calls;

@@ -15,9 +15,10 @@
  * made) is not trapped and stays the kernel's.
  *
  * The handler answers with futex(2)'s return values and errors.  Errors
- * futex(2) would never give and glibc treats as fatal (the home node of
- * the word is down, the page's data is lost) end the job with a message
- * and status 125 instead of glibc's "unexpected error" abort.
+ * glibc treats as fatal that mean the word's memory is gone (its home node
+ * is down, its page's data is lost or could not be brought here: EFAULT)
+ * end the job with a message naming the nodes down and status 125 instead
+ * of glibc's "unexpected error" abort.
  *
  * PI futexes, FUTEX_WAKE_OP and the requeue-PI operations on job memory
  * fail with ENOSYS (glibc then refuses PTHREAD_PRIO_INHERIT mutexes with
@@ -54,6 +55,7 @@
 #endif
 
 void shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void shim_futex_lost(const void *addr, int err) __attribute__((noreturn));
 
 /* futex(2) calls sent to sdsm (read by the host test). */
 static unsigned long trap_count;
@@ -122,6 +124,9 @@ static long trap_futex(uint32_t *uaddr, int op, uint32_t val,
 		return -ENOSYS;
 	}
 	ret = futex_backend(&f);
+	/* A WAKE's home did not answer in 2 * peer_timeout_ms + 1 s. */
+	if (ret == -ETIMEDOUT && f.op == SDSM_FUTEX_WAKE)
+		return -EHOSTDOWN;
 	if (ret)
 		return ret;
 	return f.op == SDSM_FUTEX_WAKE ?
@@ -149,12 +154,11 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 	switch (ret) {
 	case -EHOSTDOWN:
 	case -EIO:
+	case -EFAULT:	/* the word's page could not be brought here */
 	case -ENOSPC:
 	case -ENOMEM:
 	case -ENOTCONN:
-		shim_say("futex at %p: %s; the job ends", (void *)r[REG_RDI],
-			 strerror((int)-ret));
-		_exit(125);
+		shim_futex_lost((void *)r[REG_RDI], (int)-ret);
 	}
 	r[REG_RAX] = ret;
 	errno = saved;

@@ -913,11 +913,13 @@ EXPORT int pthread_equal(pthread_t a, pthread_t b)
 static uintptr_t globals_lo, globals_hi;
 static bool in_sigbus;
 
+static void end_lost(char *msg, int n, size_t size)
+	__attribute__((noreturn));
+
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
 	char msg[160];
-	unsigned int i;
 	int n;
 
 	(void)uc;
@@ -927,19 +929,46 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 		return;		/* the fault repeats, with the default action */
 	}
 	n = snprintf(msg, sizeof(msg),
-		     "sdsm: node %d: memory at %#lx is lost (nodes down:",
+		     "sdsm: node %d: memory at %#lx is lost",
 		     my_node, (unsigned long)a);
 	/* SA_NODEFER: a second SIGBUS (another lost page) comes back here. */
 	if (__atomic_exchange_n(&in_sigbus, true, __ATOMIC_SEQ_CST))
 		place_n = 0;
-	for (i = 0; i < place_n && n < (int)sizeof(msg) - 40; i++)
+	end_lost(msg, n, sizeof(msg));
+}
+
+/*
+ * Say @msg (@n bytes of @size) and the nodes of the job that are down, and
+ * end with 125.  Async-signal-safe; touches no job memory.
+ */
+static void end_lost(char *msg, int n, size_t size)
+{
+	unsigned int i;
+
+	n += snprintf(msg + n, size - n, " (nodes down:");
+	for (i = 0; i < place_n && n < (int)size - 40; i++)
 		if (shim_node_down(place_list[i]))
-			n += snprintf(msg + n, sizeof(msg) - n, " %u",
-				      place_list[i]);
-	n += snprintf(msg + n, sizeof(msg) - n, "); the job ends\n");
+			n += snprintf(msg + n, size - n, " %u", place_list[i]);
+	n += snprintf(msg + n, size - n, "); the job ends\n");
 	if (write(2, msg, n) < 0)
 		n = 0;
 	_exit(125);
+}
+
+/*
+ * A futex(2) on job memory failed as futex(2) never does (SIGSYS
+ * handler): its word's home is down, its page's data is lost, or its page
+ * could not be brought here.  glibc would abort ("unexpected error code");
+ * end as a lost page does instead.
+ */
+void shim_futex_lost(const void *addr, int err)
+{
+	char msg[200];
+	int n;
+
+	n = snprintf(msg, sizeof(msg), "sdsm: node %d: futex at %p: %s",
+		     my_node, addr, strerror(err));
+	end_lost(msg, n, sizeof(msg));
 }
 
 static void catch_sigbus(void)
