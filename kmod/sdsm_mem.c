@@ -1155,6 +1155,36 @@ static bool sdsm_page_settled(struct sdsm_page *pg)
 }
 
 /*
+ * The page's home if its policy computes it (its manager), unless a
+ * computed home refused it already (the manager knows better then).
+ * Return: true if the home is known now.  Locks: the page's mutex.
+ */
+static bool sdsm_page_home_compute(struct sdsm_region *r, u64 idx,
+				   struct sdsm_page *pg)
+{
+	if (pg->home != SDSM_PROTO_NO_NODE)
+		return true;
+	if ((pg->flags & SDSM_PAGE_HOME_STALE) ||
+	    !sdsm_page_home_computable(r, idx))
+		return false;
+	sdsm_page_set_home(r, pg, sdsm_page_manager(r, idx));
+	return true;
+}
+
+/*
+ * Make @spare the page's spare, the page a grant installs as its copy,
+ * unless it has one or a copy already; else free it.  Locks: the page's
+ * mutex.
+ */
+static void sdsm_page_take_spare(struct sdsm_page *pg, struct page *spare)
+{
+	if (!pg->spare && !pg->copy)
+		swap(pg->spare, spare);
+	if (spare)
+		__free_page(spare);
+}
+
+/*
  * Resolve the page's home.  Return: 0 known, 1 asked the manager (wait),
  * or a negative errno.  Locks: the page's mutex.
  */
@@ -1169,13 +1199,9 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
 		return 0;
 	if (pg->flags & SDSM_PAGE_HOME_ASKED)
 		return 1;
-	mgr = sdsm_page_manager(r, idx);
-	/* Refused by the computed home: the manager knows better. */
-	if (!(pg->flags & SDSM_PAGE_HOME_STALE) &&
-	    sdsm_page_home_computable(r, idx)) {
-		sdsm_page_set_home(r, pg, mgr);
+	if (sdsm_page_home_compute(r, idx, pg))
 		return 0;
-	}
+	mgr = sdsm_page_manager(r, idx);
 	if (mgr == sdsm_cl.node_id) {
 		home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, true);
 		if (home < 0)
@@ -1220,19 +1246,17 @@ static bool sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 			return false;
 		sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	}
-	if (!mutex_trylock(lock))
-		goto out;
-	if (spare && !pg->spare && !pg->copy)
-		swap(pg->spare, spare);
-	if (pg->err || (pg->flags & (SDSM_PAGE_HOME_ASKED | SDSM_PAGE_NOMEM |
-				     SDSM_PAGE_HOME_STALE)))
-		goto unlock;
-	if (pg->home == SDSM_PROTO_NO_NODE) {
-		if (!sdsm_page_home_computable(r, idx))
-			goto unlock;	/* first touch: the fault places it */
-		sdsm_page_set_home(r, pg, sdsm_page_manager(r, idx));
+	if (!mutex_trylock(lock)) {
+		if (spare)
+			__free_page(spare);
+		return false;
 	}
-	if (pg->home == sdsm_cl.node_id || !sdsm_node_usable(pg->home))
+	if (spare)
+		sdsm_page_take_spare(pg, spare);
+	/* Not computed: a first touch, which places the page, is a fault's. */
+	if (pg->err || (pg->flags & (SDSM_PAGE_HOME_ASKED | SDSM_PAGE_NOMEM)) ||
+	    !sdsm_page_home_compute(r, idx, pg) ||
+	    pg->home == sdsm_cl.node_id || !sdsm_node_usable(pg->home))
 		goto unlock;
 	sdsm_pctx_init(&ctx, &c, r, idx, pg, pg->home);
 	sent = sdsm_proto_prefetch(&ctx, &pg->node);
@@ -1244,9 +1268,6 @@ static bool sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 	}
 unlock:
 	mutex_unlock(lock);
-out:
-	if (spare)
-		__free_page(spare);
 	return sent;
 }
 
@@ -1409,10 +1430,7 @@ again:
 	}
 	mutex_lock(lock);
 	if (spare) {
-		if (!pg->spare && !pg->copy)
-			swap(pg->spare, spare);
-		if (spare)
-			__free_page(spare);
+		sdsm_page_take_spare(pg, spare);
 		spare = NULL;
 	}
 	if (pg->flags & SDSM_PAGE_NOMEM) {
