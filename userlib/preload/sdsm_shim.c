@@ -913,8 +913,24 @@ EXPORT int pthread_equal(pthread_t a, pthread_t b)
 static uintptr_t globals_lo, globals_hi;
 static bool in_sigbus;
 
+/*
+ * Say @msg (@n bytes of @size) and the nodes of the job that are down, and
+ * end with 125.  Async-signal-safe; touches no job memory.
+ */
+__attribute__((noreturn))
 static void end_lost(char *msg, int n, size_t size)
-	__attribute__((noreturn));
+{
+	unsigned int i;
+
+	n += snprintf(msg + n, size - n, " (nodes down:");
+	for (i = 0; i < place_n && n < (int)size - 40; i++)
+		if (shim_node_down(place_list[i]))
+			n += snprintf(msg + n, size - n, " %u", place_list[i]);
+	n += snprintf(msg + n, size - n, "); the job ends\n");
+	if (write(2, msg, n) < 0)
+		n = 0;
+	_exit(125);
+}
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
@@ -938,28 +954,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 }
 
 /*
- * Say @msg (@n bytes of @size) and the nodes of the job that are down, and
- * end with 125.  Async-signal-safe; touches no job memory.
- */
-static void end_lost(char *msg, int n, size_t size)
-{
-	unsigned int i;
-
-	n += snprintf(msg + n, size - n, " (nodes down:");
-	for (i = 0; i < place_n && n < (int)size - 40; i++)
-		if (shim_node_down(place_list[i]))
-			n += snprintf(msg + n, size - n, " %u", place_list[i]);
-	n += snprintf(msg + n, size - n, "); the job ends\n");
-	if (write(2, msg, n) < 0)
-		n = 0;
-	_exit(125);
-}
-
-/*
- * A futex(2) on job memory failed as futex(2) never does (SIGSYS
- * handler): its word's home is down, its page's data is lost, or its page
- * could not be brought here.  glibc would abort ("unexpected error code");
- * end as a lost page does instead.
+ * A futex(2) on job memory failed because the word's memory is gone
+ * (SIGSYS handler): its home is down, its page's data is lost, or its
+ * page could not be brought here.  glibc would abort ("unexpected error
+ * code"); end as a lost page does instead.
  */
 void shim_futex_lost(const void *addr, int err)
 {
