@@ -1591,7 +1591,9 @@ static const struct vm_operations_struct sdsm_vm_ops = {
 /*
  * mmap of /dev/sdsm: MAP_SHARED only (EINVAL), never executable (EPERM),
  * the range inside one region: ENXIO if no region starts at the offset's
- * region slot, EINVAL if the range runs past the region's end.
+ * region slot, EINVAL if the range runs past the region's end, EACCES
+ * without the region's read permission (or its write permission for
+ * PROT_WRITE; without it, mprotect() cannot add PROT_WRITE later).
  */
 int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
 {
@@ -1599,6 +1601,7 @@ int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
 	u64 len = vma->vm_end - vma->vm_start;
 	struct sdsm_region *r;
 	u64 rel;
+	int ret;
 
 	/* MAYSHARE: MAP_SHARED of a read-only file has no VM_SHARED. */
 	if (!(vma->vm_flags & VM_MAYSHARE))
@@ -1615,6 +1618,14 @@ int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
 		sdsm_region_put(r);
 		return -EINVAL;
 	}
+	ret = sdsm_region_permission(r, MAY_READ |
+				     (vma->vm_flags & VM_WRITE ? MAY_WRITE : 0));
+	if (ret) {
+		sdsm_region_put(r);
+		return ret;
+	}
+	if (sdsm_region_permission(r, MAY_WRITE))
+		vma->vm_flags &= ~VM_MAYWRITE;
 	if (!sdsm_region_map(r)) {
 		sdsm_region_put(r);
 		return -ENXIO;

@@ -107,6 +107,9 @@ struct sdsm_policy_range {
  * @length: bytes
  * @npages: length / PAGE_SIZE
  * @policy: the policy at creation (validated, normalized)
+ * @uid: owner, the creator's effective uid (the same number on every node)
+ * @gid: the creator's effective gid
+ * @mode: permission bits, 0..0777, as for a file (sdsm_region_permission())
  * @lock: protects @nr_maps against @dying, and @policies
  * @nr_maps: VMAs of this node that map the region
  * @dying: destroy in progress (cookie of the destroyer); no new mmap
@@ -131,6 +134,9 @@ struct sdsm_region {
 	u64 length;
 	u64 npages;
 	struct sdsm_policy policy;
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
 
 	spinlock_t lock;		/* see above */
 	unsigned int nr_maps;
@@ -185,6 +191,7 @@ struct sdsm_region *sdsm_region_get(u32 id);
 void sdsm_region_put(struct sdsm_region *r);
 bool sdsm_region_map(struct sdsm_region *r);
 void sdsm_region_unmap(struct sdsm_region *r);
+int sdsm_region_permission(const struct sdsm_region *r, int mask);
 u16 sdsm_page_manager(const struct sdsm_region *r, u64 idx);
 bool sdsm_page_home_computable(struct sdsm_region *r, u64 idx);
 int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,

@@ -44,6 +44,15 @@
  * seconds, then the region is left with a warning; "sdsmctl region
  * destroy" removes it later.
  *
+ * Permissions.  A region has an owner (the creator's effective uid and gid)
+ * and permission bits, as a SysV shared memory segment does; both travel
+ * with the region to every node, which checks them itself: OPEN (and
+ * CREATE of an existing name) and mmap need read permission, a writable
+ * mapping and SET_POLICY write permission, DESTROY the owner.  Uids are
+ * numbers in the initial user namespace and must mean the same user on
+ * every node, as with NFS's AUTH_SYS.  The default region is root's, mode
+ * 0666: who may open /dev/sdsm may use it.
+ *
  * Locks: sdsm_regions_mutex serializes changes of the table and of policy
  * ranges, name lookups and iteration (it may be held while taking page
  * mutexes, never the other way).  The xarray's lock makes lookups by id
@@ -55,6 +64,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitops.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/jhash.h>
 #include <linux/kstrtox.h>
 #include <linux/math64.h>
@@ -547,6 +558,26 @@ void sdsm_region_unmap(struct sdsm_region *r)
 	spin_unlock(&r->lock);
 }
 
+/*
+ * May the current task access @r as @mask (MAY_READ | MAY_WRITE) asks?
+ * The owner's bits apply to the owner, the group's to members of the
+ * group, the others' to the rest; CAP_IPC_OWNER passes, as for SysV IPC
+ * (ipcperms()).  Return 0 or -EACCES.
+ */
+int sdsm_region_permission(const struct sdsm_region *r, int mask)
+{
+	unsigned int granted = r->mode;
+
+	mask &= MAY_READ | MAY_WRITE;
+	if (uid_eq(current_euid(), r->uid))
+		granted >>= 6;
+	else if (in_egroup_p(r->gid))
+		granted >>= 3;
+	if ((mask & ~granted & 7) && !capable(CAP_IPC_OWNER))
+		return -EACCES;
+	return 0;
+}
+
 static bool sdsm_name_valid(const char *name)
 {
 	size_t len = strnlen(name, SDSM_NAME_MAX), i;
@@ -651,6 +682,9 @@ static void sdsm_region_to_wire(struct sdsm_wire_region *w,
 	w->length = cpu_to_be64(r->length);
 	sdsm_policy_to_wire(&w->policy, &r->policy);
 	strscpy(w->name, r->name, sizeof(w->name));
+	w->uid = cpu_to_be32(from_kuid(&init_user_ns, r->uid));
+	w->gid = cpu_to_be32(from_kgid(&init_user_ns, r->gid));
+	w->mode = cpu_to_be32(r->mode);
 }
 
 /*
@@ -661,6 +695,9 @@ static void sdsm_region_to_wire(struct sdsm_wire_region *w,
  */
 static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 {
+	kuid_t uid = make_kuid(&init_user_ns, be32_to_cpu(w->uid));
+	kgid_t gid = make_kgid(&init_user_ns, be32_to_cpu(w->gid));
+	u32 mode = be32_to_cpu(w->mode);
 	u32 id = be32_to_cpu(w->id);
 	u64 length = be64_to_cpu(w->length);
 	struct sdsm_region *r, *named;
@@ -672,7 +709,8 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	sdsm_policy_from_wire(&p, &w->policy);
 	if (!id || id > SDSM_REGION_ID_MAX || !sdsm_name_valid(name) ||
 	    !length || length % PAGE_SIZE ||
-	    length > SDSM_REGION_MAX_BYTES || sdsm_policy_check(&p))
+	    length > SDSM_REGION_MAX_BYTES || sdsm_policy_check(&p) ||
+	    !uid_valid(uid) || !gid_valid(gid) || mode & ~0777U)
 		return -EINVAL;
 	if (length > (u64)max_region_mb << 20) {
 		pr_warn("node %u: region %u '%s' of %llu MiB refused: max_region_mb=%u here\n",
@@ -692,6 +730,9 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	r = sdsm_region_alloc(id, name, length, &p);
 	if (!r)
 		return -ENOMEM;
+	r->uid = uid;
+	r->gid = gid;
+	r->mode = mode;
 	return sdsm_region_insert(r);
 }
 
@@ -994,12 +1035,14 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	u32 id;
 	int ret;
 
-	if (c->flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED))
+	if (c->flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED |
+			 SDSM_REGION_F_MODE))
 		return -EOPNOTSUPP;
-	if (c->__reserved || !sdsm_name_valid(c->name) || !c->length ||
-	    c->length % PAGE_SIZE ||
+	if (c->__reserved || c->__reserved2 || !sdsm_name_valid(c->name) ||
+	    !c->length || c->length % PAGE_SIZE ||
 	    c->length > (u64)max_region_mb << 20 ||
-	    sdsm_policy_check(&c->policy))
+	    sdsm_policy_check(&c->policy) || c->mode & ~0777U ||
+	    (c->mode && !(c->flags & SDSM_REGION_F_MODE)))
 		return -EINVAL;
 
 	/* Counters wrap: ids of destroyed regions are used again. */
@@ -1025,6 +1068,9 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	w.length = cpu_to_be64(c->length);
 	sdsm_policy_to_wire(&w.policy, &c->policy);
 	memcpy(w.name, c->name, sizeof(w.name));
+	w.uid = cpu_to_be32(from_kuid(&init_user_ns, current_euid()));
+	w.gid = cpu_to_be32(from_kgid(&init_user_ns, current_egid()));
+	w.mode = cpu_to_be32(c->flags & SDSM_REGION_F_MODE ? c->mode : 0600);
 
 	reg = sdsm_registrar(c->name);
 	memset(&have, 0, sizeof(have));
@@ -1077,6 +1123,13 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	r = sdsm_region_get(be32_to_cpu(have.id));
 	if (!r)
 		return -ENOENT;	/* destroyed meanwhile */
+	if (!*created) {
+		ret = sdsm_region_permission(r, MAY_READ | MAY_WRITE);
+		if (ret) {
+			sdsm_region_put(r);
+			return ret;
+		}
+	}
 	c->region_id = r->id;
 	c->offset = sdsm_region_offset(r);
 	sdsm_region_put(r);
@@ -1116,23 +1169,30 @@ static void sdsm_region_info_fill(struct sdsm_region_info *info,
 	info->length = r->length;
 	info->offset = sdsm_region_offset(r);
 	info->policy = r->policy;
+	info->uid = from_kuid_munged(current_user_ns(), r->uid);
+	info->gid = from_kgid_munged(current_user_ns(), r->gid);
+	info->mode = r->mode;
 }
 
 int sdsm_cmd_region_open(struct file *file, void *cmd)
 {
 	struct sdsm_region_info *info = cmd;
 	struct sdsm_region *r;
+	int ret = -ENOENT;
 
 	if (info->flags)
 		return -EOPNOTSUPP;
-	if (info->__reserved || !sdsm_name_valid(info->name))
+	if (info->__reserved || info->__reserved2 ||
+	    !sdsm_name_valid(info->name))
 		return -EINVAL;
 	mutex_lock(&sdsm_regions_mutex);
 	r = sdsm_region_by_name(info->name);
 	if (r)
+		ret = sdsm_region_permission(r, MAY_READ);
+	if (!ret)
 		sdsm_region_info_fill(info, r);
 	mutex_unlock(&sdsm_regions_mutex);
-	return r ? 0 : -ENOENT;
+	return ret;
 }
 
 int sdsm_cmd_region_info(struct file *file, void *cmd)
@@ -1142,7 +1202,7 @@ int sdsm_cmd_region_info(struct file *file, void *cmd)
 
 	if (info->flags)
 		return -EOPNOTSUPP;
-	if (info->__reserved)
+	if (info->__reserved || info->__reserved2)
 		return -EINVAL;
 	r = sdsm_region_get(info->region_id);
 	if (!r)
@@ -1170,6 +1230,7 @@ static void sdsm_owned_forget(u32 id)
 int sdsm_cmd_region_destroy(struct file *file, void *cmd)
 {
 	struct sdsm_region_destroy *d = cmd;
+	struct sdsm_region *r;
 	int ret;
 
 	if (d->flags)
@@ -1178,6 +1239,15 @@ int sdsm_cmd_region_destroy(struct file *file, void *cmd)
 		return -EINVAL;
 	if (d->region_id == SDSM_DEFAULT_REGION)
 		return -EPERM;
+	/* The owner, or an administrator, as IPC_RMID allows. */
+	r = sdsm_region_get(d->region_id);
+	if (!r)
+		return -ENOENT;
+	ret = uid_eq(current_euid(), r->uid) || capable(CAP_SYS_ADMIN) ?
+	      0 : -EPERM;
+	sdsm_region_put(r);
+	if (ret)
+		return ret;
 	ret = sdsm_region_destroy(d->region_id, false);
 	if (!ret)
 		sdsm_owned_forget(d->region_id);
@@ -1255,7 +1325,8 @@ int sdsm_cmd_set_policy(struct file *file, void *cmd)
 		return -EINTR;
 	vma = vma_lookup(mm, c->addr);
 	r = sdsm_vma_region(vma, &first, c->addr);
-	ret = !r ? -EFAULT : c->addr + c->length > vma->vm_end ? -EINVAL : 0;
+	ret = !r ? -EFAULT : c->addr + c->length > vma->vm_end ? -EINVAL :
+	      sdsm_region_permission(r, MAY_WRITE);
 	mmap_read_unlock(mm);
 	if (ret)
 		goto out_put;
@@ -1375,7 +1446,7 @@ int sdsm_cmd_query_home(struct file *file, void *cmd)
 }
 
 /* ------------------------------------------------------------------ */
-/* sysfs: regions/<id>/{name,size,policy,pages_homed,pages_cached}     */
+/* sysfs: regions/<id>/{name,size,policy,uid,gid,mode,pages_homed,...} */
 
 static struct sdsm_region *sdsm_kobj_region(struct kobject *kobj)
 {
@@ -1403,6 +1474,9 @@ static struct kobj_attribute sdsm_region_attr_##field = __ATTR_RO(field)
 
 SDSM_REGION_ATTR(name, "%s\n", r->name);
 SDSM_REGION_ATTR(size, "%llu\n", r->length);
+SDSM_REGION_ATTR(uid, "%u\n", from_kuid_munged(&init_user_ns, r->uid));
+SDSM_REGION_ATTR(gid, "%u\n", from_kgid_munged(&init_user_ns, r->gid));
+SDSM_REGION_ATTR(mode, "%04o\n", r->mode);
 SDSM_REGION_ATTR(pages_homed, "%lld\n", atomic64_read(&r->pages_homed));
 SDSM_REGION_ATTR(pages_cached, "%lld\n", atomic64_read(&r->pages_cached));
 
@@ -1442,6 +1516,9 @@ static struct attribute *sdsm_region_attrs[] = {
 	&sdsm_region_attr_name.attr,
 	&sdsm_region_attr_size.attr,
 	&sdsm_region_attr_policy.attr,
+	&sdsm_region_attr_uid.attr,
+	&sdsm_region_attr_gid.attr,
+	&sdsm_region_attr_mode.attr,
 	&sdsm_region_attr_pages_homed.attr,
 	&sdsm_region_attr_pages_cached.attr,
 	NULL,
@@ -1483,6 +1560,10 @@ int sdsm_region_init(unsigned int default_mb, struct kobject *parent)
 		ret = -ENOMEM;
 		goto out_put_kobj;
 	}
+	/* Root's, open to whoever may open /dev/sdsm. */
+	r->uid = GLOBAL_ROOT_UID;
+	r->gid = GLOBAL_ROOT_GID;
+	r->mode = 0666;
 	mutex_lock(&sdsm_regions_mutex);
 	ret = sdsm_region_insert(r);
 	mutex_unlock(&sdsm_regions_mutex);

@@ -20,7 +20,8 @@
 #include <linux/types.h>
 
 #define SDSM_WIRE_MAGIC		0x5344534dU	/* "SDSM" */
-#define SDSM_WIRE_VERSION	2	/* 2: authenticated connect (AUTH) */
+/* 2: authenticated connect (AUTH); 3: region owner and mode */
+#define SDSM_WIRE_VERSION	3
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -487,6 +488,10 @@ static_assert(sizeof(struct sdsm_wire_policy) == 24);
  * @length: bytes
  * @policy: the policy at creation
  * @name: NUL-terminated name
+ * @uid: owner's uid, in the initial user namespace
+ * @gid: owner's gid, in the initial user namespace
+ * @mode: permission bits, 0..0777
+ * @__reserved: zero
  */
 struct sdsm_wire_region {
 	__be64 cookie;
@@ -495,9 +500,13 @@ struct sdsm_wire_region {
 	__be64 length;
 	struct sdsm_wire_policy policy;
 	char name[32];
+	__be32 uid;
+	__be32 gid;
+	__be32 mode;
+	__be32 __reserved;
 };
 
-static_assert(sizeof(struct sdsm_wire_region) == 80);
+static_assert(sizeof(struct sdsm_wire_region) == 96);
 
 /**
  * struct sdsm_wire_policy_set - POLICY: the policy of pages
@@ -534,6 +543,6 @@ struct sdsm_wire_reply {
 	struct sdsm_wire_region region;
 };
 
-static_assert(sizeof(struct sdsm_wire_reply) == 96);
+static_assert(sizeof(struct sdsm_wire_reply) == 112);
 
 #endif /* SDSM_WIRE_H */

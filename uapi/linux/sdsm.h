@@ -161,10 +161,14 @@ struct sdsm_policy {
  *	or a node is down (see Documentation/userspace-api.rst).  Ignored
  *	when CREATE opens an existing region.  A module without it fails
  *	with EOPNOTSUPP.
+ * @SDSM_REGION_F_MODE: @mode holds the region's permission bits (without
+ *	it they are 0600).  Ignored when CREATE opens an existing region.  A
+ *	module without it fails with EOPNOTSUPP.
  */
 enum sdsm_region_flags {
 	SDSM_REGION_F_EXCL = 1 << 0,
 	SDSM_REGION_F_OWNED = 1 << 1,
+	SDSM_REGION_F_MODE = 1 << 2,
 };
 
 /**
@@ -178,13 +182,20 @@ enum sdsm_region_flags {
  * @region_id: out: the cluster-wide id of the region
  * @__reserved: must be 0
  * @offset: out: the mmap() offset of the region on /dev/sdsm
+ * @mode: in, with SDSM_REGION_F_MODE: permission bits (0..0777) for the
+ *	owner, the group and others, as for a file: read allows
+ *	SDSM_IOC_REGION_OPEN and mmap(PROT_READ), write mmap(PROT_WRITE)
+ *	and SDSM_IOC_SET_POLICY
+ * @__reserved2: must be 0
  *
- * Creates a region every node of the cluster can open by name.  Errors:
- * EEXIST (name taken, with SDSM_REGION_F_EXCL, or taken with another length
- * or policy), EINVAL (bad name, length or policy), ENOSPC (no region ids or
- * offsets left), EHOSTDOWN (a node the creation must reach is down),
- * EFBIG (longer than another node's max_region_mb; nothing is created),
- * ETIMEDOUT (no answer in time).
+ * Creates a region every node of the cluster can open by name, owned by
+ * the caller's effective uid and gid (the same numbers on every node).
+ * Errors: EEXIST (name taken, with SDSM_REGION_F_EXCL, or taken with
+ * another length or policy), EACCES (the name exists and the caller may
+ * not read and write it), EINVAL (bad name, length, policy or mode), ENOSPC
+ * (no region ids or offsets left), EHOSTDOWN (a node the creation must
+ * reach is down), EFBIG (longer than another node's max_region_mb;
+ * nothing is created), ETIMEDOUT (no answer in time).
  */
 struct sdsm_region_create {
 	__u32 size;
@@ -195,6 +206,8 @@ struct sdsm_region_create {
 	__u32 region_id;
 	__u32 __reserved;
 	__aligned_u64 offset;
+	__u32 mode;
+	__u32 __reserved2;
 };
 
 /**
@@ -208,9 +221,15 @@ struct sdsm_region_create {
  * @length: out: bytes
  * @offset: out: the mmap() offset of the region on /dev/sdsm
  * @policy: out: the region's policy at creation
+ * @uid: out: the owner's user id
+ * @gid: out: the owner's group id
+ * @mode: out: the permission bits
+ * @__reserved2: out: 0
  *
- * OPEN looks a region up by @name from any node; INFO by @region_id.  Errors:
- * ENOENT (no such region), EINVAL (bad name).
+ * OPEN looks a region up by @name from any node; INFO by @region_id.  OPEN
+ * needs read permission (as mmap does; INFO, like sysfs, does not).
+ * Errors: ENOENT (no such region), EINVAL (bad name), EACCES (OPEN: no
+ * read permission).
  */
 struct sdsm_region_info {
 	__u32 size;
@@ -221,6 +240,10 @@ struct sdsm_region_info {
 	__aligned_u64 length;
 	__aligned_u64 offset;
 	struct sdsm_policy policy;
+	__u32 uid;
+	__u32 gid;
+	__u32 mode;
+	__u32 __reserved2;
 };
 
 /**
@@ -230,9 +253,10 @@ struct sdsm_region_info {
  * @region_id: the region
  * @__reserved: must be 0
  *
- * Destroys a region on every node.  Errors: ENOENT (no such region), EBUSY
- * (mapped by some process on some node; nothing is destroyed), EPERM (the
- * default region), EHOSTDOWN / ETIMEDOUT as for create.
+ * Destroys a region on every node.  Only its owner (or a process with
+ * CAP_SYS_ADMIN) may.  Errors: ENOENT (no such region), EBUSY (mapped by
+ * some process on some node; nothing is destroyed), EPERM (the default
+ * region, or not the owner), EHOSTDOWN / ETIMEDOUT as for create.
  */
 struct sdsm_region_destroy {
 	__u32 size;
@@ -254,8 +278,9 @@ struct sdsm_region_destroy {
  * Sets, on every node, where the pages of the range get their home when
  * first touched.  Pages that already have their home keep it, as with
  * mbind(2) without MPOL_MF_MOVE.  Errors: EFAULT (range not mapped from
- * /dev/sdsm), EINVAL (unaligned, bad policy, spans mappings), EHOSTDOWN /
- * ETIMEDOUT (a node could not be told).
+ * /dev/sdsm), EINVAL (unaligned, bad policy, spans mappings), EACCES (no
+ * write permission on the region), EHOSTDOWN / ETIMEDOUT (a node could
+ * not be told).
  */
 struct sdsm_set_policy {
 	__u32 size;
