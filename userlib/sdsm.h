@@ -58,6 +58,9 @@ int sdsm_free(void *addr, size_t size);
 
 void *sdsm_region_create(const char *name, size_t size,
 			 const struct sdsm_policy *policy, unsigned int flags);
+void *sdsm_region_create_mode(const char *name, size_t size,
+			      const struct sdsm_policy *policy,
+			      unsigned int flags, unsigned int mode);
 void *sdsm_region_open(const char *name, size_t *size);
 int sdsm_region_info(const char *name, struct sdsm_region_info *info);
 int sdsm_region_info_id(uint32_t region_id, struct sdsm_region_info *info);

@@ -112,10 +112,14 @@ static int sdsm_destroy_id(uint32_t region_id, const char *name)
 			      what);
 }
 
-/* Create and map; on success *id gets the region id. */
+/*
+ * Create and map; on success *id gets the region id.  @flags: uapi
+ * SDSM_REGION_F_*; @mode: the permission bits with SDSM_REGION_F_MODE.
+ */
 static void *sdsm_create_map(const char *name, size_t size,
 			     const struct sdsm_policy *policy,
-			     unsigned int flags, uint32_t *id, uint64_t *len)
+			     unsigned int flags, unsigned int mode,
+			     uint32_t *id, uint64_t *len)
 {
 	struct sdsm_region_create c;
 	uint64_t length = 0;
@@ -132,6 +136,7 @@ static void *sdsm_create_map(const char *name, size_t size,
 	memset(&c, 0, sizeof(c));
 	c.size = sizeof(c);
 	c.flags = flags;
+	c.mode = mode;
 	c.policy = *policy;
 	if (sdsm_round_size(size, &length) < 0)
 		return NULL;
@@ -454,8 +459,10 @@ int sdsm_free(void *addr, size_t size)
 	return 0;
 }
 
-void *sdsm_region_create(const char *name, size_t size,
-			 const struct sdsm_policy *policy, unsigned int flags)
+/* sdsm_region_create(_mode): @flags may add SDSM_REGION_F_MODE. */
+static void *sdsm_region_make(const char *name, size_t size,
+			      const struct sdsm_policy *policy,
+			      unsigned int flags, unsigned int mode)
 {
 	struct sdsm_policy def;
 	uint64_t len;
@@ -466,12 +473,33 @@ void *sdsm_region_create(const char *name, size_t size,
 			return NULL;
 		policy = &def;
 	}
-	if (flags & ~SDSM_REGION_F_EXCL) {
+	if (flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_MODE)) {
 		sdsm_fail(EINVAL, "region '%s': unknown flags %#x", name ? name : "",
 			  flags);
 		return NULL;
 	}
-	return sdsm_create_map(name, size, policy, flags, &id, &len);
+	if (mode & ~0777U) {
+		sdsm_fail(EINVAL, "region '%s': bad mode %#o", name ? name : "",
+			  mode);
+		return NULL;
+	}
+	return sdsm_create_map(name, size, policy, flags, mode, &id, &len);
+}
+
+void *sdsm_region_create(const char *name, size_t size,
+			 const struct sdsm_policy *policy, unsigned int flags)
+{
+	/* Without SDSM_REGION_F_MODE (older modules lack it): mode 0600. */
+	return sdsm_region_make(name, size, policy,
+				flags & ~SDSM_REGION_F_MODE, 0);
+}
+
+void *sdsm_region_create_mode(const char *name, size_t size,
+			      const struct sdsm_policy *policy,
+			      unsigned int flags, unsigned int mode)
+{
+	return sdsm_region_make(name, size, policy,
+				flags | SDSM_REGION_F_MODE, mode);
 }
 
 int sdsm_region_info(const char *name, struct sdsm_region_info *info)

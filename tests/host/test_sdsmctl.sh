@@ -71,6 +71,8 @@ put stats/read_faults_remote 7
 put stats/fault_latency_hist "$(printf '0-1 5\n1-2 0\n2- 4')"
 put regions/1/name shared.a
 put regions/1/size 65536
+put regions/1/uid 1000
+put regions/1/mode 0640
 
 export SDSM_SYSFS_ROOT=$FIX SDSM_DEVICE=$NOFIX/sdsm
 unset SDSM_POLICY
@@ -259,7 +261,7 @@ t_10() {
 }
 
 t_11() {
-	expect_out 0 '^1 +shared\.a +65536 +- +- +-$' "$SDSMCTL" region list
+	expect_out 0 '^1 +shared\.a +65536 +- +- +- +1000 +- +0640$' "$SDSMCTL" region list
 	expect 2 "region needs list" "$SDSMCTL" region
 	expect 2 "unknown subcommand 'frob'" "$SDSMCTL" region frob
 	expect 2 "region list takes no argument" "$SDSMCTL" region list x
@@ -268,6 +270,10 @@ t_11() {
 	expect 2 "bad size '0'" "$SDSMCTL" region create a 0
 	expect 2 "only one of" "$SDSMCTL" region create a 4k -i all -m 1
 	expect 2 "out of range" "$SDSMCTL" region create a 4k --membind=5
+	expect 2 "bad mode '0800'" "$SDSMCTL" region create a 4k --mode 0800
+	expect 2 "bad mode '1777'" "$SDSMCTL" region create a 4k --mode 1777
+	expect 2 "bad mode ''" "$SDSMCTL" region create a 4k --mode ''
+	expect 2 "option '--mode' needs a value" "$SDSMCTL" region create a 4k --mode
 	expect 2 "region show needs NAME" "$SDSMCTL" region show
 	expect 2 "region destroy needs NAME" "$SDSMCTL" region destroy a b
 	expect 1 "missing, but the sdsm module is loaded" "$SDSMCTL" region \

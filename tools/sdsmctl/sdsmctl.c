@@ -334,7 +334,7 @@ static void sdsmctl_help(void)
 	printf("Usage: %s [POLICY] [--] COMMAND [ARGS...]\n"
 	       "       %s --hardware | -H\n"
 	       "       %s [POLICY] --show | -s\n"
-	       "       %s region list | create NAME SIZE [POLICY] [--excl] | destroy NAME | show NAME\n"
+	       "       %s region list | create NAME SIZE [POLICY] [--excl] [--mode OCTAL] | destroy NAME | show NAME\n"
 	       "       %s stat [-i SECONDS] [-c COUNT]\n"
 	       "       %s join [--node K] [--module PATH] [--dry-run] CONFIG\n"
 	       "\n"

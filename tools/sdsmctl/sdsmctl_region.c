@@ -21,6 +21,7 @@ static int sdsmctl_region_list(void)
 {
 	static const char *const cols[] = {
 		"name", "size", "policy", "pages_homed", "pages_cached",
+		"uid", "gid", "mode",
 	};
 	char path[512], rel[300], val[128];
 	struct dirent **ents;
@@ -41,8 +42,9 @@ static int sdsmctl_region_list(void)
 			sdsmctl_err("%s: %s", path, strerror(errno));
 		return 1;
 	}
-	printf("%-6s %-31s %12s %-24s %12s %12s\n", "id", "name", "size",
-	       "policy", "pages_homed", "pages_cached");
+	printf("%-6s %-31s %12s %-24s %12s %12s %6s %6s %4s\n", "id", "name",
+	       "size", "policy", "pages_homed", "pages_cached", "uid", "gid",
+	       "mode");
 	for (i = 0; i < n; i++) {
 		const char *id = ents[i]->d_name;
 
@@ -50,7 +52,9 @@ static int sdsmctl_region_list(void)
 			goto next;
 		printf("%-6s", id);
 		for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
-			static const int width[] = { -31, 12, -24, 12, 12 };
+			static const int width[] = {
+				-31, 12, -24, 12, 12, 6, 6, 4,
+			};
 
 			snprintf(rel, sizeof(rel), "regions/%s/%s", id, cols[c]);
 			if (sdsm_sysfs_read(rel, val, sizeof(val)) < 0)
@@ -74,12 +78,14 @@ static int sdsmctl_region_create(int argc, char **argv)
 		{ "localalloc",	no_argument,		NULL, 'l' },
 		{ "block-size",	required_argument,	NULL, 'b' },
 		{ "excl",	no_argument,		NULL, 'x' },
+		{ "mode",	required_argument,	NULL, 'M' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sdsmctl_policy_opt po;
 	struct sdsm_region_info ri;
 	unsigned long long size;
-	unsigned int flags = 0;
+	unsigned int flags = 0, mode = 0600;
+	char *end;
 	const char *name;
 	char pol[320];
 	int c, ret;
@@ -97,6 +103,13 @@ static int sdsmctl_region_create(int argc, char **argv)
 		case 'b': opt = "block-size"; break;
 		case 'x':
 			flags |= SDSM_REGION_F_EXCL;
+			continue;
+		case 'M':
+			errno = 0;
+			mode = strtoul(optarg, &end, 8);
+			if (errno || !*optarg || *end || mode > 0777)
+				return sdsmctl_usage_err("region create: bad mode '%s' (octal, 0..0777)",
+							 optarg);
 			continue;
 		case ':':
 			return sdsmctl_usage_err("region create: option '%s' needs a value",
@@ -118,7 +131,8 @@ static int sdsmctl_region_create(int argc, char **argv)
 	if (sdsmctl_parse_size(argv[optind + 1], &size) < 0 || !size)
 		return sdsmctl_usage_err("region create: bad size '%s'",
 					 argv[optind + 1]);
-	addr = sdsm_region_create(name, size, po.set ? &po.policy : NULL, flags);
+	addr = sdsm_region_create_mode(name, size, po.set ? &po.policy : NULL,
+				       flags, mode);
 	if (!addr) {
 		sdsmctl_err("%s", sdsm_last_error());
 		return 1;
@@ -130,9 +144,9 @@ static int sdsmctl_region_create(int argc, char **argv)
 	}
 	if (sdsm_format_policy(&ri.policy, pol, sizeof(pol)) < 0)
 		snprintf(pol, sizeof(pol), "?");
-	printf("region %s: id %u, %llu bytes, policy %s, offset %llu\n", name,
-	       ri.region_id, (unsigned long long)ri.length, pol,
-	       (unsigned long long)ri.offset);
+	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o\n",
+	       name, ri.region_id, (unsigned long long)ri.length, pol,
+	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode);
 	return 0;
 }
 
@@ -154,9 +168,9 @@ static int sdsmctl_region_show(const char *name)
 	}
 	if (sdsm_format_policy(&ri.policy, pol, sizeof(pol)) < 0)
 		snprintf(pol, sizeof(pol), "?");
-	printf("region %s: id %u, %llu bytes, policy %s, offset %llu\n",
+	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o\n",
 	       ri.name, ri.region_id, (unsigned long long)ri.length, pol,
-	       (unsigned long long)ri.offset);
+	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode);
 	base = sdsm_region_open(name, &len);
 	if (!base) {
 		sdsmctl_err("%s", sdsm_last_error());
