@@ -20,7 +20,8 @@ MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
 mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
-mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around"
+mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
+mem_region_perm"
 
 mu() {
 	local k=$1
@@ -816,5 +817,87 @@ test_mem_fault_around() {
 	fi
 	mu 2 -r $t check $((16 * PG)) $(((n - 16) * PG)) 71 || rc=1
 	mu 0 -r $t destroy $t || rc=1
+	return $rc
+}
+
+# Region owner and mode (issue 13): the creator's uid and gid and the
+# permission bits reach every node, and every node checks them at OPEN,
+# CREATE of the name, mmap (read; write), mprotect, SET_POLICY and DESTROY
+# (the owner only).  Users 4001 (owner), 4002 (in group 4001) and 4003
+# (other), none of them root; /dev/sdsm is opened to them for the test.
+test_mem_region_perm() {
+	local k out id v rc=0 want
+	local -a devmode=()
+	local owner="--reuid=4001 --regid=4001 --clear-groups"
+	local member="--reuid=4002 --regid=4002 --groups=4001"
+	local other="--reuid=4003 --regid=4003 --clear-groups"
+	for k in $(nodes); do
+		devmode[k]=$(run_on "$k" stat -c %a /dev/sdsm) || return 1
+		run_on "$k" chmod 0666 /dev/sdsm || return 1
+	done
+	perm_as() {	# perm_as NODE SETPRIV-ARGS MEM_UTIL-ARGS...
+		local n=$1 who=$2
+		shift 2
+		# shellcheck disable=SC2086 # the setpriv options split
+		run_on "$n" setpriv $who "$MEM_UTIL" "$@"
+	}
+	expect_access() {	# NODE WHO-NAME WHO WANT [destroy]
+		local got
+		got=$(perm_as "$1" "$3" access "$id" ${5:+destroy} 2>&1)
+		if [ "$got" != "$4" ]; then
+			log "node $1, $2: '$got', want '$4'"
+			rc=1
+		fi
+	}
+	out=$(perm_as 1 "$owner" -p 0640 create perm.$$ $((4 * PG)) first) ||
+		{ log "create as uid 4001: $out"; rc=1; }
+	id=${out%% *}
+	if [ $rc = 0 ]; then
+		perm_as 1 "$owner" -r perm.$$ poke 0 77 || rc=1
+		for k in $(nodes); do
+			v=$(run_on "$k" cat /sys/kernel/sdsm/regions/"$id"/{uid,gid,mode} | xargs)
+			[ "$v" = "4001 4001 0640" ] ||
+				{ log "node $k: sysfs uid gid mode '$v'"; rc=1; }
+			expect_access "$k" owner "$owner" \
+				"open=OK ro=OK rw=OK mprotect=OK setpol=OK create=OK destroy=- val=77"
+			expect_access "$k" "group member" "$member" \
+				"open=OK ro=OK rw=EACCES mprotect=EACCES setpol=EACCES create=EACCES destroy=EPERM val=77" destroy
+			expect_access "$k" other "$other" \
+				"open=EACCES ro=EACCES rw=EACCES mprotect=- setpol=- create=EACCES destroy=EPERM val=-" destroy
+		done
+		expect_access 2 owner "$owner" \
+			"open=OK ro=OK rw=OK mprotect=OK setpol=OK create=OK destroy=OK val=77" destroy
+		for k in $(nodes); do
+			if run_on "$k" test -e /sys/kernel/sdsm/regions/"$id"; then
+				log "node $k still has region $id"
+				rc=1
+			fi
+		done
+	fi
+	# Without a mode: 0600, the group may not even open it.
+	out=$(perm_as 0 "$owner" create perm0.$$ $((4 * PG)) first) ||
+		{ log "create as uid 4001: $out"; rc=1; }
+	if [ -n "$out" ]; then
+		id=${out%% *}
+		v=$(run_on 2 cat /sys/kernel/sdsm/regions/"$id"/mode)
+		[ "$v" = 0600 ] || { log "node 2: mode '$v', want 0600"; rc=1; }
+		expect_access 2 "group member" "$member" \
+			"open=EACCES ro=EACCES rw=EACCES mprotect=- setpol=- create=EACCES destroy=EPERM val=-" destroy
+		# root may do everything (CAP_IPC_OWNER, CAP_SYS_ADMIN).
+		want="open=OK ro=OK rw=OK mprotect=OK setpol=OK create=OK destroy=OK val=0"
+		v=$(mu 1 access "$id" destroy 2>&1)
+		[ "$v" = "$want" ] || { log "node 1, root: '$v', want '$want'"; rc=1; }
+	fi
+	# Bits beyond 0777 are refused.
+	if out=$(perm_as 0 "$owner" -p 01777 create perm1.$$ $PG first 2>&1); then
+		log "mode 01777 accepted: $out"
+		rc=1
+	elif [ "${out##*: }" != "Invalid argument" ]; then
+		log "mode 01777: '$out', want EINVAL"
+		rc=1
+	fi
+	for k in $(nodes); do
+		run_on "$k" chmod "${devmode[k]}" /dev/sdsm || rc=1
+	done
 	return $rc
 }

@@ -24,6 +24,11 @@
 
 #include "kselftest_harness.h"
 
+#ifndef offsetofend
+#define offsetofend(type, member) \
+	(offsetof(type, member) + sizeof(((type *)0)->member))
+#endif
+
 #define PAGE 4096UL
 
 /* 0 or the errno of the ioctl. */
@@ -152,24 +157,35 @@ TEST_F(mem, mmap_errors)
 /* Size, flags, reserved and pointer checks common to every command. */
 TEST_F(mem, ioctl_common_errors)
 {
+#define SDSM_CMD(req, type, first, reserved)				\
+	{ req, offsetofend(type, first), sizeof(type), reserved }
 	static const struct {
 		unsigned long req;
-		size_t size;
-		size_t flags_off;	/* offset of a 32-bit field after flags */
+		size_t min;		/* size of the first version */
+		size_t size;		/* size of this header's version */
 		size_t reserved_off;	/* 0: none */
 	} cmds[] = {
-		{ SDSM_IOC_REGION_CREATE, sizeof(struct sdsm_region_create), 0,
-		  offsetof(struct sdsm_region_create, __reserved) },
-		{ SDSM_IOC_REGION_OPEN, sizeof(struct sdsm_region_info), 0,
-		  offsetof(struct sdsm_region_info, __reserved) },
-		{ SDSM_IOC_REGION_INFO, sizeof(struct sdsm_region_info), 0,
-		  offsetof(struct sdsm_region_info, __reserved) },
-		{ SDSM_IOC_REGION_DESTROY, sizeof(struct sdsm_region_destroy),
-		  0, offsetof(struct sdsm_region_destroy, __reserved) },
-		{ SDSM_IOC_SET_POLICY, sizeof(struct sdsm_set_policy), 0, 0 },
-		{ SDSM_IOC_QUERY_HOME, sizeof(struct sdsm_query_home), 0,
-		  offsetof(struct sdsm_query_home, __reserved) },
+		SDSM_CMD(SDSM_IOC_REGION_CREATE, struct sdsm_region_create,
+			 offset, offsetof(struct sdsm_region_create,
+					  __reserved)),
+		SDSM_CMD(SDSM_IOC_REGION_CREATE, struct sdsm_region_create,
+			 offset, offsetof(struct sdsm_region_create,
+					  __reserved2)),
+		SDSM_CMD(SDSM_IOC_REGION_OPEN, struct sdsm_region_info, policy,
+			 offsetof(struct sdsm_region_info, __reserved)),
+		SDSM_CMD(SDSM_IOC_REGION_INFO, struct sdsm_region_info, policy,
+			 offsetof(struct sdsm_region_info, __reserved)),
+		SDSM_CMD(SDSM_IOC_REGION_INFO, struct sdsm_region_info, policy,
+			 offsetof(struct sdsm_region_info, __reserved2)),
+		SDSM_CMD(SDSM_IOC_REGION_DESTROY, struct sdsm_region_destroy,
+			 __reserved,
+			 offsetof(struct sdsm_region_destroy, __reserved)),
+		SDSM_CMD(SDSM_IOC_SET_POLICY, struct sdsm_set_policy, policy,
+			 0),
+		SDSM_CMD(SDSM_IOC_QUERY_HOME, struct sdsm_query_home, homes,
+			 offsetof(struct sdsm_query_home, __reserved)),
 	};
+#undef SDSM_CMD
 	unsigned char buf[512];
 	unsigned int i;
 
@@ -181,7 +197,7 @@ TEST_F(mem, ioctl_common_errors)
 		memset(buf, 0, sizeof(buf));
 		*size = 4;
 		test_err_ioctl(EINVAL, cmds[i].req, buf);
-		*size = cmds[i].size - 1;
+		*size = cmds[i].min - 1;
 		test_err_ioctl(EINVAL, cmds[i].req, buf);
 		/* Larger struct with a non-zero byte the kernel lacks. */
 		memset(buf, 0, sizeof(buf));
@@ -251,6 +267,17 @@ TEST_F(mem, region_create_errors)
 		TH_LOG("length %llu", (unsigned long long)bad_lengths[i]);
 		test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c);
 	}
+	/* Permission bits: 0..0777, and only with SDSM_REGION_F_MODE. */
+	memset(&c, 0, sizeof(c));
+	c.size = sizeof(c);
+	c.length = PAGE;
+	strcpy(c.name, self->name);
+	c.flags = SDSM_REGION_F_MODE;
+	c.mode = 01777;
+	test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c);
+	c.flags = 0;
+	c.mode = 0644;
+	test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c);
 }
 
 TEST_F(mem, region_lookup_errors)

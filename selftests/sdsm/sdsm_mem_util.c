@@ -3,11 +3,12 @@
  * sdsm_mem_util - small actions on sdsm coherent memory for the cluster
  * tests (run_cluster_tests.sh drives several nodes with them).
  *
- *   sdsm_mem_util [-L] [-r NAME] CMD ARGS...
+ *   sdsm_mem_util [-L] [-p PERM] [-r NAME] CMD ARGS...
  *
  * -L locks the process's memory first (mlockall), so that reclaim in a
  * full memory cgroup cannot evict its text (a refault would then need a
- * charge of its own).  -r NAME works in the named region (opened by
+ * charge of its own).  -p PERM gives create the permission bits PERM
+ * (octal; SDSM_REGION_F_MODE).  -r NAME works in the named region (opened by
  * name), else the default region.  Offsets are bytes from the start of the region.  Exit status 0
  * on success, 1 on a failed check, 2 on a usage or system error.
  *
@@ -15,6 +16,11 @@
  *   create NAME LEN MODE [MASK [BLOCK|NODE]]  prints "ID OFFSET"
  *                                 MODE: interleave bind preferred first
  *   destroy NAME                  destroy by name
+ *   access ID [destroy]           what this user may do with region ID, one
+ *                                 line: "open=R ro=R rw=R mprotect=R
+ *                                 setpol=R create=R destroy=R val=V", R: OK,
+ *                                 an errno name or - (not tried); V: word 0
+ *                                 read through the read-only mapping
  *   fill OFF LEN SEED             write pattern words
  *   check OFF LEN SEED [STEP]     verify them (every STEP-th page)
  *   poke OFF VAL / peek OFF       one u64
@@ -38,6 +44,7 @@
  *                                 the ms it took) within MS ms
  *   touch_loop OFF LEN MS         read and write every page until MS pass
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -142,6 +149,61 @@ static int open_region(const char *name)
 	return info.region_id;
 }
 
+/* "OK" for 0, else the name of errno. */
+static const char *res(int ret)
+{
+	return ret ? strerrorname_np(errno) : "OK";
+}
+
+/*
+ * access ID: try, as this user, what the permissions of region ID govern.
+ * INFO (not checked, like sysfs) gives the name and the offset.
+ */
+static int region_access(uint32_t id, int destroy)
+{
+	struct sdsm_region_info info = { .size = sizeof(info) };
+	struct sdsm_region_create c = { .size = sizeof(c) };
+	struct sdsm_region_destroy d = { .size = sizeof(d) };
+	struct sdsm_set_policy s = { .size = sizeof(s) };
+	const char *open_r, *ro_r, *rw_r, *create_r, *destroy_r = "-";
+	const char *mprot_r = "-", *setpol_r = "-";
+	char val[32] = "-";
+	void *ro, *rw;
+
+	info.region_id = id;
+	if (ioctl(fd, SDSM_IOC_REGION_INFO, &info))
+		die("SDSM_IOC_REGION_INFO");
+	open_r = res(open_region(info.name) < 0);
+	ro = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, info.offset);
+	ro_r = res(ro == MAP_FAILED);
+	rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		  info.offset);
+	rw_r = res(rw == MAP_FAILED);
+	if (rw != MAP_FAILED)
+		munmap(rw, 4096);
+	if (ro != MAP_FAILED) {
+		snprintf(val, sizeof(val), "%" PRIu64,
+			 *(volatile uint64_t *)ro);
+		s.addr = (uintptr_t)ro;
+		s.length = 4096;
+		s.policy.mode = SDSM_POLICY_FIRST_TOUCH;
+		setpol_r = res(ioctl(fd, SDSM_IOC_SET_POLICY, &s));
+		mprot_r = res(mprotect(ro, 4096, PROT_READ | PROT_WRITE));
+		munmap(ro, 4096);
+	}
+	/* CREATE of the same name, size and policy opens it. */
+	memcpy(c.name, info.name, sizeof(c.name));
+	c.length = info.length;
+	c.policy = info.policy;
+	create_r = res(ioctl(fd, SDSM_IOC_REGION_CREATE, &c));
+	d.region_id = id;
+	if (destroy)
+		destroy_r = res(ioctl(fd, SDSM_IOC_REGION_DESTROY, &d));
+	printf("open=%s ro=%s rw=%s mprotect=%s setpol=%s create=%s destroy=%s val=%s\n",
+	       open_r, ro_r, rw_r, mprot_r, setpol_r, create_r, destroy_r, val);
+	return 0;
+}
+
 static sigjmp_buf sigbus_jmp;
 
 static void on_sigbus(int sig)
@@ -151,7 +213,7 @@ static void on_sigbus(int sig)
 
 int main(int argc, char **argv)
 {
-	const char *region = NULL;
+	const char *region = NULL, *perm = NULL;
 	const char *cmd;
 	uint64_t i;
 
@@ -160,6 +222,11 @@ int main(int argc, char **argv)
 			die("mlockall");
 		argv++;
 		argc--;
+	}
+	if (argc > 2 && !strcmp(argv[1], "-p")) {
+		perm = argv[2];
+		argv += 2;
+		argc -= 2;
 	}
 	if (argc > 2 && !strcmp(argv[1], "-r")) {
 		region = argv[2];
@@ -195,11 +262,18 @@ int main(int argc, char **argv)
 		c.length = num(argv[1]);
 		if (parse_policy(argc - 2, argv + 2, &c.policy))
 			return 2;
+		if (perm) {
+			c.flags |= SDSM_REGION_F_MODE;
+			c.mode = strtoul(perm, NULL, 8);
+		}
 		if (ioctl(fd, SDSM_IOC_REGION_CREATE, &c))
 			die("SDSM_IOC_REGION_CREATE");
 		printf("%u %llu\n", c.region_id, (unsigned long long)c.offset);
 		return 0;
 	}
+	if (!strcmp(cmd, "access") && argc >= 1)
+		return region_access(num(argv[0]),
+				     argc > 1 && !strcmp(argv[1], "destroy"));
 	if (!strcmp(cmd, "destroy") && argc >= 1) {
 		struct sdsm_region_destroy d = { .size = sizeof(d) };
 		int id = open_region(argv[0]);
