@@ -34,7 +34,7 @@ TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync thread_calls signal_exit_race map_file
 cross_node_free exit_status remote_segv sigint heap_homes missing_binary
-spawn node_dies"
+not_root spawn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
@@ -369,6 +369,26 @@ test_missing_binary() {
 	grep -q 'node [12]: cannot run /tmp/shim_prog: No such file' "$T/miss.err" ||
 		{ log "no message naming the node and path"; rc=1; }
 	grep -q '^thread' "$T/miss.out" && { log "the program ran"; rc=1; }
+	return "$rc"
+}
+
+# sdsmd runs its workers as root, so it takes jobs from root only: its
+# inbox is root's, mode 0600 (issue 13).  A user who may open /dev/sdsm
+# (uid 4001 here) is refused with status 125 and a message, and nothing
+# of the job runs.
+test_not_root() {
+	local rc=0 mode
+	mode=$(stat -c %a /dev/sdsm) || return 1
+	chmod 0666 /dev/sdsm || return 1
+	setpriv --reuid=4001 --regid=4001 --clear-groups \
+		"$SDSMCTL" -N all -- "$PROG" run > "$T/nr.out" 2> "$T/nr.err"
+	st=$?
+	chmod "$mode" /dev/sdsm || rc=1
+	log "not root: status $st; stderr: $(tr '\n' '|' < "$T/nr.err")"
+	[ "$st" = 125 ] || { log "want status 125"; rc=1; }
+	grep -q 'node [12]: sdsmd takes jobs from root only: .*Permission denied' \
+		"$T/nr.err" || { log "no message saying why"; rc=1; }
+	grep -q '^thread' "$T/nr.out" && { log "the program ran"; rc=1; }
 	return "$rc"
 }
 
