@@ -195,7 +195,8 @@ enum sdsm_region_flags {
  * not read and write it), EINVAL (bad name, length, policy or mode), ENOSPC
  * (no region ids or offsets left), EHOSTDOWN (a node the creation must
  * reach is down), EFBIG (longer than another node's max_region_mb;
- * nothing is created), ETIMEDOUT (no answer in time).
+ * nothing is created), ETIMEDOUT (no answer in time), ENOENT (the name
+ * existed, and its region was destroyed before this call could open it).
  */
 struct sdsm_region_create {
 	__u32 size;
