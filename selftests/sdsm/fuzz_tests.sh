@@ -185,14 +185,7 @@ test_reload() {
 # ------------------------------------------------------------------ runner
 
 restore_cluster() {
-	local k rc=0
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" restore || rc=1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
-	return $rc
+	restore_nodes
 }
 
 tap_before_test() {
