@@ -6,6 +6,7 @@
  * several threads at once.
  *
  *   sdsm_fuzz [--seed N] [--calls N] [--seconds S] [--threads T] [--trace]
+ *             [--ops NAME,NAME...] [--check-maps]
  *
  * "Typed": each thread keeps a table of its open files of /dev/sdsm and of
  * its mappings, and the process a table of the regions it created, opened
@@ -38,7 +39,10 @@
  * does not document (or a fault where none may be, or a result that is
  * wrong), 2 usage or setup error, 3 a hang.  A run with --threads 1 and the
  * same --seed makes the same choices (the kernel's answers may differ);
- * --trace prints every call before it is made.
+ * --trace prints every call before it is made; --ops runs only the
+ * operations named (as in the table: open,REGION_CREATE,mmap,...);
+ * --check-maps checks the table of mappings against /proc/self/maps
+ * after every call.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -93,12 +97,12 @@ enum op {
 static const char *const op_name[NR_OPS] = {
 	"open", "close", "GET_INFO", "REGION_CREATE", "REGION_OPEN",
 	"REGION_INFO", "REGION_DESTROY", "SET_POLICY", "QUERY_HOME", "LOCK",
-	"BARRIER", "FUTEX", "bad ioctl", "mmap", "munmap", "mremap",
+	"BARRIER", "FUTEX", "bad_ioctl", "mmap", "munmap", "mremap",
 	"madvise", "mprotect", "load/store", "fork",
 };
 
-/* Relative weights of the operations. */
-static const unsigned int op_weight[NR_OPS] = {
+/* Relative weights of the operations (--ops sets the others to 0). */
+static unsigned int op_weight[NR_OPS] = {
 	[OP_OPEN] = 2, [OP_CLOSE] = 2, [OP_GET_INFO] = 3, [OP_CREATE] = 6,
 	[OP_REGION_OPEN] = 4, [OP_INFO] = 4, [OP_DESTROY] = 4,
 	[OP_SET_POLICY] = 5, [OP_QUERY_HOME] = 6, [OP_LOCK] = 8,
@@ -183,6 +187,7 @@ static struct {
 	unsigned int seconds;
 	unsigned int threads;
 	bool trace;
+	bool check_maps;
 	int fd;			/* shared by every thread, open all along */
 	uint32_t node_id;
 	uint32_t nr_nodes;
@@ -2021,6 +2026,45 @@ static enum op pick_op(struct thr *t)
 	return OP_TOUCH;
 }
 
+/*
+ * --check-maps: every mapping in @t's table is still mapped from
+ * /dev/sdsm (else the fuzzer lost track of one: a bug of its own, or a
+ * mapping the kernel changed behind its back).  Slow: for hunting.
+ */
+static void check_maps(struct thr *t)
+{
+	static __thread unsigned long lo[4096], hi[4096];
+	char line[512];
+	int n = 0, i, j;
+	FILE *f;
+
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return;
+	while (n < 4096 && fgets(line, sizeof(line), f))
+		if (strstr(line, " /dev/sdsm") &&
+		    sscanf(line, "%lx-%lx", &lo[n], &hi[n]) == 2)
+			n++;
+	fclose(f);
+	for (i = 0; i < MAX_MAPS; i++) {
+		unsigned long a = (unsigned long)t->maps[i].addr;
+		unsigned long end = a + t->maps[i].len;
+
+		if (!a)
+			continue;
+		for (j = 0; j < n && a < end; j++)
+			if (lo[j] <= a && a < hi[j]) {
+				a = hi[j];
+				j = -1;
+			}
+		if (a >= end)
+			continue;
+		report(t, "mapping [%p +%#zx) of the table: %#lx not mapped from /dev/sdsm",
+		       t->maps[i].addr, t->maps[i].len, a);
+		t->maps[i].addr = NULL;
+	}
+}
+
 static void *thread_main(void *arg)
 {
 	struct thr *t = arg;
@@ -2040,6 +2084,8 @@ static void *thread_main(void *arg)
 			op_region_query(t, false);
 		else
 			op_fn[op](t);
+		if (g.check_maps)
+			check_maps(t);
 	}
 	for (i = 0; i < MAX_MAPS; i++)
 		if (t->maps[i].addr)
@@ -2193,9 +2239,34 @@ static void summary(double secs)
 	       atomic_load(&g.notes));
 }
 
+static void usage(void);
+
+/* --ops NAME,...: only these operations. */
+static void only_ops(const char *list)
+{
+	unsigned int keep[NR_OPS] = { 0 }, o;
+	char *copy = strdup(list), *save = NULL, *name;
+
+	for (name = strtok_r(copy, ",", &save); name;
+	     name = strtok_r(NULL, ",", &save)) {
+		for (o = 0; o < NR_OPS; o++)
+			if (!strcmp(name, op_name[o]))
+				break;
+		if (o == NR_OPS) {
+			fprintf(stderr, "sdsm_fuzz: no operation '%s'\n", name);
+			usage();
+		}
+		keep[o] = 1;
+	}
+	free(copy);
+	for (o = 0; o < NR_OPS; o++)
+		if (!keep[o])
+			op_weight[o] = 0;
+}
+
 static void usage(void)
 {
-	fprintf(stderr, "usage: sdsm_fuzz [--seed N] [--calls N] [--seconds S] [--threads T] [--trace]\n");
+	fprintf(stderr, "usage: sdsm_fuzz [--seed N] [--calls N] [--seconds S] [--threads T] [--trace] [--ops NAME,...]\n");
 	exit(2);
 }
 
@@ -2238,6 +2309,10 @@ int main(int argc, char **argv)
 			g.trace = true;
 			continue;
 		}
+		if (!strcmp(argv[i], "--check-maps")) {
+			g.check_maps = true;
+			continue;
+		}
 		if (i + 1 >= (unsigned int)argc)
 			usage();
 		if (!strcmp(argv[i], "--seed"))
@@ -2248,6 +2323,8 @@ int main(int argc, char **argv)
 			g.seconds = strtoul(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--threads"))
 			g.threads = strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--ops"))
+			only_ops(argv[++i]);
 		else
 			usage();
 	}
