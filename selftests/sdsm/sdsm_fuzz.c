@@ -211,6 +211,27 @@ static struct {
 };
 
 static struct thr thrs[MAX_THREADS];
+
+/*
+ * A MAP_FIXED mmap or an MREMAP_FIXED move that fails may have unmapped
+ * its target first; the range is then cleaned up.  These run alone, and
+ * every mmap or mremap that lets the kernel pick an address waits for
+ * them: the hole must not be handed to another thread before that.
+ */
+static pthread_rwlock_t layout;
+
+static void layout_lock(bool fixed)
+{
+	if (fixed)
+		pthread_rwlock_wrlock(&layout);
+	else
+		pthread_rwlock_rdlock(&layout);
+}
+
+static void layout_unlock(void)
+{
+	pthread_rwlock_unlock(&layout);
+}
 static __thread sigjmp_buf fault_jmp;
 static __thread volatile sig_atomic_t fault_armed;
 static __thread bool in_child;
@@ -1633,6 +1654,7 @@ static void op_mmap(struct thr *t)
 	describe(t, "mmap fd=%d (mode %d) at=%p len=%#zx prot=%#x flags=%#x off=%#llx (region %u) %s",
 		 fd, mode, want, len, prot, flags, (unsigned long long)off,
 		 r.id, why);
+	layout_lock(flags & MAP_FIXED);
 	busy(t);
 	p = mmap(want, len, prot, flags, fd, off);
 	err = p == MAP_FAILED ? errno : 0;
@@ -1650,6 +1672,7 @@ static void op_mmap(struct thr *t)
 		old->addr = NULL;
 		m = old;
 	}
+	layout_unlock();
 	if (err)
 		return;
 	if (p == want && (flags & MAP_FIXED_NOREPLACE)) {
@@ -1785,13 +1808,18 @@ static void op_mremap(struct thr *t)
 	default:
 		/* Move onto a placeholder of the same size. */
 		nlen = m->len;
-		dest = mmap(NULL, nlen, PROT_NONE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (dest == MAP_FAILED)
-			return;
 		flags = MREMAP_MAYMOVE | MREMAP_FIXED;
 		why = "move";
 		break;
+	}
+	layout_lock(flags & MREMAP_FIXED);
+	if (flags & MREMAP_FIXED) {
+		dest = mmap(NULL, nlen, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (dest == MAP_FAILED) {
+			layout_unlock();
+			return;
+		}
 	}
 	describe(t, "mremap %p len=%#zx -> %#zx flags=%#x to=%p %s", m->addr,
 		 m->len, nlen, flags, dest, why);
@@ -1800,11 +1828,11 @@ static void op_mremap(struct thr *t)
 	err = p == MAP_FAILED ? errno : 0;
 	idle(t, OP_MREMAP);
 	judge(t, OP_MREMAP, err, expect);
-	if (err) {
-		if (dest)
-			munmap(dest, nlen);
+	if (err && dest)
+		munmap(dest, nlen);
+	layout_unlock();
+	if (err)
 		return;
-	}
 	m->addr = p;
 	m->len = nlen;
 }
@@ -2292,6 +2320,7 @@ int main(int argc, char **argv)
 	struct sdsm_region_info in = { .size = sizeof(in) };
 	struct sdsm_info info = { .size = sizeof(info) };
 	struct sigaction sa = { .sa_handler = on_fault, .sa_flags = SA_NODEFER };
+	pthread_rwlockattr_t rwa;
 	pthread_t wd;
 	struct timespec ts;
 	uint64_t t0;
@@ -2365,8 +2394,15 @@ int main(int argc, char **argv)
 	signal(SIGCHLD, SIG_DFL);
 	signal(SIGPIPE, SIG_IGN);
 
+	pthread_rwlockattr_init(&rwa);
+	pthread_rwlockattr_setkind_np(&rwa,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	if (pthread_rwlock_init(&layout, &rwa))
+		die("pthread_rwlock_init");
 	for (i = 0; i < NR_OPS; i++)
 		weight_total += op_weight[i];
+	if (!weight_total)
+		usage();
 	t0 = now_ms();
 	g.deadline_ms = t0 + g.seconds * 1000ULL;
 	for (i = 0; i < g.threads; i++)
