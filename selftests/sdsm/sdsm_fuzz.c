@@ -2169,23 +2169,36 @@ static uint64_t read_ulong(const char *path, uint64_t dflt)
 	return v;
 }
 
-/* Destroy region @name if it exists, retrying while busy: 0 or errno. */
+/*
+ * Destroy region @name if it exists, retrying while busy: 0 or errno.  A
+ * region this node still finds after DESTROY said ENOENT (the other nodes
+ * do not know it) is reported: the nodes disagree.
+ */
 static int destroy_by_name(const char *name, unsigned int ms)
 {
 	struct sdsm_region_info in = { .size = sizeof(in) };
 	struct sdsm_region_destroy d = { .size = sizeof(d) };
 	uint64_t end = now_ms() + ms;
+	uint32_t gone = 0;
 
 	strncpy(in.name, name, SDSM_NAME_MAX - 1);
 	for (;;) {
 		if (ioctl(g.fd, SDSM_IOC_REGION_OPEN, &in))
 			return errno == ENOENT ? 0 : errno;
+		if (gone && in.region_id == gone && now_ms() >= end) {
+			printf("cleanup: region %u '%s' is here, but DESTROY says ENOENT: the nodes disagree\n",
+			       gone, name);
+			return ENOENT;
+		}
 		d.region_id = in.region_id;
-		if (!ioctl(g.fd, SDSM_IOC_REGION_DESTROY, &d) || errno == ENOENT)
+		if (!ioctl(g.fd, SDSM_IOC_REGION_DESTROY, &d))
 			return 0;
-		if (errno != EBUSY && errno != ETIMEDOUT && errno != EHOSTDOWN)
+		if (errno == ENOENT)
+			gone = in.region_id;
+		else if (errno != EBUSY && errno != ETIMEDOUT &&
+			 errno != EHOSTDOWN)
 			return errno;
-		if (now_ms() >= end)
+		if (now_ms() >= end && errno != ENOENT)
 			return errno;
 		usleep(100000);
 	}
@@ -2215,7 +2228,7 @@ static int cleanup(void)
 	}
 	for (i = 0; i < NR_SHARED; i++) {
 		shared_name(name, i);
-		err = destroy_by_name(name, 2000);
+		err = destroy_by_name(name, 5000);
 		if (err == EBUSY)
 			busy_shared++;	/* mapped by another node's run */
 		else if (err)
