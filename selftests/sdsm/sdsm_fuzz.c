@@ -2234,7 +2234,7 @@ static int cleanup(void)
 		else if (err)
 			left++;
 	}
-	printf("cleanup: %u private regions left, %u shared ones still mapped elsewhere\n",
+	printf("cleanup: %u regions left, %u shared ones still mapped elsewhere\n",
 	       left, busy_shared);
 	return left;
 }
