@@ -30,7 +30,7 @@ KSRC	= $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/*.h)) \
 	  uapi/linux/sdsm.h
 
 .PHONY: all deps module module-debug kdir userspace tests linux-source checkpatch sparse \
-	unit selftests check demo bench clean install install-dkms deb \
+	unit selftests check demo bench fuzz clean install install-dkms deb \
 	check-install
 
 # Installing (`make install DESTDIR=... PREFIX=...`, README.md): user space
@@ -197,6 +197,12 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all tests
 	@tools/bench.sh
+
+# The long run of the fuzzer of /dev/sdsm: 10^6 calls over 3 nodes, on the
+# debug kernel if it is cached (Documentation/testing.rst).
+fuzz: deps
+	@$(MAKE) --no-print-directory all tests
+	@tools/fuzz.sh
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null || true

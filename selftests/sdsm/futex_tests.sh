@@ -176,15 +176,7 @@ bound() {
 }
 
 restore_cluster() {
-	local k rc=0
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" restore || rc=1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
-	sleep 1
-	return $rc
+	restore_nodes
 }
 
 tap_before_test() {

@@ -39,8 +39,12 @@ mem=$(echo $mem)
 # preload under 1 min, shim (sdsmctl -N) ~2.5 min, peer authentication (issue
 # 13, the last node plays a rogue) ~3 min, packages (issue 15; needs
 # out/deb/stage from tests/build/test_deb.sh; ~4 min of it the systemd
-# boot and poweroff of every node) ~6.5 min; each bound is about twice
-# that.
+# boot and poweroff of every node) ~6.5 min, the fuzzer (issue 14,
+# FUZZ_SECONDS=60 on every node at once, then logs, membership, leaks and
+# a reload) ~2 min; each bound is about twice that.  The fuzz suite is
+# marked TODO while the region leak it finds (a region destroyed
+# everywhere but on one node, after a create racing with a destroy) is
+# not fixed: its failures are reported, not counted.
 suites=(
 	"membership|1100||run_cluster_tests.sh $membership"
 	"locks-barriers|700||sync_tests.sh"
@@ -51,6 +55,7 @@ suites=(
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1100||run_cluster_tests.sh $mem"
 	"packages|800||pkg_tests.sh"
+	"fuzz|300|14|fuzz_tests.sh"
 )
 
 # mark_todo MARK: add "# TODO MARK" to result lines that carry no directive.

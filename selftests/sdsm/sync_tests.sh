@@ -268,16 +268,7 @@ test_rmmod_with_waiters() {
 # ------------------------------------------------------------------ runner
 
 restore_cluster() {
-	local k rc=0
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" restore || rc=1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
-	# UP reaches the lock layer just after sysfs shows it.
-	sleep 1
-	return $rc
+	restore_nodes
 }
 
 # Every test needs 3 nodes: with fewer, each is a SKIP.

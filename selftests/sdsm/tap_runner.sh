@@ -94,6 +94,22 @@ nodes() {
 	seq 0 $((SDSM_NR_NODES - 1))
 }
 
+# restore_nodes: the restore_cluster of most suites.  Every node restored
+# by $NODE_SH (sdsm_node.sh: eth0 up, rxe0 present, sdsm loaded), then
+# every node sees every other up within UP_SEC (default 90) seconds; and
+# a second more: UP reaches the lock layer just after sysfs shows it.
+restore_nodes() {
+	local k rc=0
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" restore || rc=1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "${UP_SEC:-90}" || rc=1
+	done
+	sleep 1
+	return $rc
+}
+
 # bg NAME K CMD...: CMD on node K in the background; its output goes to
 # $WORK/NAME.out as it is written (on_node would show it only at the end),
 # its exit status to $WORK/NAME.rc.  A remote CMD may run as long as the
