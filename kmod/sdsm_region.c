@@ -89,6 +89,45 @@ static DEFINE_XARRAY(sdsm_regions);
 static DEFINE_MUTEX(sdsm_regions_mutex);
 static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
 
+/*
+ * Ids this node destroyed lately, each with the jiffies when it may be
+ * learned again, under sdsm_regions_mutex.  A registrar's answer sent
+ * before a destroy reached it can arrive after the destroy committed
+ * here; learning from it would bring the region back on this node only.
+ * Answers older than sdsm_fault_timeout_ms are ignored by their call, so
+ * twice that is long enough.
+ */
+static DEFINE_XARRAY(sdsm_tombstones);
+
+/* Is @id destroyed lately?  Forget the stones that expired.  Locks: table. */
+static bool sdsm_tombstone_check(u32 id)
+{
+	unsigned long i;
+	bool dead = false;
+	void *v;
+
+	lockdep_assert_held(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_tombstones, i, v) {
+		if (time_after_eq(jiffies, xa_to_value(v)))
+			xa_erase(&sdsm_tombstones, i);
+		else if (i == id)
+			dead = true;
+	}
+	return dead;
+}
+
+/* Region @id goes: it is not learned again for a while.  Locks: table. */
+static void sdsm_tombstone_add(u32 id)
+{
+	unsigned long until = jiffies +
+			      2 * msecs_to_jiffies(sdsm_fault_timeout_ms);
+
+	lockdep_assert_held(&sdsm_regions_mutex);
+	/* Without memory, only the stale-answer window stays open. */
+	xa_store(&sdsm_tombstones, id, xa_mk_value(until & LONG_MAX),
+		 GFP_KERNEL);
+}
+
 /* A region of SDSM_REGION_F_OWNED and the file it belongs to. */
 struct sdsm_owned {
 	struct list_head node;
@@ -721,6 +760,8 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	named = sdsm_region_by_name(name);
 	if (r && r == named)
 		return 0;
+	if (!r && sdsm_tombstone_check(id))
+		return -ENOENT;	/* a stale answer about a destroyed region */
 	if (r || named) {
 		pr_warn("region %u '%s' from a peer conflicts with region %u '%s'\n",
 			id, name, r ? r->id : named->id,
@@ -802,6 +843,7 @@ static void sdsm_region_finish(u32 id, u64 token, bool commit)
 	r = xa_load(&sdsm_regions, id);
 	if (r && r->dying == token) {
 		if (commit) {
+			sdsm_tombstone_add(id);
 			sdsm_region_remove(r);
 		} else {
 			spin_lock(&r->lock);
@@ -975,24 +1017,19 @@ static int sdsm_need_all_up(void)
 }
 
 /*
- * Destroy region @id on every node: 0 or a negative errno.  @undo: a create
+ * Destroy region @w->id on every node: 0 or a negative errno.  @undo: a create
  * that some node refused is taken back from the nodes that are up, whether
  * they learned it or not (ENOENT), and needs no down node (it never learned
- * the region, and learns nothing of it when it comes back).
+ * the region, and learns nothing of it when it comes back), nor this
+ * node (its own create is undone when this node could not learn it).
  */
-static int sdsm_region_destroy(u32 id, bool undo)
+static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 {
-	struct sdsm_wire_region w;
+	u32 id = be32_to_cpu(w->id);
 	struct sdsm_call call;
-	struct sdsm_region *r;
 	u64 mask, token;
 	int ret;
 
-	r = sdsm_region_get(id);
-	if (!r)
-		return -ENOENT;
-	sdsm_region_to_wire(&w, r);
-	sdsm_region_put(r);
 	ret = undo ? 0 : sdsm_need_all_up();
 	if (ret)
 		return ret;
@@ -1001,10 +1038,12 @@ static int sdsm_region_destroy(u32 id, bool undo)
 	sdsm_call_start(&call, mask);
 	call.enoent_ok = undo;
 	token = sdsm_destroy_token(sdsm_cl.node_id, call.cookie);
-	w.cookie = cpu_to_be64(call.cookie);
+	w->cookie = cpu_to_be64(call.cookie);
 	ret = sdsm_region_prepare(id, token);
+	if (ret == -ENOENT && undo)
+		ret = 0;	/* this node never learned it */
 	if (!ret) {
-		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, &w, sizeof(w));
+		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, w, sizeof(*w));
 		ret = sdsm_call_wait(&call);
 	} else {
 		spin_lock(&sdsm_calls_lock);
@@ -1013,9 +1052,22 @@ static int sdsm_region_destroy(u32 id, bool undo)
 		return ret;
 	}
 	sdsm_send_mask(mask, ret ? SDSM_MSG_REGION_ABORT :
-				   SDSM_MSG_REGION_COMMIT, &w, sizeof(w));
+				   SDSM_MSG_REGION_COMMIT, w, sizeof(*w));
 	sdsm_region_finish(id, token, !ret);
 	return ret;
+}
+
+static int sdsm_region_destroy(u32 id, bool undo)
+{
+	struct sdsm_wire_region w;
+	struct sdsm_region *r;
+
+	r = sdsm_region_get(id);
+	if (!r)
+		return -ENOENT;
+	sdsm_region_to_wire(&w, r);
+	sdsm_region_put(r);
+	return sdsm_region_destroy_wire(&w, undo);
 }
 
 static unsigned int sdsm_registrar(const char *name)
@@ -1050,8 +1102,8 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	for (id = 1; id < 1U << SDSM_REGION_ID_SHIFT; id++) {
 		if (++sdsm_region_counter >= 1U << SDSM_REGION_ID_SHIFT)
 			sdsm_region_counter = 1;
-		if (!xa_load(&sdsm_regions, (self << SDSM_REGION_ID_SHIFT) |
-					    sdsm_region_counter))
+		id = (self << SDSM_REGION_ID_SHIFT) | sdsm_region_counter;
+		if (!xa_load(&sdsm_regions, id) && !sdsm_tombstone_check(id))
 			break;
 	}
 	id = (self << SDSM_REGION_ID_SHIFT) | sdsm_region_counter;
@@ -1092,6 +1144,17 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 			mutex_lock(&sdsm_regions_mutex);
 			ret = sdsm_region_learn(reg, &have);
 			mutex_unlock(&sdsm_regions_mutex);
+			/*
+			 * The registrar recorded our region, this node could
+			 * not (its table has the name for a region that was
+			 * destroyed elsewhere meanwhile): take ours back.
+			 */
+			if (ret && be32_to_cpu(have.id) == id) {
+				int undo = sdsm_region_destroy_wire(&have, true);
+
+				pr_warn("region %u '%s' not created: not learned here (%d); taken back: %d\n",
+					id, c->name, ret, undo);
+			}
 		}
 	}
 	if (ret)
@@ -1599,6 +1662,7 @@ void sdsm_region_exit(void)
 	}
 	mutex_unlock(&sdsm_regions_mutex);
 	xa_destroy(&sdsm_regions);
+	xa_destroy(&sdsm_tombstones);
 	kobject_put(sdsm_regions_kobj);
 	sdsm_regions_kobj = NULL;
 }
