@@ -22,6 +22,7 @@
 #
 # Environment: FUZZ_SECONDS (default 60) bounds each node's run,
 # FUZZ_CALLS (default: no bound) the calls of all nodes together,
+# FUZZ_OPS (default all) the operations to run (sdsm_fuzz --ops),
 # FUZZ_THREADS (default 2) the threads per node, FUZZ_SEED (default
 # random) the seed of node 0; node K uses FUZZ_SEED + K.  To reproduce a
 # failure of node K: sdsm_fuzz --seed <its seed> --seconds S on node K
@@ -40,6 +41,7 @@ FUZZ=$HERE/sdsm_fuzz
 : "${FUZZ_SECONDS:=60}"
 : "${FUZZ_CALLS:=}"
 : "${FUZZ_THREADS:=2}"
+: "${FUZZ_OPS:=}"
 : "${FUZZ_SEED:=$(( (RANDOM << 15 | RANDOM) % 1000000 ))}"
 N=$SDSM_NR_NODES
 UP_SEC=90
@@ -63,6 +65,7 @@ test_run() {
 	args="--seconds $FUZZ_SECONDS --threads $FUZZ_THREADS"
 	[ -n "$FUZZ_CALLS" ] &&
 		args="$args --calls $(( (FUZZ_CALLS + N - 1) / N ))"
+	[ -n "$FUZZ_OPS" ] && args="$args --ops $FUZZ_OPS"
 	for k in $(nodes); do
 		log "node $k: sdsm_fuzz --seed $((FUZZ_SEED + k)) $args"
 		# shellcheck disable=SC2086 # args is a word list
