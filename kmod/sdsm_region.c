@@ -19,6 +19,9 @@
  * Memory is freed when the last reference goes (VMAs, faults waiting with
  * the mmap lock dropped, handlers).  Destroy and SET_POLICY need every node
  * up (EHOSTDOWN), since a node that misses them would act on stale state.
+ * A node remembers the ids it destroyed for a while (sdsm_tombstones) so
+ * that a registrar's answer overtaken by the destroy does not bring one
+ * back here.
  *
  * Placement.  Every page has a static manager: its home under the region's
  * creation policy if that is INTERLEAVE, else the page's interleave over all
