@@ -1624,7 +1624,8 @@ int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
 		sdsm_region_put(r);
 		return ret;
 	}
-	if (sdsm_region_permission(r, MAY_WRITE))
+	if (!(vma->vm_flags & VM_WRITE) &&
+	    sdsm_region_permission(r, MAY_WRITE))
 		vma->vm_flags &= ~VM_MAYWRITE;
 	if (!sdsm_region_map(r)) {
 		sdsm_region_put(r);

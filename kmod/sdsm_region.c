@@ -102,30 +102,31 @@ static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
  */
 static DEFINE_XARRAY(sdsm_tombstones);
 
-/* Is @id destroyed lately?  Forget the stones that expired.  Locks: table. */
+/* Is @id destroyed lately?  Locks: table. */
 static bool sdsm_tombstone_check(u32 id)
 {
-	unsigned long i;
-	bool dead = false;
-	void *v;
+	void *v = xa_load(&sdsm_tombstones, id);
 
 	lockdep_assert_held(&sdsm_regions_mutex);
-	xa_for_each(&sdsm_tombstones, i, v) {
-		if (time_after_eq(jiffies, xa_to_value(v)))
-			xa_erase(&sdsm_tombstones, i);
-		else if (i == id)
-			dead = true;
-	}
-	return dead;
+	return v && time_before(jiffies, xa_to_value(v));
 }
 
-/* Region @id goes: it is not learned again for a while.  Locks: table. */
+/*
+ * Region @id goes: it is not learned again for a while.  The stones that
+ * expired are swept here, so the table holds only the destroys of the
+ * last window.  Locks: table.
+ */
 static void sdsm_tombstone_add(u32 id)
 {
 	unsigned long until = jiffies +
 			      2 * msecs_to_jiffies(sdsm_fault_timeout_ms);
+	unsigned long i;
+	void *v;
 
 	lockdep_assert_held(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_tombstones, i, v)
+		if (time_after_eq(jiffies, xa_to_value(v)))
+			xa_erase(&sdsm_tombstones, i);
 	/* Without memory, only the stale-answer window stays open. */
 	xa_store(&sdsm_tombstones, id, xa_mk_value(until & LONG_MAX),
 		 GFP_KERNEL);
