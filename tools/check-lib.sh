@@ -2,8 +2,9 @@
 # shellcheck shell=bash
 #
 # The result counting of tools/check.sh (`make check`), sourced by it and by
-# tests/build/test_tap.sh.  The caller sets passed=0 failed=0 skipped=0 and
-# failures=() before use.
+# tests/build/test_tap.sh.  The caller sets passed=0 failed=0 skipped=0,
+# failures=() and failures_why=() before use.  failures_why[i] holds the
+# last diagnostic lines a TAP stream printed before failure i, if any.
 
 note() { printf '# %s\n' "$*"; }
 
@@ -15,6 +16,7 @@ result() {
 	else
 		failed=$((failed + 1))
 		failures+=("$1")
+		failures_why+=("")
 		echo "not ok - $1"
 	fi
 }
@@ -25,7 +27,7 @@ result() {
 # the totals are globals).  Nested kselftest lines start with '#' and are not
 # counted twice.
 count_tap() {
-	local line name n=0
+	local line name n=0 diag=()
 	tap_plan=0 tap_nplans=0
 	while IFS= read -r line; do
 		if [[ $line =~ ^1\.\.([0-9]+) ]]; then
@@ -44,7 +46,9 @@ count_tap() {
 			else
 				failed=$((failed + 1))
 				failures+=("$2: $name")
+				failures_why+=("$(printf '%s\n' "${diag[@]}")")
 			fi
+			diag=()
 			;;
 		"ok "*)
 			n=$((n + 1))
@@ -53,6 +57,12 @@ count_tap() {
 			else
 				passed=$((passed + 1))
 			fi
+			diag=()
+			;;
+		"#"*)
+			# The last 8 lines a test said (why it failed).
+			diag+=("${line:0:300}")
+			[ ${#diag[@]} -gt 8 ] && diag=("${diag[@]:1}")
 			;;
 		esac
 	done < "$1"

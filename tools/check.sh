@@ -24,7 +24,7 @@ logdir=$top/out/check/$stamp
 mkdir -p "$logdir"
 nodes=${CHECK_NODES:-3}
 passed=0 failed=0 skipped=0
-failures=()
+failures=() failures_why=()
 t_start=$(date +%s)
 
 . "$top/tools/check-lib.sh"
@@ -196,8 +196,11 @@ if [ "${CHECK_KERNEL:-}" = debug ] && { want debug-cluster ||
 fi
 
 note "make check took $(( $(date +%s) - t_start ))s; logs in $logdir"
-for f in "${failures[@]}"; do
-	note "FAILED: $f"
+# Each failure with the last lines its test said: CI may show only the end.
+for i in "${!failures[@]}"; do
+	note "FAILED: ${failures[i]}"
+	[ -n "${failures_why[i]:-}" ] && printf '%s\n' "${failures_why[i]}" |
+		sed 's/^#* */#   | /'
 done
 total=$((passed + failed + skipped))
 if [ $total -eq 0 ]; then

@@ -42,7 +42,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..11"
+echo "1..12"
 expect "a complete stream passes" "3 0 0" \
 	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
 expect "a stream that stops after 3 of 10 fails" "3 1 0" \
@@ -59,6 +59,21 @@ expect "plans of several streams add up" "4 1 2" \
 	"1..1" "ok 1 - f"
 expect "a failure is a failure, TODO is skipped" "1 1 1" \
 	"1..3" "ok 1 - a" "not ok 2 - b" "not ok 3 - c # TODO 14"
+# make check ends with each failure and the last lines its test said (CI
+# shows only the end of the output).
+why() (
+	passed=0 failed=0 skipped=0
+	failures=() failures_why=()
+	. "$top/tools/check-lib.sh"
+	count_tap "$1" t > /dev/null
+	printf '%s\n' "${failures_why[@]}"
+)
+printf '%s\n' "1..3" "# said by a" "ok 1 - a" "# b0" "# b1" "# b2" "# b3" \
+	"# b4" "# b5" "# b6" "# b7" "# b8" "not ok 2 - b" "not ok 3 - c" \
+	> "$tmp/log"
+got=$(why "$tmp/log" | tr '\n' ' ')
+[ "$got" = "# b1 # b2 # b3 # b4 # b5 # b6 # b7 # b8  " ]
+ok $? "a failure keeps the last 8 lines its test said, and no other's (got '$got')"
 # The cluster suites' runner, with the guest library's own vc_bounded, and
 # tests that pass, skip, fail, hang and break the cluster.
 runner() (
