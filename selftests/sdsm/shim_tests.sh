@@ -447,7 +447,9 @@ restore_cluster() {
 	# A test that overran its bound may leave its job behind: end it, so
 	# that the next test starts clean (the test has failed already).
 	for k in $(nodes); do
-		run_on "$k" pkill -KILL '^(shim_prog|shim_sync_prog)$' || true
+		# (pkill matches at most 15 characters of a name: one per name)
+		run_on "$k" sh -c 'pkill -KILL -x shim_prog; pkill -KILL -x shim_sync_prog' ||
+			true
 	done
 	if [ "$TEST" = node_dies ]; then
 		stop_agents
