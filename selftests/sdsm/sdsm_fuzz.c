@@ -870,7 +870,9 @@ static void op_create(struct thr *t)
 	fd = fd_pick(t, &mode);
 	if (gen_name(t, c->name, &why, &shared))
 		expect = EINVAL;
-	c->flags = below(t, 4);
+	c->flags = below(t, 8);	/* EXCL, OWNED, MODE */
+	if (c->flags & SDSM_REGION_F_MODE)
+		c->mode = below(t, 01000);
 	if (shared) {
 		c->length = SHARED_PAGES * PAGE;
 		c->policy.mode = SDSM_POLICY_INTERLEAVE;
@@ -926,13 +928,30 @@ static void op_create(struct thr *t)
 				why = "length max_region_mb";
 			}
 			break;
+		case 8:
+			c->flags |= SDSM_REGION_F_MODE;
+			c->mode = 01000 + below(t, 0xffff);
+			why = "mode above 0777";
+			expect = EINVAL;
+			break;
+		case 9:
+			c->flags &= ~SDSM_REGION_F_MODE;
+			c->mode = 1 + below(t, 0777);
+			why = "mode without SDSM_REGION_F_MODE";
+			expect = EINVAL;
+			break;
+		case 10:
+			c->__reserved2 = 1 + below(t, 0xffff);
+			why = "reserved2 set";
+			expect = EINVAL;
+			break;
 		}
 	}
 	c->region_id = rnd(t);
 	c->offset = rnd(t);
-	describe(t, "REGION_CREATE fd=%d name='%.*s' len=%#llx flags=%#x pol=%u/%u/%#llx/%#llx %s",
+	describe(t, "REGION_CREATE fd=%d name='%.*s' len=%#llx flags=%#x mode=%#o pol=%u/%u/%#llx/%#llx %s",
 		 fd, SDSM_NAME_MAX, c->name, (unsigned long long)c->length,
-		 c->flags, c->policy.mode, c->policy.preferred_node,
+		 c->flags, c->mode, c->policy.mode, c->policy.preferred_node,
 		 (unsigned long long)c->policy.nodemask,
 		 (unsigned long long)c->policy.block_size, why);
 	err = IOC(t, fd, SDSM_IOC_REGION_CREATE, c, MIN_CREATE, OP_CREATE,
