@@ -199,8 +199,12 @@ static inline void *shim_create_owned(const char *name, size_t len,
 }
 
 /*
- * Node @k is down, as this node sees it (its sysfs state).  Safe in a
- * signal handler, and touches no memory of the job: not even environ (a
+ * Node @k is lost to the job, as this node sees it (its sysfs state): not
+ * "up" (nor "self").  A peer whose connection failed is "down" only until
+ * the node of the lower id tries again, then "connecting" for up to twice
+ * peer_timeout_ms, and so on: a dead node's state alternates between the
+ * two, and a job's nodes were all up when it started.  Safe in a signal
+ * handler, and touches no memory of the job: not even environ (a
  * copy-relocated variable in the executable's globals, which may be a page
  * lost with a dead node), so the real sysfs path, not SDSM_SYSFS_ROOT.
  */
@@ -216,7 +220,7 @@ static inline bool shim_node_down(unsigned int k)
 		return false;
 	n = read(fd, st, sizeof(st));
 	close(fd);
-	return n >= 4 && !memcmp(st, "down", 4);
+	return n >= 3 && memcmp(st, "up\n", 3) && memcmp(st, "self", 4);
 }
 
 /* sdsm_futex_trap.c: futex(2) on the job's memory goes to sdsm. */
