@@ -418,7 +418,7 @@ test_spawn() {
 # job's regions cannot be destroyed on a node that is down: they are not
 # checked here, and the module is reloaded everywhere afterwards.
 test_node_dies() {
-	local rc=0 i left
+	local rc=0 i left seen
 	launch dies busy
 	for ((i = 0; i < 1200; i++)); do
 		grep -q busy "$T/dies.out" && break
@@ -438,6 +438,14 @@ test_node_dies() {
 		sleep 1
 	done
 	[ -z "$left" ] || { log "workers left after the job: $left"; rc=1; }
+	# What node 0 shows of the dead node 2: never "up" again.
+	seen=
+	for ((i = 0; i < 20; i++)); do
+		seen="$seen $(run_on 0 cat /sys/kernel/sdsm/nodes/2/state)"
+		sleep 0.25
+	done
+	log "node 0 saw node 2:$(tr ' ' '\n' <<< "${seen# }" | uniq -c | tr -s ' \n' ' ')"
+	case "$seen " in *" up "*) log "node 2 up again"; rc=1 ;; esac
 	[ "$rc" = 0 ] || agent_logs
 	return "$rc"
 }
