@@ -19,9 +19,9 @@
  * Memory is freed when the last reference goes (VMAs, faults waiting with
  * the mmap lock dropped, handlers).  Destroy and SET_POLICY need every node
  * up (EHOSTDOWN), since a node that misses them would act on stale state.
- * A node remembers the ids it destroyed for a while (sdsm_tombstones) so
- * that a registrar's answer overtaken by the destroy does not bring one
- * back here.
+ * A node remembers the ids destroyed for a while (sdsm_tombstones), those
+ * of undone creates it never learned too, so that a registrar's answer
+ * overtaken by the destroy does not bring one back here.
  *
  * Placement.  Every page has a static manager: its home under the region's
  * creation policy if that is INTERLEAVE, else the page's interleave over all
@@ -69,6 +69,7 @@
 #include <linux/bitops.h>
 #include <linux/capability.h>
 #include <linux/cred.h>
+#include <linux/delay.h>
 #include <linux/jhash.h>
 #include <linux/kstrtox.h>
 #include <linux/math64.h>
@@ -93,8 +94,9 @@ static DEFINE_MUTEX(sdsm_regions_mutex);
 static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
 
 /*
- * Ids this node destroyed lately, each with the jiffies when it may be
- * learned again, under sdsm_regions_mutex.  A registrar's answer sent
+ * Ids destroyed lately (here, or taken back from the cluster before this
+ * node learned them), each with the jiffies when it may be learned again,
+ * under sdsm_regions_mutex.  A registrar's answer sent
  * before a destroy reached it can arrive after the destroy committed
  * here; learning from it would bring the region back on this node only.
  * Answers older than sdsm_fault_timeout_ms are ignored by their call, so
@@ -854,6 +856,13 @@ static void sdsm_region_finish(u32 id, u64 token, bool commit)
 			r->dying = 0;
 			spin_unlock(&r->lock);
 		}
+	} else if (!r && commit) {
+		/*
+		 * An undone create this node never learned: a registrar's
+		 * answer naming the region may still be on its way here (a
+		 * create of the same name that opened it meanwhile).
+		 */
+		sdsm_tombstone_add(id);
 	}
 	mutex_unlock(&sdsm_regions_mutex);
 }
@@ -1061,6 +1070,29 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 	return ret;
 }
 
+#define SDSM_UNDO_TRIES		10
+#define SDSM_UNDO_WAIT_MS	50
+
+/*
+ * Take back a create that not every node took (undo above).  A destroy of
+ * the same region started meanwhile by a thread that opened it holds the
+ * region prepared (EBUSY) until it fails, as it must: a node that refused
+ * the region answers it ENOENT.  Try again then, a bounded number of
+ * times, so that no node keeps the region.
+ */
+static int sdsm_region_undo(struct sdsm_wire_region *w)
+{
+	int ret, i;
+
+	for (i = 0; i < SDSM_UNDO_TRIES; i++) {
+		ret = sdsm_region_destroy_wire(w, true);
+		if (ret != -EBUSY)
+			break;
+		msleep(SDSM_UNDO_WAIT_MS);
+	}
+	return ret;
+}
+
 static int sdsm_region_destroy(u32 id, bool undo)
 {
 	struct sdsm_wire_region w;
@@ -1071,7 +1103,7 @@ static int sdsm_region_destroy(u32 id, bool undo)
 		return -ENOENT;
 	sdsm_region_to_wire(&w, r);
 	sdsm_region_put(r);
-	return sdsm_region_destroy_wire(&w, undo);
+	return undo ? sdsm_region_undo(&w) : sdsm_region_destroy_wire(&w, false);
 }
 
 static unsigned int sdsm_registrar(const char *name)
@@ -1154,7 +1186,7 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 			 * destroyed elsewhere meanwhile): take ours back.
 			 */
 			if (ret && be32_to_cpu(have.id) == id) {
-				int undo = sdsm_region_destroy_wire(&have, true);
+				int undo = sdsm_region_undo(&have);
 
 				pr_warn("region %u '%s' not created: not learned here (%d); taken back: %d\n",
 					id, c->name, ret, undo);
