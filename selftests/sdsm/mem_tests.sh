@@ -21,7 +21,7 @@ mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
-mem_region_perm"
+mem_region_perm mem_lifecycle"
 
 mu() {
 	local k=$1
@@ -898,6 +898,54 @@ test_mem_region_perm() {
 	fi
 	for k in $(nodes); do
 		run_on "$k" chmod "${devmode[k]}" /dev/sdsm || rc=1
+	done
+	return $rc
+}
+
+# Mapping lifecycle (issue 14).  A process on node 1 maps a region: node 0
+# cannot destroy it (EBUSY, nothing destroyed) and node 1 cannot unload the
+# module under it.  On node 2, sdsm_mem_util lifecycle: after a partial
+# munmap (head, middle, tail) the pieces keep their data and the region
+# stays busy; mremap moves and shrinks a piece (data kept, the old place
+# gone) but cannot grow one (EFAULT); 8 threads fault at once a page held
+# modified on node 0 and add to it.  What node 2 wrote through the moved
+# piece, and the threads' sum, are read on nodes 1 and 0.  Once node 1's
+# mapping is gone, node 0 destroys the region everywhere.
+test_mem_lifecycle() {
+	local name=life.$$ out id hpid i k v err rc=0 seed=$RANDOM
+	out=$(mu 0 create $name $((16 * PG)) interleave) || return 1
+	id=${out%% *}
+	mu 0 -r $name poke $((8 * PG)) 1000 || return 1
+	mu 1 -r $name touch_loop $((12 * PG)) $PG 60000 &
+	hpid=$!
+	for ((i = 0; i < 100; i++)); do
+		v=$(mu 0 -r $name peek $((12 * PG)))
+		[ "${v:-0}" != 0 ] && break
+		sleep 0.2
+	done
+	[ "${v:-0}" != 0 ] || { log "node 1 never wrote its page"; rc=1; }
+	err=$(mu 0 -r $name destroy $name 2>&1) &&
+		{ log "destroyed while mapped on node 1"; rc=1; }
+	case $err in *busy*) ;; *) log "destroy while mapped: $err"; rc=1 ;; esac
+	err=$(run_on 1 rmmod sdsm 2>&1) &&
+		{ log "rmmod on node 1 succeeded under a mapping"; rc=1; }
+	log "rmmod under a mapping: $err"
+	run_on 1 test -d /sys/module/sdsm || { log "sdsm gone from node 1"; rc=1; }
+	kill -0 $hpid 2>/dev/null || { log "node 1's mapping died"; rc=1; }
+	out=$(mu 2 -r $name lifecycle $name "$seed" 1000) || rc=1
+	log "node 2: $(tr '\n' '|' <<< "$out")"
+	v=$(mu 1 -r $name peek $((5 * PG)))
+	[ "$v" = "$seed" ] || { log "node 1 reads $v at page 5, not $seed"; rc=1; }
+	v=$(mu 0 -r $name peek $((8 * PG)))
+	[ "$v" = 17000 ] || { log "node 0 reads $v at page 8, not 17000"; rc=1; }
+	run_on 1 pkill -f "$name touch_loop"
+	wait $hpid
+	mu 0 -r $name destroy $name || { log "destroy after the mappings went"; rc=1; }
+	for k in $(nodes); do
+		if run_on "$k" test -e "/sys/kernel/sdsm/regions/$id"; then
+			log "node $k still has region $id"
+			rc=1
+		fi
 	done
 	return $rc
 }

@@ -43,11 +43,20 @@
  *   expect_sigbus OFF MS          read OFF; succeed if SIGBUS arrives (prints
  *                                 the ms it took) within MS ms
  *   touch_loop OFF LEN MS         read and write every page until MS pass
+ *   lifecycle NAME SEED BASE      mapping lifecycle in region NAME (9 pages
+ *                                 or more): partial munmap, destroy refused
+ *                                 while any piece is mapped, mremap move and
+ *                                 shrink (grow: EFAULT), 8 threads faulting
+ *                                 page 8 (word 0 = BASE) at once, each
+ *                                 adding 2000; leaves word 0 of page 5 =
+ *                                 SEED, written through the moved mapping;
+ *                                 one line per step
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +64,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -209,6 +219,166 @@ static sigjmp_buf sigbus_jmp;
 static void on_sigbus(int sig)
 {
 	siglongjmp(sigbus_jmp, 1);
+}
+
+/* Whether reading @p faults (SIGSEGV or SIGBUS): an address not mapped. */
+static int faults(volatile uint64_t *p)
+{
+	struct sigaction sa = { .sa_handler = on_sigbus }, osegv, obus;
+	volatile int hit = 0;
+
+	sigaction(SIGSEGV, &sa, &osegv);
+	sigaction(SIGBUS, &sa, &obus);
+	if (sigsetjmp(sigbus_jmp, 1))
+		hit = 1;
+	else
+		(void)*p;
+	sigaction(SIGSEGV, &osegv, NULL);
+	sigaction(SIGBUS, &obus, NULL);
+	return hit;
+}
+
+#define LC_PAGE		4096
+#define LC_THREADS	8
+#define LC_ADDS		2000
+
+struct lc_herd {
+	volatile uint64_t *word;
+	pthread_barrier_t start;
+};
+
+/* One of the threads that fault one page at once, then add to it. */
+static void *lc_thread(void *arg)
+{
+	struct lc_herd *h = arg;
+	int i;
+
+	pthread_barrier_wait(&h->start);
+	for (i = 0; i < LC_ADDS; i++)
+		__atomic_add_fetch(h->word, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/*
+ * lifecycle NAME SEED (see the head of the file).  Every step prints
+ * "STEP ok" or "STEP FAILED: why"; the exit status is 1 if any failed.
+ */
+static int lifecycle(const char *name, uint64_t seed, uint64_t base)
+{
+	struct sdsm_region_destroy d = { .size = sizeof(d) };
+	pthread_t tids[LC_THREADS];
+	struct lc_herd herd;
+	volatile uint64_t *w;
+	char *p, *q, *r;
+	int bad = 0, busy, k, id;
+
+#define LC_CHECK(step, cond, ...) do {					\
+		if (cond) {						\
+			printf("%s ok\n", step);			\
+		} else {						\
+			printf("%s FAILED: ", step);			\
+			printf(__VA_ARGS__);				\
+			printf("\n");					\
+			bad = 1;					\
+		}							\
+	} while (0)
+
+	if (region_len < 9 * LC_PAGE) {
+		fprintf(stderr, "lifecycle: region %s has fewer than 9 pages\n",
+			name);
+		return 2;
+	}
+	id = open_region(name);
+	if (id < 0)
+		die("SDSM_IOC_REGION_OPEN");
+	d.region_id = id;
+	p = mmap(NULL, 8 * LC_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 region_off);
+	if (p == MAP_FAILED)
+		die("mmap");
+	for (k = 0; k < 8; k++)
+		*(volatile uint64_t *)(p + k * LC_PAGE) = pattern(seed, k);
+
+	/* Head, middle and tail pages unmapped: the rest keeps its data. */
+	if (munmap(p, LC_PAGE) || munmap(p + 3 * LC_PAGE, LC_PAGE) ||
+	    munmap(p + 7 * LC_PAGE, LC_PAGE))
+		die("munmap");
+	busy = 0;
+	for (k = 0; k < 8; k++) {
+		volatile uint64_t *v = (volatile uint64_t *)(p + k * LC_PAGE);
+		int gone = k == 0 || k == 3 || k == 7;
+
+		if (gone ? !faults(v) : faults(v) || *v != pattern(seed, k))
+			busy |= 1 << k;
+	}
+	LC_CHECK("partial_munmap", !busy,
+		 "pages wrong (bit k: page k; 0x89 should fault): %#x", busy);
+
+	/* Two pieces are mapped (pages 1-2 and 4-6): destroy is refused. */
+	busy = ioctl(fd, SDSM_IOC_REGION_DESTROY, &d) ? errno : 0;
+	LC_CHECK("destroy_split_mapped", busy == EBUSY, "destroy: %s",
+		 busy ? strerrorname_np(busy) : "done");
+
+	/* Pages 4-6 moved elsewhere; the old place faults. */
+	r = mmap(NULL, 3 * LC_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		 -1, 0);
+	if (r == MAP_FAILED)
+		die("mmap");
+	q = mremap(p + 4 * LC_PAGE, 3 * LC_PAGE, 3 * LC_PAGE,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, r);
+	LC_CHECK("mremap_move", q == r && !faults((uint64_t *)(q)) &&
+		 *(volatile uint64_t *)q == pattern(seed, 4) &&
+		 *(volatile uint64_t *)(q + 2 * LC_PAGE) == pattern(seed, 6) &&
+		 faults((uint64_t *)(p + 5 * LC_PAGE)),
+		 "mremap %p -> %p: %s", p + 4 * LC_PAGE, q,
+		 q == MAP_FAILED ? strerror(errno) : "data or old place wrong");
+	if (q == MAP_FAILED)
+		return 1;
+	/* Written through the moved mapping: the test reads it elsewhere. */
+	*(volatile uint64_t *)(q + LC_PAGE) = seed;
+
+	/* A mapping cannot grow (VM_DONTEXPAND), in place or moved. */
+	r = mremap(p + LC_PAGE, 2 * LC_PAGE, 4 * LC_PAGE, 0);
+	busy = r == MAP_FAILED ? errno : 0;
+	r = mremap(p + LC_PAGE, 2 * LC_PAGE, 4 * LC_PAGE, MREMAP_MAYMOVE);
+	LC_CHECK("mremap_grow", busy == EFAULT && r == MAP_FAILED &&
+		 errno == EFAULT && *(volatile uint64_t *)(p + LC_PAGE) ==
+		 pattern(seed, 1), "grow: %s, grow moving: %s",
+		 busy ? strerrorname_np(busy) : "done",
+		 r == MAP_FAILED ? strerrorname_np(errno) : "done");
+
+	/* Shrinking gives back the tail. */
+	r = mremap(q, 3 * LC_PAGE, LC_PAGE, 0);
+	LC_CHECK("mremap_shrink", r == q && faults((uint64_t *)(q + LC_PAGE)) &&
+		 *(volatile uint64_t *)q == pattern(seed, 4),
+		 "shrink: %s", r == MAP_FAILED ? strerror(errno) : "wrong");
+
+	/*
+	 * Page 8, which this process never touched (the test leaves it
+	 * modified on another node): 8 threads fault it at once, then add.
+	 */
+	w = mmap(NULL, LC_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 region_off + 8 * LC_PAGE);
+	if (w == MAP_FAILED)
+		die("mmap");
+	herd.word = w;
+	pthread_barrier_init(&herd.start, NULL, LC_THREADS);
+	for (k = 0; k < LC_THREADS; k++)
+		if (pthread_create(&tids[k], NULL, lc_thread, &herd))
+			die("pthread_create");
+	for (k = 0; k < LC_THREADS; k++)
+		pthread_join(tids[k], NULL);
+	LC_CHECK("threads_one_page", *w == base + LC_THREADS * LC_ADDS,
+		 "value %" PRIu64 ", want %" PRIu64, *w,
+		 base + LC_THREADS * LC_ADDS);
+	munmap((void *)w, LC_PAGE);
+
+	/* Every piece unmapped: destroy is no longer refused for us. */
+	munmap(p + LC_PAGE, 2 * LC_PAGE);
+	munmap(q, LC_PAGE);
+	fflush(stdout);
+	return bad;
+#undef LC_CHECK
 }
 
 int main(int argc, char **argv)
@@ -512,6 +682,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "read %" PRIu64 " without SIGBUS\n", (uint64_t)v);
 		return 1;
 	}
+	if (!strcmp(cmd, "lifecycle") && argc >= 3)
+		return lifecycle(argv[0], num(argv[1]), num(argv[2]));
 	if (!strcmp(cmd, "touch_loop") && argc >= 3) {
 		uint64_t off = num(argv[0]), len = num(argv[1]);
 		uint64_t end = now_ms() + num(argv[2]);
