@@ -29,6 +29,18 @@ mu() {
 	run_on "$k" "$MEM_UTIL" "$@"
 }
 
+# region_gone ID: no node has region ID in sysfs.
+region_gone() {
+	local k rc=0
+	for k in $(nodes); do
+		if run_on "$k" test -e "/sys/kernel/sdsm/regions/$1"; then
+			log "node $k still has region $1"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
 stat_of() {
 	run_on "$1" cat "/sys/kernel/sdsm/stats/$2"
 }
@@ -89,12 +101,7 @@ test_mem_region_by_name() {
 		rc=1
 	fi
 	mu 0 -r $name destroy $name || rc=1
-	for k in $(nodes); do
-		if run_on "$k" test -e "/sys/kernel/sdsm/regions/${out%% *}"; then
-			log "node $k still has the region"
-			rc=1
-		fi
-	done
+	region_gone "${out%% *}" || rc=1
 	return $rc
 }
 
@@ -912,7 +919,7 @@ test_mem_region_perm() {
 # piece, and the threads' sum, are read on nodes 1 and 0.  Once node 1's
 # mapping is gone, node 0 destroys the region everywhere.
 test_mem_lifecycle() {
-	local name=life.$$ out id hpid i k v err rc=0 seed=$RANDOM
+	local name=life.$$ out id hpid i v err rc=0 seed=$RANDOM
 	out=$(mu 0 create $name $((16 * PG)) interleave) || return 1
 	id=${out%% *}
 	mu 0 -r $name poke $((8 * PG)) 1000 || return 1
@@ -941,11 +948,6 @@ test_mem_lifecycle() {
 	run_on 1 pkill -f "$name touch_loop"
 	wait $hpid
 	mu 0 -r $name destroy $name || { log "destroy after the mappings went"; rc=1; }
-	for k in $(nodes); do
-		if run_on "$k" test -e "/sys/kernel/sdsm/regions/$id"; then
-			log "node $k still has region $id"
-			rc=1
-		fi
-	done
+	region_gone "$id" || rc=1
 	return $rc
 }
