@@ -13,6 +13,10 @@
 # restored after each test, as in sync_tests.sh.  Tests, in this order:
 #   run           sdsm_fuzz on every node at once; every one exits 0 (no
 #                 errno the ABI does not document, no hang)
+#   run_user      the same as an unprivileged user (uid and gid
+#                 FUZZ_UID, no other group; /dev/sdsm mode 0666 for the
+#                 run) for FUZZ_USER_SECONDS: the paths that refuse
+#                 (EACCES, EPERM) at volume
 #   kernel_logs   no node's kernel log shows an oops, WARNING, BUG, KASAN,
 #                 lockdep or sleeping-in-atomic report since the run began
 #   all_up        every node still sees every other up
@@ -24,7 +28,9 @@
 # FUZZ_CALLS (default: no bound) the calls of all nodes together,
 # FUZZ_OPS (default all) the operations to run (sdsm_fuzz --ops),
 # FUZZ_THREADS (default 2) the threads per node, FUZZ_SEED (default
-# random) the seed of node 0; node K uses FUZZ_SEED + K.  To reproduce a
+# random) the seed of node 0; node K uses FUZZ_SEED + K (and FUZZ_SEED +
+# 100 + K in run_user).  FUZZ_USER_SECONDS (default 20) and FUZZ_UID
+# (default 4005) for run_user.  To reproduce a
 # failure of node K: sdsm_fuzz --seed <its seed> --seconds S on node K
 # (Documentation/testing.rst).
 set -u
@@ -43,6 +49,8 @@ FUZZ=$HERE/sdsm_fuzz
 : "${FUZZ_THREADS:=2}"
 : "${FUZZ_OPS:=}"
 : "${FUZZ_SEED:=$(( (RANDOM << 15 | RANDOM) % 1000000 ))}"
+: "${FUZZ_USER_SECONDS:=20}"
+: "${FUZZ_UID:=4005}"
 N=$SDSM_NR_NODES
 UP_SEC=90
 WORK=$SDSM_SHARED/fuzz-tests.$$
@@ -50,31 +58,33 @@ WORK=$SDSM_SHARED/fuzz-tests.$$
 MARK=fuzz.$$
 BAD_LOG=$ROOT/tools/vcluster/bad-log-patterns
 
-ALL_TESTS="run kernel_logs all_up no_leak reload"
+ALL_TESTS="run run_user kernel_logs all_up no_leak reload"
 
 # ------------------------------------------------------------------ tests
 
-# sdsm_fuzz on every node at once, each for FUZZ_SECONDS (and its share
-# of FUZZ_CALLS); each must exit 0.
-test_run() {
-	local k rc=0 names='' calls=0 c args
+# fuzz_all SECONDS SEED [COMMAND PREFIX...]: sdsm_fuzz on every node at
+# once, each for SECONDS (and its share of FUZZ_CALLS), node K with seed
+# SEED + K; each must exit 0.
+fuzz_all() {
+	local secs=$1 seed=$2 k rc=0 names='' calls=0 c args
+	shift 2
 	if [ ! -x "$FUZZ" ]; then
 		log "$FUZZ missing: run 'make selftests' on the host"
 		return 1
 	fi
-	args="--seconds $FUZZ_SECONDS --threads $FUZZ_THREADS"
+	args="--seconds $secs --threads $FUZZ_THREADS"
 	[ -n "$FUZZ_CALLS" ] &&
 		args="$args --calls $(( (FUZZ_CALLS + N - 1) / N ))"
 	[ -n "$FUZZ_OPS" ] && args="$args --ops $FUZZ_OPS"
 	for k in $(nodes); do
-		log "node $k: sdsm_fuzz --seed $((FUZZ_SEED + k)) $args"
+		log "node $k: $* sdsm_fuzz --seed $((seed + k)) $args"
 		# shellcheck disable=SC2086 # args is a word list
-		bg "fuzz.$k" "$k" "$FUZZ" --seed $((FUZZ_SEED + k)) $args
+		bg "fuzz.$k" "$k" "$@" "$FUZZ" --seed $((seed + k)) $args
 		names="$names fuzz.$k"
 	done
 	# The run, its cleanup (up to 30 s per busy region) and slack.
 	# shellcheck disable=SC2086
-	wait_bg $((FUZZ_SECONDS + 150)) $names || rc=1
+	wait_bg $((secs + 150)) $names || rc=1
 	for k in $(nodes); do
 		log "---- node $k: exit status $(cat "$WORK/fuzz.$k.rc" 2>/dev/null)"
 		cat "$WORK/fuzz.$k.out" 2>/dev/null
@@ -84,9 +94,35 @@ test_run() {
 	done
 	log "$calls calls over $N nodes"
 	if [ -n "$FUZZ_CALLS" ] && [ "$calls" -lt "$FUZZ_CALLS" ]; then
-		log "fewer than FUZZ_CALLS=$FUZZ_CALLS calls in ${FUZZ_SECONDS}s"
+		log "fewer than FUZZ_CALLS=$FUZZ_CALLS calls in ${secs}s"
 		rc=1
 	fi
+	return $rc
+}
+
+test_run() {
+	fuzz_all "$FUZZ_SECONDS" "$FUZZ_SEED"
+}
+
+# As uid FUZZ_UID: the device is opened to every user for the run only.
+test_run_user() {
+	local k rc=0
+	local -a mode=()
+	for k in $(nodes); do
+		mode[k]=$(run_on "$k" stat -c %a /dev/sdsm) || return 1
+		run_on "$k" chmod 0666 /dev/sdsm || return 1
+	done
+	# The shared names are this run's to create (root's are refused).
+	destroy_shared || rc=1
+	fuzz_all "$FUZZ_USER_SECONDS" $((FUZZ_SEED + 100)) setpriv \
+		--reuid="$FUZZ_UID" --regid="$FUZZ_UID" --clear-groups || rc=1
+	for k in $(nodes); do
+		grep -q " uid=$FUZZ_UID\$" "$WORK/fuzz.$k.out" 2>/dev/null ||
+			{ log "node $k: sdsm_fuzz did not run as uid $FUZZ_UID"; rc=1; }
+	done
+	for k in $(nodes); do
+		run_on "$k" chmod "${mode[k]}" /dev/sdsm || rc=1
+	done
 	return $rc
 }
 
@@ -149,16 +185,23 @@ only_default() {
 	done
 }
 
-# Nothing is left but the default region, once the regions the runs
-# shared on purpose (fz.shared.*, which the last run to unmap one
-# destroys, or not when two end at once) are destroyed and the
-# SDSM_REGION_F_OWNED ones reclaimed (retried for up to 30 s).
-test_no_leak() {
-	local k name rc=0
+# Destroy the regions the runs shared on purpose (fz.shared.*, which the
+# last run to unmap one destroys, or not when two end at once).
+destroy_shared() {
+	local name rc=0
 	for name in $(regions_left 0 | awk '$2 ~ /^fz\.shared\./ { print $2 }'); do
 		log "destroying $name, shared by the runs on purpose"
 		"$HERE/sdsm_mem_util" destroy "$name" || rc=1
 	done
+	return $rc
+}
+
+# Nothing is left but the default region, once the shared regions are
+# destroyed and the SDSM_REGION_F_OWNED ones reclaimed (retried for up to
+# 30 s).
+test_no_leak() {
+	local k rc=0
+	destroy_shared || rc=1
 	if ! wait_until 60 only_default; then
 		for k in $(nodes); do
 			log "node $k still has regions:"
@@ -198,6 +241,8 @@ tap_before_test() {
 tap_test_bound() {
 	if [ "$1" = run ]; then
 		echo $((FUZZ_SECONDS + 200))
+	elif [ "$1" = run_user ]; then
+		echo $((FUZZ_USER_SECONDS + 200))
 	else
 		echo "$SDSM_TEST_TIMEOUT"
 	fi

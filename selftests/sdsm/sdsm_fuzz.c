@@ -2415,9 +2415,9 @@ int main(int argc, char **argv)
 				  4096) << 20;
 	snprintf(g.priv_prefix, sizeof(g.priv_prefix), "fz.%u.%u.", g.node_id,
 		 (unsigned int)(g.seed % 1000000));
-	printf("sdsm_fuzz: seed=%" PRIu64 " calls=%lu seconds=%u threads=%u node=%u of %u prefix=%s\n",
+	printf("sdsm_fuzz: seed=%" PRIu64 " calls=%lu seconds=%u threads=%u node=%u of %u prefix=%s uid=%u\n",
 	       g.seed, g.max_calls, g.seconds, g.threads, g.node_id,
-	       g.nr_nodes, g.priv_prefix);
+	       g.nr_nodes, g.priv_prefix, (unsigned int)geteuid());
 
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSEGV, &sa, NULL) || sigaction(SIGBUS, &sa, NULL))
