@@ -77,6 +77,8 @@ fuzz_all() {
 		args="$args --calls $(( (FUZZ_CALLS + N - 1) / N ))"
 	[ -n "$FUZZ_OPS" ] && args="$args --ops $FUZZ_OPS"
 	for k in $(nodes); do
+		# A result of the run before would end the wait at once.
+		rm -f "$WORK/fuzz.$k.rc" "$WORK/fuzz.$k.out"
 		log "node $k: $* sdsm_fuzz --seed $((seed + k)) $args"
 		# shellcheck disable=SC2086 # args is a word list
 		bg "fuzz.$k" "$k" "$@" "$FUZZ" --seed $((seed + k)) $args

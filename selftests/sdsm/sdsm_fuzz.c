@@ -45,6 +45,7 @@
  * after every call.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -2189,6 +2190,41 @@ static uint64_t read_ulong(const char *path, uint64_t dflt)
 }
 
 /*
+ * The id of region @name in /sys/kernel/sdsm/regions/, or 0: OPEN refuses
+ * a region whose mode denies its own owner reading it (EACCES), sysfs and
+ * DESTROY by id do not.
+ */
+static uint32_t sysfs_region_id(const char *name)
+{
+	char path[300], have[SDSM_NAME_MAX + 2];
+	struct dirent *e;
+	uint32_t id = 0;
+	FILE *f;
+	DIR *dir;
+
+	dir = opendir("/sys/kernel/sdsm/regions");
+	if (!dir)
+		return 0;
+	while (!id && (e = readdir(dir))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/sdsm/regions/%s/name",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(have, sizeof(have), f)) {
+			have[strcspn(have, "\n")] = 0;
+			if (!strcmp(have, name))
+				id = strtoul(e->d_name, NULL, 10);
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	return id;
+}
+
+/*
  * Destroy region @name if it exists, retrying while busy: 0 or errno.  A
  * region this node still finds after DESTROY said ENOENT (the other nodes
  * do not know it) is reported: the nodes disagree.
@@ -2202,8 +2238,14 @@ static int destroy_by_name(const char *name, unsigned int ms)
 
 	strncpy(in.name, name, SDSM_NAME_MAX - 1);
 	for (;;) {
-		if (ioctl(g.fd, SDSM_IOC_REGION_OPEN, &in))
-			return errno == ENOENT ? 0 : errno;
+		if (ioctl(g.fd, SDSM_IOC_REGION_OPEN, &in)) {
+			if (errno != EACCES)
+				return errno == ENOENT ? 0 : errno;
+			/* Created with a mode that denies us reading it. */
+			in.region_id = sysfs_region_id(name);
+			if (!in.region_id)
+				return EACCES;
+		}
 		if (gone && in.region_id == gone && now_ms() >= end) {
 			printf("cleanup: region %u '%s' is here, but DESTROY says ENOENT: the nodes disagree\n",
 			       gone, name);
