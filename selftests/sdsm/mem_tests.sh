@@ -21,7 +21,7 @@ mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
-mem_region_perm mem_lifecycle"
+mem_region_perm mem_lifecycle mem_node_rejoins"
 
 mu() {
 	local k=$1
@@ -949,5 +949,77 @@ test_mem_lifecycle() {
 	wait $hpid
 	mu 0 -r $name destroy $name || { log "destroy after the mappings went"; rc=1; }
 	region_gone "$id" || rc=1
+	return $rc
+}
+
+# Node death and rejoin (issue 14).  The last node is cut off (eth0 down:
+# no rmmod, no goodbye) after nodes 0 and 1 wrote pages homed on each
+# other and node 0 a page homed on it.  The survivors see it down; the
+# page homed on it SIGBUSes; pages homed on the survivors keep working
+# both ways.  Then it restarts: its module unloaded while cut off, its
+# link and rxe0 made again, the module loaded (a new incarnation), the
+# survivors' modules untouched.  Every node sees every other up; the
+# rejoined node reads what the survivors wrote; the page homed on it
+# stays lost to the survivors; a region it creates afterwards works on
+# every node, each writing a page homed on itself and reading the
+# others'.
+test_mem_node_rejoins() {
+	local off=$((14336 * PG)) k j v ms rc=0 gone=$LAST name=rj.$$
+	# off is homed at node (14336 % N): the pages homed at 0, 1 and gone.
+	local p0=$(( off + ((0 - 14336 % N + N) % N) * PG ))
+	local p1=$(( off + ((1 - 14336 % N + N) % N) * PG ))
+	local pg=$(( off + ((gone - 14336 % N + N) % N) * PG ))
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" load fault_timeout_ms=3000 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
+	done
+	mu 0 poke $p1 11 && mu 1 poke $p0 22 && mu 0 poke $pg 33 || return 1
+	log "node $gone: eth0 down"
+	run_on "$gone" ip link set eth0 down || return 1
+	for k in $(others "$gone"); do
+		run_on "$k" "$NODE_SH" wait_not_up "$gone" "$DOWN_SEC" || rc=1
+		ms=$(mu "$k" expect_sigbus $pg 20000) ||
+			{ log "node $k: no SIGBUS on the page homed at $gone"; rc=1; }
+		log "node $k: SIGBUS after ${ms:-?} ms"
+	done
+	mu 1 poke $p0 23 || rc=1
+	mu 0 poke $p1 12 || rc=1
+	v="$(mu 0 peek $p0) $(mu 1 peek $p1)"
+	[ "$v" = "23 12" ] || { log "survivors read '$v', not '23 12'"; rc=1; }
+	# The restart: nothing of the old incarnation is left on it.
+	run_on "$gone" "$NODE_SH" unload 60 || rc=1
+	run_on "$gone" "$NODE_SH" restore || rc=1
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
+	done
+	[ $rc = 0 ] || return 1
+	v="$(mu "$gone" peek $p0) $(mu "$gone" peek $p1)"
+	[ "$v" = "23 12" ] ||
+		{ log "node $gone reads '$v' after rejoining, not '23 12'"; rc=1; }
+	# Its page of the default region stays lost to the survivors (its
+	# data went with the old incarnation) until the modules reload.
+	ms=$(mu 0 expect_sigbus $pg 20000) ||
+		{ log "node 0: the lost page came back after the rejoin"; rc=1; }
+	mu "$gone" create $name $((N * PG)) interleave > /dev/null || return 1
+	for k in $(nodes); do
+		mu "$k" -r $name poke $((k * PG)) $((100 + k)) ||
+			{ log "node $k: write to the new region failed"; rc=1; }
+	done
+	for k in $(nodes); do
+		for j in $(nodes); do
+			v=$(mu "$k" -r $name peek $((j * PG)))
+			[ "$v" = $((100 + j)) ] ||
+				{ log "node $k reads '$v' from node $j's page"; rc=1; }
+		done
+	done
+	mu 0 -r $name destroy $name || rc=1
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
 	return $rc
 }
