@@ -29,6 +29,21 @@ mu() {
 	run_on "$k" "$MEM_UTIL" "$@"
 }
 
+# reload_all [PARAM=VALUE...]: the module reloaded on every node with
+# these parameters, and every node up.
+reload_all() {
+	local k
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" load "$@" || return 1
+	done
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
+	done
+}
+
 # region_gone ID: no node has region ID in sysfs.
 region_gone() {
 	local k rc=0
@@ -369,15 +384,7 @@ test_mem_node_leaves() {
 	# off is homed at node (8192 % N); pick pages homed at each node.
 	local p0=$(( off + ((0 - 8192 % N + N) % N) * PG ))
 	local pg=$(( off + ((gone - 8192 % N + N) % N) * PG ))
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" load fault_timeout_ms=3000 || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
-	done
+	reload_all fault_timeout_ms=3000 || return 1
 	mu 0 poke $pg 1 || return 1	# node 0 caches a page homed at $gone
 	run_on "$gone" "$NODE_SH" unload 60 || return 1
 	for k in $(others "$gone"); do
@@ -405,15 +412,7 @@ test_mem_send_fails() {
 	local off=$((10240 * PG)) k ms rc=0 inj=/sys/module/sdsm/parameters/inject_dma_errors
 	local p0=$(( off + ((0 - 10240 % N + N) % N) * PG ))
 	local pl=$(( off + ((LAST - 10240 % N + N) % N) * PG ))
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" load fault_timeout_ms=20000 || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
-	done
+	reload_all fault_timeout_ms=20000 || return 1
 	# Not zero: node 0's grant to node 1 carries the page.
 	mu 0 poke $p0 77 || return 1
 	run_on 0 "$NODE_SH" mark send_fails
@@ -543,15 +542,7 @@ test_mem_cgroup_charge() {
 	local off=$((11264 * PG)) len=$((16 << 20)) cg k st cur ev rc=0
 	# A page past the writer's range homed at node $LAST.
 	local pl=$(( off + len + ((LAST - 15360 % N + N) % N) * PG ))
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" load || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
-	done
+	reload_all || return 1
 	if [ ! -e /sys/fs/cgroup/cgroup.controllers ]; then
 		mount -t cgroup2 cgroup2 /sys/fs/cgroup ||
 			{ log "cgroup2 not mountable"; return 1; }
@@ -969,15 +960,7 @@ test_mem_node_rejoins() {
 	local p0=$(( off + ((0 - 14336 % N + N) % N) * PG ))
 	local p1=$(( off + ((1 - 14336 % N + N) % N) * PG ))
 	local pg=$(( off + ((gone - 14336 % N + N) % N) * PG ))
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" load fault_timeout_ms=3000 || return 1
-	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
-	done
+	reload_all fault_timeout_ms=3000 || return 1
 	mu 0 poke $p1 11 && mu 1 poke $p0 22 && mu 0 poke $pg 33 || return 1
 	log "node $gone: eth0 down"
 	run_on "$gone" ip link set eth0 down || return 1
