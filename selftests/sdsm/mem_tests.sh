@@ -930,7 +930,7 @@ test_mem_lifecycle() {
 	log "rmmod under a mapping: $err"
 	run_on 1 test -d /sys/module/sdsm || { log "sdsm gone from node 1"; rc=1; }
 	kill -0 $hpid 2>/dev/null || { log "node 1's mapping died"; rc=1; }
-	out=$(mu 2 -r $name lifecycle $name "$seed" 1000) || rc=1
+	out=$(mu 2 -r $name lifecycle "$seed" 1000) || rc=1
 	log "node 2: $(tr '\n' '|' <<< "$out")"
 	v=$(mu 1 -r $name peek $((5 * PG)))
 	[ "$v" = "$seed" ] || { log "node 1 reads $v at page 5, not $seed"; rc=1; }

@@ -43,14 +43,14 @@
  *   expect_sigbus OFF MS          read OFF; succeed if SIGBUS arrives (prints
  *                                 the ms it took) within MS ms
  *   touch_loop OFF LEN MS         read and write every page until MS pass
- *   lifecycle NAME SEED BASE      mapping lifecycle in region NAME (9 pages
- *                                 or more): partial munmap, destroy refused
- *                                 while any piece is mapped, mremap move and
- *                                 shrink (grow: EFAULT), 8 threads faulting
- *                                 page 8 (word 0 = BASE) at once, each
- *                                 adding 2000; leaves word 0 of page 5 =
- *                                 SEED, written through the moved mapping;
- *                                 one line per step
+ *   lifecycle SEED BASE           mapping lifecycle in region -r NAME (9
+ *                                 pages or more): partial munmap, destroy
+ *                                 refused while any piece is mapped, mremap
+ *                                 move and shrink (grow: EFAULT), 8 threads
+ *                                 faulting page 8 (word 0 = BASE) at once,
+ *                                 each adding 2000; leaves word 0 of page 5
+ *                                 = SEED, written through the moved
+ *                                 mapping; one line per step
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -64,13 +64,13 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/sdsm.h>
 
 static int fd = -1;
+static uint32_t region_id;	/* the region open_region() found */
 static uint64_t region_off;	/* mmap offset of the region */
 static uint64_t region_len;
 
@@ -154,6 +154,7 @@ static int open_region(const char *name)
 	strncpy(info.name, name, sizeof(info.name) - 1);
 	if (ioctl(fd, SDSM_IOC_REGION_OPEN, &info))
 		return -1;
+	region_id = info.region_id;
 	region_off = info.offset;
 	region_len = info.length;
 	return info.region_id;
@@ -260,17 +261,21 @@ static void *lc_thread(void *arg)
 }
 
 /*
- * lifecycle NAME SEED (see the head of the file).  Every step prints
- * "STEP ok" or "STEP FAILED: why"; the exit status is 1 if any failed.
+ * lifecycle SEED BASE in the region of -r (see the head of the file).
+ * Every step prints "STEP ok" or "STEP FAILED: why"; the exit status is 1
+ * if any failed.
  */
-static int lifecycle(const char *name, uint64_t seed, uint64_t base)
+static int lifecycle(uint64_t seed, uint64_t base)
 {
-	struct sdsm_region_destroy d = { .size = sizeof(d) };
+	struct sdsm_region_destroy d = {
+		.size = sizeof(d),
+		.region_id = region_id,
+	};
 	pthread_t tids[LC_THREADS];
 	struct lc_herd herd;
 	volatile uint64_t *w;
 	char *p, *q, *r;
-	int bad = 0, busy, k, id;
+	int bad = 0, busy, k;
 
 #define LC_CHECK(step, cond, ...) do {					\
 		if (cond) {						\
@@ -284,14 +289,9 @@ static int lifecycle(const char *name, uint64_t seed, uint64_t base)
 	} while (0)
 
 	if (region_len < 9 * LC_PAGE) {
-		fprintf(stderr, "lifecycle: region %s has fewer than 9 pages\n",
-			name);
+		fprintf(stderr, "lifecycle: needs -r NAME, a region of 9 pages or more\n");
 		return 2;
 	}
-	id = open_region(name);
-	if (id < 0)
-		die("SDSM_IOC_REGION_OPEN");
-	d.region_id = id;
 	p = mmap(NULL, 8 * LC_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 		 region_off);
 	if (p == MAP_FAILED)
@@ -376,7 +376,6 @@ static int lifecycle(const char *name, uint64_t seed, uint64_t base)
 	/* Every piece unmapped: destroy is no longer refused for us. */
 	munmap(p + LC_PAGE, 2 * LC_PAGE);
 	munmap(q, LC_PAGE);
-	fflush(stdout);
 	return bad;
 #undef LC_CHECK
 }
@@ -682,8 +681,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "read %" PRIu64 " without SIGBUS\n", (uint64_t)v);
 		return 1;
 	}
-	if (!strcmp(cmd, "lifecycle") && argc >= 3)
-		return lifecycle(argv[0], num(argv[1]), num(argv[2]));
+	if (!strcmp(cmd, "lifecycle") && argc >= 2)
+		return lifecycle(num(argv[0]), num(argv[1]));
 	if (!strcmp(cmd, "touch_loop") && argc >= 3) {
 		uint64_t off = num(argv[0]), len = num(argv[1]);
 		uint64_t end = now_ms() + num(argv[2]);
