@@ -109,11 +109,7 @@ test_run() {
 # As uid FUZZ_UID: the device is opened to every user for the run only.
 test_run_user() {
 	local k rc=0
-	local -a mode=()
-	for k in $(nodes); do
-		mode[k]=$(run_on "$k" stat -c %a /dev/sdsm) || return 1
-		run_on "$k" chmod 0666 /dev/sdsm || return 1
-	done
+	dev_open_to_all || return 1
 	# The shared names are this run's to create (root's are refused).
 	destroy_shared || rc=1
 	fuzz_all "$FUZZ_USER_SECONDS" $((FUZZ_SEED + 100)) setpriv \
@@ -122,9 +118,7 @@ test_run_user() {
 		grep -q " uid=$FUZZ_UID\$" "$WORK/fuzz.$k.out" 2>/dev/null ||
 			{ log "node $k: sdsm_fuzz did not run as uid $FUZZ_UID"; rc=1; }
 	done
-	for k in $(nodes); do
-		run_on "$k" chmod "${mode[k]}" /dev/sdsm || rc=1
-	done
+	dev_mode_restore || rc=1
 	return $rc
 }
 

@@ -825,14 +825,10 @@ test_mem_fault_around() {
 # (other), none of them root; /dev/sdsm is opened to them for the test.
 test_mem_region_perm() {
 	local k out id v rc=0 want
-	local -a devmode=()
 	local owner="--reuid=4001 --regid=4001 --clear-groups"
 	local member="--reuid=4002 --regid=4002 --groups=4001"
 	local other="--reuid=4003 --regid=4003 --clear-groups"
-	for k in $(nodes); do
-		devmode[k]=$(run_on "$k" stat -c %a /dev/sdsm) || return 1
-		run_on "$k" chmod 0666 /dev/sdsm || return 1
-	done
+	dev_open_to_all || return 1
 	perm_as() {	# perm_as NODE SETPRIV-ARGS MEM_UTIL-ARGS...
 		local n=$1 who=$2
 		shift 2
@@ -894,9 +890,7 @@ test_mem_region_perm() {
 		log "mode 01777: '$out', want EINVAL"
 		rc=1
 	fi
-	for k in $(nodes); do
-		run_on "$k" chmod "${devmode[k]}" /dev/sdsm || rc=1
-	done
+	dev_mode_restore || rc=1
 	return $rc
 }
 

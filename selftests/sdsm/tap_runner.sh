@@ -110,6 +110,28 @@ restore_nodes() {
 	return $rc
 }
 
+# dev_open_to_all: /dev/sdsm mode 0666 on every node, for tests that run
+# as other users; dev_mode_restore gives every node back the mode it had
+# (also on a failure half way).
+dev_open_to_all() {
+	local k m
+	DEV_MODES=()
+	for k in $(nodes); do
+		m=$(run_on "$k" stat -c %a /dev/sdsm) || { dev_mode_restore; return 1; }
+		DEV_MODES[k]=$m
+		run_on "$k" chmod 0666 /dev/sdsm || { dev_mode_restore; return 1; }
+	done
+}
+
+dev_mode_restore() {
+	local k rc=0
+	for k in "${!DEV_MODES[@]}"; do
+		run_on "$k" chmod "${DEV_MODES[k]}" /dev/sdsm || rc=1
+	done
+	DEV_MODES=()
+	return $rc
+}
+
 # bg NAME K CMD...: CMD on node K in the background; its output goes to
 # $WORK/NAME.out as it is written (on_node would show it only at the end),
 # its exit status to $WORK/NAME.rc.  A remote CMD may run as long as the
