@@ -206,6 +206,7 @@ struct sdsm_cluster {
 	u16 port;
 	unsigned int heartbeat_ms;
 	unsigned int peer_timeout_ms;
+	u8 ack_timeout;			/* RC local ACK timeout, 0: default */
 	u64 incarnation;
 	bool shutdown;
 	const char *auth_key;		/* logon key description, NULL: none */

@@ -57,6 +57,20 @@ module_param(peer_timeout_ms, int, 0444);
 MODULE_PARM_DESC(peer_timeout_ms,
 		 "silence in ms after which a peer is down (2 * heartbeat_ms..600000, default 3000)");
 
+/*
+ * The RC local ACK timeout of every queue pair, IB encoding: 4.096 us *
+ * 2^ack_timeout, the time a sender waits for an acknowledgment before it
+ * retransmits.  rdma_cm's own choice on RoCE is 2^19 (2.1 s), so one lost
+ * frame at the end of a burst stalls the queue pair for 2 s; 14 (67 ms)
+ * is perftest's default.  With retry_count 7, an HCA fails the connection
+ * after about 8 timeouts without an acknowledgment (soft-RoCE retries
+ * forever); the heartbeat declares the peer down after peer_timeout_ms.
+ */
+static int ack_timeout = 14;
+module_param(ack_timeout, int, 0444);
+MODULE_PARM_DESC(ack_timeout,
+		 "RC ACK timeout, 4.096 us * 2^ack_timeout (1..31, default 14: 67 ms; 0: rdma_cm's default)");
+
 /* Parse nodes= into sdsm_cl.peers[].addr; one log line on error. */
 static char *auth = "hmac-sha256";
 module_param(auth, charp, 0444);
@@ -153,6 +167,10 @@ static int sdsm_check_params(void)
 		       peer_timeout_ms, 2 * heartbeat_ms);
 		return -EINVAL;
 	}
+	if (ack_timeout < 0 || ack_timeout > 31) {
+		pr_err("ack_timeout=%d out of range 0..31\n", ack_timeout);
+		return -EINVAL;
+	}
 	if (!auth || (strcmp(auth, "hmac-sha256") && strcmp(auth, "none"))) {
 		pr_err("auth=%s: must be hmac-sha256 or none\n",
 		       auth ?: "");
@@ -173,6 +191,7 @@ static int sdsm_check_params(void)
 	sdsm_cl.port = port;
 	sdsm_cl.heartbeat_ms = heartbeat_ms;
 	sdsm_cl.peer_timeout_ms = peer_timeout_ms;
+	sdsm_cl.ack_timeout = ack_timeout;
 	return 0;
 }
 

@@ -958,6 +958,23 @@ static void sdsm_fill_connect(struct sdsm_conn *conn,
 	memcpy(c->nonce, conn->nonce, sizeof(c->nonce));
 }
 
+/*
+ * The queue pair's ACK timeout (ack_timeout=), set before the route is
+ * resolved (RoCE derives the path's packet lifetime from it) and before
+ * the accept.  A failure leaves rdma_cm's default: slower recovery from a
+ * lost frame, nothing worse.
+ */
+static void sdsm_set_ack_timeout(struct rdma_cm_id *id)
+{
+	int ret;
+
+	if (!sdsm_cl.ack_timeout)
+		return;
+	ret = rdma_set_ack_timeout(id, sdsm_cl.ack_timeout);
+	if (ret)
+		pr_warn_once("cannot set the ACK timeout: %d\n", ret);
+}
+
 /* @priv: @len bytes, a struct sdsm_wire_connect or sdsm_wire_accept. */
 static void sdsm_fill_conn_param(struct rdma_conn_param *param,
 				 const void *priv, u8 len)
@@ -1117,6 +1134,7 @@ static int sdsm_cm_connect_request(struct rdma_cm_id *id,
 		sdsm_conn_reap(old);
 	}
 
+	sdsm_set_ack_timeout(id);
 	sdsm_fill_conn_param(&param, &priv, sizeof(priv));
 	ret = rdma_accept(id, &param);
 	if (ret) {
@@ -1314,6 +1332,7 @@ int sdsm_connect_active(struct sdsm_peer *peer)
 		goto out_free;
 	}
 	conn->cm_id = id;
+	sdsm_set_ack_timeout(id);
 	src.sin_port = 0;
 	dst.sin_port = htons(sdsm_cl.port);
 	ret = rdma_resolve_addr(id, (struct sockaddr *)&src,

@@ -343,6 +343,8 @@ node_id=0 nodes=\$SDSM_NODES port=65536|port=65536 out of range 1..65535
 node_id=0 nodes=\$SDSM_NODES heartbeat_ms=5|heartbeat_ms=5 out of range 10..60000
 node_id=0 nodes=\$SDSM_NODES peer_timeout_ms=600|peer_timeout_ms=600 out of range 1000..600000
 node_id=0 nodes=\$SDSM_NODES heartbeat_ms=100 peer_timeout_ms=700000|peer_timeout_ms=700000 out of range 200..600000
+node_id=0 nodes=\$SDSM_NODES ack_timeout=32|ack_timeout=32 out of range 0..31
+node_id=0 nodes=\$SDSM_NODES ack_timeout=-1|ack_timeout=-1 out of range 0..31
 node_id=0 nodes=\$SDSM_NODES fault_timeout_ms=50|fault_timeout_ms=50 out of range 100..600000
 node_id=0 nodes=\$SDSM_NODES default_region_mb=0|default_region_mb=0 out of range 1..65536
 node_id=0 nodes=\$SDSM_NODES default_region_mb=70000|default_region_mb=70000 out of range 1..65536
