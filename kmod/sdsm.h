@@ -14,12 +14,16 @@
  *
  * Messaging API for upper layers (process context only):
  *  - sdsm_send(peer, type, payload, len, page) sends one message with an
- *    optional page; it sleeps (bounded) for a send credit.
- *    sdsm_send_nowait() is the same but fails with -EAGAIN instead.
+ *    optional page; it sleeps (bounded) for a send slot and a receive
+ *    credit of the peer.  sdsm_send_nowait() is the same but fails with
+ *    -EAGAIN instead.
  *  - sdsm_handler_register(type, fn) installs the receive handler for a
- *    type.  Handlers run in process context, may sleep and send, and see the
+ *    type.  Handlers run in process context, may sleep, and see the
  *    messages of one peer in the order that peer sent them.  They must not
- *    wait for a message from the same peer (it queues behind them).
+ *    wait for a message from the same peer (it queues behind them), nor
+ *    for a credit (sdsm_send()): a peer returns credits as its own receive
+ *    worker goes on, so two handlers waiting so would wait for each other.
+ *    They queue what they send, or use sdsm_send_nowait().
  *  - sdsm_peer_notifier_register(nb) reports SDSM_PEER_UP / SDSM_PEER_DOWN
  *    for a struct sdsm_peer *, in process context, in order per peer.
  */
@@ -45,6 +49,8 @@
 
 #define SDSM_RX_DEPTH		16	/* receives posted per connection */
 #define SDSM_TX_DEPTH		16	/* sends in flight per connection */
+/* Receive credits owed to the peer that make a CREDIT message worth it. */
+#define SDSM_CREDIT_BATCH	(SDSM_RX_DEPTH / 2)
 
 /* Reconnect backoff of the active side. */
 #define SDSM_BACKOFF_MIN_MS	100
@@ -106,10 +112,21 @@ struct sdsm_tx_slot {
 /**
  * struct sdsm_conn - one RC connection to a peer
  *
- * Locks: @tx_lock protects @tx_free and @tx_taken and, with @rx_lock,
- * orders posting against the DYING bit: whoever posts checks DYING under
- * the lock, and the reaper sets DYING under both locks before it drains and
- * destroys the QP, then waits for @tx_taken to reach 0.
+ * Credits: @tx_credits is how many receives the peer has posted that our
+ * sends have not used yet: SDSM_RX_DEPTH at the start, one less per send,
+ * more when a message of the peer returns some (sdsm_wire_hdr.credits).
+ * @rx_owed counts the receives we reposted and have not told the peer of
+ * yet; every send takes it to 0 and carries it, and the receive worker
+ * sends a CREDIT message when SDSM_CREDIT_BATCH are owed.  A send may take
+ * the last credit only if it returns one, so two nodes that both run out
+ * always have a message on its way that gives one of them a credit back.
+ * No send ever finds the peer without a posted receive (no RNR NAK, whose
+ * retry waits for the RNR timer).
+ *
+ * Locks: @tx_lock protects @tx_free, @tx_taken and @tx_credits and, with
+ * @rx_lock, orders posting against the DYING bit: whoever posts checks
+ * DYING under the lock, and the reaper sets DYING under both locks before
+ * it drains and destroys the QP, then waits for @tx_taken to reach 0.
  * Both are taken from softirq (completions): use the _bh variants elsewhere.
  * The conn fields written by cm handlers (@remote_incarnation, flags) are
  * read under the owning peer's lock.
@@ -148,7 +165,9 @@ struct sdsm_conn {
 	spinlock_t tx_lock;		/* see Locks above */
 	struct list_head tx_free;
 	unsigned int tx_taken;		/* slots not on tx_free */
-	wait_queue_head_t tx_wait;	/* woken when a slot frees or DYING */
+	unsigned int tx_credits;	/* see Credits above */
+	atomic_t rx_owed;		/* see Credits above */
+	wait_queue_head_t tx_wait;	/* woken when a slot or a credit frees, or DYING */
 	u64 tx_seq;
 };
 

@@ -309,7 +309,8 @@ static int sdsm_peer_send(struct sdsm_peer *peer, u16 type,
  * @len: at most SDSM_MSG_MAX_PAYLOAD
  * @page: optional page; referenced until sent, must not change until then
  *
- * Context: process context; sleeps up to peer_timeout_ms for a send slot.
+ * Context: process context, not a receive handler; sleeps up to
+ * peer_timeout_ms for a send slot and a receive credit of the peer.
  * Return: 0 when posted; -ENOTCONN if the peer is not UP; see
  * sdsm_conn_send() for the rest.  Delivery is FIFO per peer while the
  * connection lives; a message in flight when it breaks is lost, and the
@@ -322,7 +323,7 @@ int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
 }
 
 /**
- * sdsm_send_nowait - sdsm_send() that never sleeps for a send slot
+ * sdsm_send_nowait - sdsm_send() that never sleeps for a slot or a credit
  * @peer: destination, not this node
  * @type: enum sdsm_msg_type
  * @payload: @len bytes, copied
@@ -330,7 +331,7 @@ int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
  * @page: optional page, as for sdsm_send()
  *
  * Context: process context; callable with mutexes held.
- * Return: as sdsm_send(), or -EAGAIN when every send slot is taken.
+ * Return: as sdsm_send(), or -EAGAIN when no send slot or no credit is free.
  */
 int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
 		     u32 len, struct page *page)

@@ -48,6 +48,7 @@
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
 #include <keys/user-type.h>
+#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/key.h>
@@ -67,6 +68,15 @@ static unsigned int sdsm_inject_dma_errors;
 module_param_named(inject_dma_errors, sdsm_inject_dma_errors, uint, 0644);
 MODULE_PARM_DESC(inject_dma_errors,
 		 "tests only: fail the DMA mapping of the next N page sends (default 0)");
+
+/*
+ * Tests only: the receive worker sleeps this many ms (at most 1000) before
+ * it handles each message, as a receiver starved of CPU does.
+ */
+static unsigned int sdsm_inject_rx_delay_ms;
+module_param_named(inject_rx_delay_ms, sdsm_inject_rx_delay_ms, uint, 0644);
+MODULE_PARM_DESC(inject_rx_delay_ms,
+		 "tests only: delay in ms before each received message is handled (default 0, at most 1000)");
 
 /* Consume one injected DMA mapping error, if any is armed. */
 static bool sdsm_inject_dma_error(void)
@@ -146,6 +156,8 @@ static struct sdsm_conn *sdsm_conn_alloc(struct sdsm_peer *peer, bool active)
 	INIT_LIST_HEAD(&conn->rx_list);
 	spin_lock_init(&conn->tx_lock);
 	INIT_LIST_HEAD(&conn->tx_free);
+	conn->tx_credits = SDSM_RX_DEPTH;
+	atomic_set(&conn->rx_owed, 0);
 	init_waitqueue_head(&conn->tx_wait);
 	INIT_LIST_HEAD(&conn->reap_node);
 	INIT_WORK(&conn->rx_work, sdsm_rx_work);
@@ -355,6 +367,41 @@ static int sdsm_rx_post(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 	return ret;
 }
 
+/*
+ * The credits a received message returns (struct sdsm_conn, Credits), taken
+ * at its completion: our sends must not wait until the receive worker
+ * reaches the message.  More credits than receives exist is a malformed
+ * message.  Context: softirq.
+ */
+static void sdsm_credits_rx(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
+{
+	const struct sdsm_wire_hdr *hdr = slot->hdr;
+	unsigned int n, used;
+
+	if (slot->byte_len < sizeof(*hdr))
+		return;		/* sdsm_rx_process() fails the runt */
+	ib_dma_sync_single_for_cpu(conn->dev, slot->hdr_dma, sizeof(*hdr),
+				   DMA_FROM_DEVICE);
+	n = be16_to_cpu(hdr->credits);
+	if (!n)
+		return;
+	spin_lock(&conn->tx_lock);
+	used = SDSM_RX_DEPTH - conn->tx_credits;
+	if (n <= used)
+		conn->tx_credits += n;
+	spin_unlock(&conn->tx_lock);
+	if (n > used) {
+		pr_err("node %u: malformed message: %u credits returned, %u in use\n",
+		       conn->peer->id, n, used);
+		sdsm_conn_fail(conn, "malformed message");
+		return;
+	}
+	wake_up(&conn->tx_wait);
+	/* A CREDIT of ours may have waited for a credit to go in. */
+	if (atomic_read(&conn->rx_owed) >= SDSM_CREDIT_BATCH)
+		queue_work(sdsm_cl.wq, &conn->rx_work);
+}
+
 static void sdsm_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdsm_rx_slot *slot =
@@ -371,6 +418,7 @@ static void sdsm_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	WRITE_ONCE(conn->last_rx, jiffies);
 	slot->byte_len = wc->byte_len;
+	sdsm_credits_rx(conn, slot);
 	spin_lock(&conn->rx_lock);
 	list_add_tail(&slot->node, &conn->rx_list);
 	spin_unlock(&conn->rx_lock);
@@ -394,7 +442,7 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 		return;
 	}
 	msg.type = be16_to_cpu(hdr->type);
-	msg.len = be32_to_cpu(hdr->len);
+	msg.len = be16_to_cpu(hdr->len);
 	flags = be16_to_cpu(hdr->flags);
 	if (msg.len > SDSM_MSG_MAX_PAYLOAD ||
 	    sizeof(*hdr) + msg.len > min_t(u32, n, SDSM_HDR_SLOT_SIZE) ||
@@ -426,6 +474,8 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 		sdsm_conn_fail(conn, "message before authentication");
 		return;
 	}
+	if (msg.type == SDSM_MSG_CREDIT)
+		return;		/* its credits went in at its completion */
 	sdsm_msg_dispatch(conn, &msg);
 }
 
@@ -444,19 +494,28 @@ void sdsm_rx_work(struct work_struct *work)
 			list_del_init(&slot->node);
 		spin_unlock_bh(&conn->rx_lock);
 		if (!slot)
-			return;
+			break;
 		if (test_bit(SDSM_CONN_DYING, &conn->flags))
 			continue;
+		if (unlikely(READ_ONCE(sdsm_inject_rx_delay_ms)))
+			msleep(min(READ_ONCE(sdsm_inject_rx_delay_ms), 1000U));
 		sdsm_rx_process(conn, slot);
 		ret = sdsm_rx_post(conn, slot);
-		if (ret && ret != -ENOTCONN) {
+		if (!ret) {
+			/* A sender waiting to take its last credit may go. */
+			if (atomic_inc_return(&conn->rx_owed) == 1)
+				wake_up(&conn->tx_wait);
+		} else if (ret != -ENOTCONN) {
 			pr_err("node %u: cannot repost a receive: %d\n",
 			       conn->peer->id, ret);
 			sdsm_conn_fail(conn, "receive repost failed");
 		}
 	}
+	if (atomic_read(&conn->rx_owed) >= SDSM_CREDIT_BATCH)
+		sdsm_conn_send(conn, SDSM_MSG_CREDIT, NULL, 0, NULL, false);
 	/* More queued: yield so other peers' receives get their turn. */
-	queue_work(sdsm_cl.wq, &conn->rx_work);
+	if (budget < 0)
+		queue_work(sdsm_cl.wq, &conn->rx_work);
 }
 
 /* ------------------------------------------------------------------ */
@@ -525,8 +584,27 @@ static void sdsm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 }
 
-/* Take a free send slot; true when done (slot, or NULL if dying). */
-static bool sdsm_tx_get(struct sdsm_conn *conn, struct sdsm_tx_slot **slot)
+/*
+ * May a message of @type take a credit now?  The last credit only with
+ * credits to return (struct sdsm_conn, Credits); a CREDIT message only
+ * when there are enough to return.  Locks: @conn->tx_lock.
+ */
+static bool sdsm_tx_credit_ok(struct sdsm_conn *conn, u16 type)
+{
+	int owed = atomic_read(&conn->rx_owed);
+
+	if (type == SDSM_MSG_CREDIT)
+		return conn->tx_credits && owed >= SDSM_CREDIT_BATCH;
+	return conn->tx_credits > 1 || (conn->tx_credits && owed);
+}
+
+/*
+ * Take a free send slot and a credit for a message of @type, and the
+ * credits it returns (@credits); true when done (slot, or NULL if dying
+ * or, for a CREDIT message, if it is not due).
+ */
+static bool sdsm_tx_get(struct sdsm_conn *conn, u16 type,
+			struct sdsm_tx_slot **slot, u16 *credits)
 {
 	bool done = true;
 
@@ -534,14 +612,15 @@ static bool sdsm_tx_get(struct sdsm_conn *conn, struct sdsm_tx_slot **slot)
 	*slot = NULL;
 	if (test_bit(SDSM_CONN_DYING, &conn->flags))
 		goto out;
-	*slot = list_first_entry_or_null(&conn->tx_free,
-					 struct sdsm_tx_slot, node);
-	if (*slot) {
-		list_del_init(&(*slot)->node);
-		conn->tx_taken++;
-	} else {
-		done = false;
+	if (list_empty(&conn->tx_free) || !sdsm_tx_credit_ok(conn, type)) {
+		done = type == SDSM_MSG_CREDIT;
+		goto out;
 	}
+	*slot = list_first_entry(&conn->tx_free, struct sdsm_tx_slot, node);
+	list_del_init(&(*slot)->node);
+	conn->tx_taken++;
+	conn->tx_credits--;
+	*credits = atomic_xchg(&conn->rx_owed, 0);
 out:
 	spin_unlock_bh(&conn->tx_lock);
 	return done;
@@ -574,7 +653,8 @@ static bool sdsm_tx_idle(struct sdsm_conn *conn)
  * @len: at most SDSM_MSG_MAX_PAYLOAD
  * @page: optional page sent after the header slot; referenced until the
  *	send completes, and its contents must not change until then
- * @wait: sleep up to peer_timeout_ms for a send slot instead of -EAGAIN
+ * @wait: sleep up to peer_timeout_ms for a send slot and a receive credit
+ *	of the peer (struct sdsm_conn, Credits) instead of -EAGAIN
  *
  * A message that cannot be posted once a send slot is taken (its page
  * cannot be mapped for DMA, ib_post_send() fails) is never dropped with
@@ -595,6 +675,7 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 	struct sdsm_tx_slot *slot;
 	struct sdsm_wire_hdr *hdr;
 	struct ib_sge sge[2];
+	u16 credits = 0;
 	u32 bytes;
 	u64 seq;
 	int ret;
@@ -606,11 +687,12 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 
 	if (wait) {
 		ret = wait_event_timeout(conn->tx_wait,
-					 sdsm_tx_get(conn, &slot),
+					 sdsm_tx_get(conn, type, &slot,
+						     &credits),
 					 msecs_to_jiffies(sdsm_cl.peer_timeout_ms));
 		if (!ret)
 			return -ETIMEDOUT;
-	} else if (!sdsm_tx_get(conn, &slot)) {
+	} else if (!sdsm_tx_get(conn, type, &slot, &credits)) {
 		return -EAGAIN;
 	}
 	if (!slot)
@@ -619,7 +701,8 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 	hdr = slot->hdr;
 	hdr->type = cpu_to_be16(type);
 	hdr->flags = cpu_to_be16(page ? SDSM_WIRE_F_PAGE : 0);
-	hdr->len = cpu_to_be32(len);
+	hdr->credits = cpu_to_be16(credits);
+	hdr->len = cpu_to_be16(len);
 	if (len)
 		memcpy(hdr + 1, payload, len);
 	bytes = page ? SDSM_HDR_SLOT_SIZE : sizeof(*hdr) + len;

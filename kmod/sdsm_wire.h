@@ -20,8 +20,11 @@
 #include <linux/types.h>
 
 #define SDSM_WIRE_MAGIC		0x5344534dU	/* "SDSM" */
-/* 2: authenticated connect (AUTH); 3: region owner and mode */
-#define SDSM_WIRE_VERSION	3
+/*
+ * 2: authenticated connect (AUTH); 3: region owner and mode; 4: receive
+ * credits in the header, CREDIT
+ */
+#define SDSM_WIRE_VERSION	4
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -33,6 +36,8 @@
  * @SDSM_MSG_AUTH: active to passive side, the first message on a new
  *	connection: struct sdsm_wire_auth; the passive side accepts nothing
  *	else until it verifies
+ * @SDSM_MSG_CREDIT: no payload; returns receive credits (the header's
+ *	credits) when no other message goes back soon enough
  * @SDSM_MSG_COHERENCE_FIRST: first type reserved for coherence (issue 3)
  * @SDSM_MSG_COH: a page-coherence protocol message, struct sdsm_wire_coh
  * @SDSM_MSG_HOME_REQ: ask a page's manager for its home, sdsm_wire_home
@@ -57,6 +62,7 @@ enum sdsm_msg_type {
 	SDSM_MSG_PING = 1,
 	SDSM_MSG_PONG = 2,
 	SDSM_MSG_AUTH = 3,
+	SDSM_MSG_CREDIT = 4,
 	SDSM_MSG_COHERENCE_FIRST = 0x20,
 	SDSM_MSG_COH = 0x20,
 	SDSM_MSG_HOME_REQ = 0x21,
@@ -79,13 +85,16 @@ enum sdsm_msg_type {
  * struct sdsm_wire_hdr - header of every message
  * @type: enum sdsm_msg_type
  * @flags: SDSM_WIRE_F_*
+ * @credits: receives the sender posted again since its previous message
+ *	said so: the receiver of this message may send that many more
  * @len: bytes of payload that follow this header in the header slot
  * @seq: per-connection sequence number of the sender, starting at 1
  */
 struct sdsm_wire_hdr {
 	__be16 type;
 	__be16 flags;
-	__be32 len;
+	__be16 credits;
+	__be16 len;
 	__be64 seq;
 };
 

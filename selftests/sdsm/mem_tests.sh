@@ -21,7 +21,7 @@ mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
-mem_region_perm mem_lifecycle mem_node_rejoins"
+mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control"
 
 mu() {
 	local k=$1
@@ -998,5 +998,41 @@ test_mem_node_rejoins() {
 	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" unload 60 || rc=1
 	done
+	return $rc
+}
+
+# rxe_counter K NAME: node K's soft-RoCE hardware counter NAME.
+rxe_counter() {
+	run_on "$1" cat "/sys/class/infiniband/rxe0/ports/1/hw_counters/$2"
+}
+
+# Flow control (issue 13): a burst of 64 read faults from node 0 on pages
+# homed at node 1, whose receive worker is slowed to 20 ms a message
+# (inject_rx_delay_ms), so node 1 has 64 requests to take in with 16
+# receives posted.  Credits keep node 0 from sending past what node 1 has
+# posted: no RNR NAK on either side (each would stall the queue pair for
+# the RNR timer, 655 ms), and every page arrives intact.
+test_mem_flow_control() {
+	local name=flow.$$ out id seed=$RANDOM rc=0 t0 t1 nak0 nak1 rnr0 rnr1
+	local delay=/sys/module/sdsm/parameters/inject_rx_delay_ms
+	out=$(mu 1 create $name $((64 * PG)) bind 2) || return 1
+	id=${out%% *}
+	mu 1 -r $name fill 0 $((64 * PG)) "$seed" || rc=1
+	set_prefetch 0 0 || rc=1
+	nak0=$(rxe_counter 0 rcvd_rnr_err) && rnr0=$(rxe_counter 1 send_rnr_err) ||
+		{ log "no rxe0 hw_counters"; rc=1; }
+	run_on 1 sh -c "echo 20 > $delay" || rc=1
+	t0=$(now_ms)
+	mu 0 -r $name burst 0 64 "$seed" || { log "node 0: burst failed"; rc=1; }
+	t1=$(now_ms)
+	run_on 1 sh -c "echo 0 > $delay" || rc=1
+	set_prefetch 0 "$PREFETCH_DEFAULT" || rc=1
+	nak1=$(rxe_counter 0 rcvd_rnr_err) && rnr1=$(rxe_counter 1 send_rnr_err) ||
+		rc=1
+	log "64 faults in $((t1 - t0)) ms; RNR NAKs received by node 0: $((nak1 - nak0)), sent by node 1: $((rnr1 - rnr0))"
+	[ "$nak1" = "$nak0" ] && [ "$rnr1" = "$rnr0" ] ||
+		{ log "receiver not ready: sends past the posted receives"; rc=1; }
+	mu 1 -r $name destroy $name || rc=1
+	region_gone "$id" || rc=1
 	return $rc
 }

@@ -43,6 +43,10 @@
  *   expect_sigbus OFF MS          read OFF; succeed if SIGBUS arrives (prints
  *                                 the ms it took) within MS ms
  *   touch_loop OFF LEN MS         read and write every page until MS pass
+ *   burst OFF PAGES SEED          PAGES threads (at most 256) each read
+ *                                 page K of OFF at once and check its
+ *                                 pattern of fill SEED: PAGES read faults
+ *                                 in flight together
  *   lifecycle SEED BASE           mapping lifecycle in region -r NAME (9
  *                                 pages or more): partial munmap, destroy
  *                                 refused while any piece is mapped, mremap
@@ -258,6 +262,60 @@ static void *lc_thread(void *arg)
 	for (i = 0; i < LC_ADDS; i++)
 		__atomic_add_fetch(h->word, 1, __ATOMIC_SEQ_CST);
 	return NULL;
+}
+
+#define BURST_MAX	256
+
+struct burst_thread {
+	pthread_t tid;
+	pthread_barrier_t *start;
+	volatile uint64_t *page;
+	uint64_t off, seed, bad;
+};
+
+static void *burst_thread(void *arg)
+{
+	struct burst_thread *t = arg;
+	unsigned int i;
+
+	pthread_barrier_wait(t->start);
+	for (i = 0; i < LC_PAGE / 8; i++)
+		if (t->page[i] != pattern(t->seed, t->off + i * 8))
+			t->bad++;
+	return NULL;
+}
+
+/* burst OFF PAGES SEED (see the head of the file). */
+static int burst(uint64_t off, uint64_t pages, uint64_t seed)
+{
+	static struct burst_thread t[BURST_MAX];
+	pthread_barrier_t start;
+	volatile uint64_t *p;
+	uint64_t k, bad = 0;
+
+	if (!pages || pages > BURST_MAX) {
+		fprintf(stderr, "sdsm_mem_util: burst takes 1..%d pages\n",
+			BURST_MAX);
+		return 2;
+	}
+	p = map(off, pages * LC_PAGE);
+	pthread_barrier_init(&start, NULL, pages);
+	for (k = 0; k < pages; k++) {
+		t[k].start = &start;
+		t[k].page = p + k * (LC_PAGE / 8);
+		t[k].off = off + k * LC_PAGE;
+		t[k].seed = seed;
+		if (pthread_create(&t[k].tid, NULL, burst_thread, &t[k]))
+			die("pthread_create");
+	}
+	for (k = 0; k < pages; k++) {
+		pthread_join(t[k].tid, NULL);
+		if (t[k].bad)
+			fprintf(stderr, "page %" PRIu64 ": %" PRIu64 " words wrong\n",
+				k, t[k].bad);
+		bad += t[k].bad;
+	}
+	return bad ? 1 : 0;
 }
 
 /*
@@ -683,6 +741,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "lifecycle") && argc >= 2)
 		return lifecycle(num(argv[0]), num(argv[1]));
+	if (!strcmp(cmd, "burst") && argc >= 3)
+		return burst(num(argv[0]), num(argv[1]), num(argv[2]));
 	if (!strcmp(cmd, "touch_loop") && argc >= 3) {
 		uint64_t off = num(argv[0]), len = num(argv[1]);
 		uint64_t end = now_ms() + num(argv[2]);
