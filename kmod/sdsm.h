@@ -13,6 +13,9 @@
  *    peer, destroyed by the reaper, and a new one is made.
  *
  * Messaging API for upper layers (process context only):
+ *  - sdsm_queue(dst, type, payload, len, page) queues one message for a
+ *    node, this node included, in the node's FIFO send queue; it never
+ *    waits for the network.  Every layer sends this way.
  *  - sdsm_send(peer, type, payload, len, page) sends one message with an
  *    optional page; it sleeps (bounded) for a send slot and a receive
  *    credit of the peer.  sdsm_send_nowait() is the same but fails with
@@ -172,6 +175,26 @@ struct sdsm_conn {
 };
 
 /**
+ * struct sdsm_txq - the send queue of one destination (sdsm_queue())
+ * @lock: protects @queue, @epoch, @dead and @sending; process context only
+ * @queue: struct sdsm_out, FIFO
+ * @work: drains @queue on sdsm_cl.tx_wq; one instance runs at a time
+ * @epoch: bumped when the peer is reported down; older messages are dropped
+ * @dead: the peer was reported down and not up since
+ * @sending: a task is posting one of this queue's messages: the worker, or
+ *	a sender that found @queue empty and posts its message itself.  Only
+ *	the holder posts, so messages leave in queue order.
+ */
+struct sdsm_txq {
+	spinlock_t lock;		/* see above */
+	struct list_head queue;
+	struct work_struct work;
+	unsigned int epoch;
+	bool dead;
+	bool sending;
+};
+
+/**
  * struct sdsm_peer - a node of the cluster as this node sees it
  *
  * Locks: @lock (spinlock, process context only, never held while sleeping)
@@ -201,6 +224,8 @@ struct sdsm_peer {
 	struct delayed_work connect_work;	/* active side only */
 	bool notified_up;
 	u64 notified_incarnation;
+
+	struct sdsm_txq txq;		/* messages for this node */
 
 	u64 srtt_ns;			/* smoothed PING round trip */
 	atomic64_t tx_msgs;
@@ -233,6 +258,7 @@ struct sdsm_cluster {
 
 	struct sdsm_peer peers[SDSM_MAX_NODES];
 	struct workqueue_struct *wq;
+	struct workqueue_struct *tx_wq;	/* the send queues' works */
 	struct mutex listen_lock;	/* see Locks above */
 	struct rdma_cm_id *listen_id;
 	struct delayed_work listen_work;	/* (re)create the listener */
@@ -264,6 +290,11 @@ int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
 	      u32 len, struct page *page);
 int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
 		     u32 len, struct page *page);
+void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
+		struct page *page);
+void sdsm_queue_drain_self(void);
+void sdsm_queues_purge(void);
+bool sdsm_node_usable(unsigned int node);
 int sdsm_handler_register(u16 type, sdsm_handler_fn fn);
 void sdsm_handler_unregister(u16 type);
 int sdsm_peer_notifier_register(struct notifier_block *nb);

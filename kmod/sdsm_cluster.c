@@ -28,6 +28,18 @@
  * The heartbeat work sends a PING on every established connection each
  * heartbeat_ms and fails a connection that received nothing for
  * peer_timeout_ms, or that has not come up within 2 * peer_timeout_ms.
+ *
+ * Send queues.  Every upper layer (coherence, regions, locks, barriers,
+ * futexes) sends through one FIFO per destination, this node included
+ * (struct sdsm_txq, sdsm_queue()), drained by its own work item, which
+ * sleeps in sdsm_send() for a slot and a credit; a message to this node is
+ * handed to its handler as if it had arrived.  A message for an UP peer
+ * with nothing queued before it is posted by the caller at once, without
+ * a worker's wake-up in between (on these guests each costs 0.3 ms or
+ * more); that post never sleeps.  Messages for a peer that is not UP wait
+ * for its UP.  A DOWN report drops what is queued for the peer, before
+ * the upper layers hear of it and again after: what they queue for it
+ * while they handle the DOWN addresses the incarnation that went away.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,6 +48,7 @@
 #include <linux/ktime.h>
 
 #include "sdsm.h"
+#include "sdsm_stats.h"
 #include "sdsm_trace.h"
 
 static sdsm_handler_fn sdsm_handlers[SDSM_MSG_MAX];
@@ -240,7 +253,7 @@ void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg)
 
 /**
  * sdsm_handler_register - install the receive handler of a message type
- * @type: a type of enum sdsm_msg_type other than PING, PONG and AUTH
+ * @type: a type of enum sdsm_msg_type other than PING, PONG, AUTH and CREDIT
  * @fn: called in process context for every message of @type, in order per
  *	peer; may sleep and send; @msg and its page are valid only during the
  *	call
@@ -249,7 +262,7 @@ void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg)
  */
 int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
 {
-	if (!fn || type <= SDSM_MSG_AUTH || type >= SDSM_MSG_MAX)
+	if (!fn || type <= SDSM_MSG_CREDIT || type >= SDSM_MSG_MAX)
 		return -EINVAL;
 	if (cmpxchg(&sdsm_handlers[type], NULL, fn))
 		return -EBUSY;
@@ -262,10 +275,11 @@ int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
  */
 void sdsm_handler_unregister(u16 type)
 {
-	if (type <= SDSM_MSG_AUTH || type >= SDSM_MSG_MAX)
+	if (type <= SDSM_MSG_CREDIT || type >= SDSM_MSG_MAX)
 		return;
 	WRITE_ONCE(sdsm_handlers[type], NULL);
 	flush_workqueue(sdsm_cl.wq);
+	flush_workqueue(sdsm_cl.tx_wq);	/* deliveries to this node */
 }
 
 /* SDSM_PEER_EVENT_UP / _DOWN with the struct sdsm_peer * as data. */
@@ -337,6 +351,337 @@ int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
 		     u32 len, struct page *page)
 {
 	return sdsm_peer_send(peer, type, payload, len, page, false);
+}
+
+/* ------------------------------------------------------------------ */
+/* Send queues                                                         */
+
+/* A message waiting in a send queue. */
+struct sdsm_out {
+	struct list_head node;
+	unsigned int epoch;
+	u16 type;
+	u16 len;
+	struct page *page;
+	u8 payload[];
+};
+
+/* What became of a message a queue tried to post. */
+enum sdsm_txq_res {
+	SDSM_TXQ_DONE,		/* sent, delivered here, or dropped */
+	SDSM_TXQ_RETRY,		/* no slot or credit yet: try again */
+	SDSM_TXQ_PARK,		/* not connected: wait for the peer's UP */
+};
+
+/*
+ * Messages to this node are delivered by whoever holds sdsm_self_drain:
+ * its queue's work item, a faulting task that finishes its own
+ * transaction (home here) without waiting for a worker, or the receive
+ * handler whose message queued them; one drainer keeps them FIFO.
+ */
+static DEFINE_MUTEX(sdsm_self_drain);
+
+static void sdsm_out_free(struct sdsm_out *out)
+{
+	if (out->page)
+		put_page(out->page);
+	kfree(out);
+}
+
+/* A message of the fault path: coherence, or a home look-up. */
+static bool sdsm_msg_costs(u16 type)
+{
+	return type == SDSM_MSG_COH || type == SDSM_MSG_HOME_REQ ||
+	       type == SDSM_MSG_HOME_REP;
+}
+
+/* A message to this node, handed to its handler as if received. */
+static void sdsm_deliver_local(struct sdsm_peer *self, struct sdsm_out *out)
+{
+	struct sdsm_msg msg = {
+		.peer = self,
+		.type = out->type,
+		.len = out->len,
+		.payload = out->payload,
+		.page = out->page,
+	};
+	sdsm_handler_fn fn = READ_ONCE(sdsm_handlers[out->type]);
+
+	if (sdsm_msg_costs(out->type))
+		sdsm_cost(SDSM_STAT_COST_LOCAL_MSGS);
+	/* No handler: the layer that queued it is gone (module unload). */
+	if (fn)
+		fn(&msg);
+}
+
+/*
+ * Post a message of epoch @epoch to @peer (not this node).  Context:
+ * process context, the caller holds @peer->txq.sending.
+ */
+static enum sdsm_txq_res sdsm_txq_send(struct sdsm_peer *peer,
+				       unsigned int epoch, u16 type,
+				       const void *payload, u32 len,
+				       struct page *page, bool wait)
+{
+	int ret;
+
+	if (epoch != READ_ONCE(peer->txq.epoch))
+		return SDSM_TXQ_DONE;
+	ret = sdsm_peer_send(peer, type, payload, len, page, wait);
+	if (READ_ONCE(sdsm_cl.shutdown))
+		return SDSM_TXQ_DONE;
+	if (ret == -ETIMEDOUT || ret == -EAGAIN)
+		return SDSM_TXQ_RETRY;	/* peer slow but up: keep order */
+	if (ret == -ENOTCONN)
+		return SDSM_TXQ_PARK;	/* its DOWN drops it, or its UP sends it */
+	if (!ret && page)
+		sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
+	if (!ret && sdsm_msg_costs(type))
+		sdsm_cost(SDSM_STAT_COST_MSGS);
+	/*
+	 * Not sent: the transport failed the connection (sdsm_conn_send()),
+	 * so the peer is reported DOWN and the upper layers account for the
+	 * message.
+	 */
+	if (ret)
+		pr_warn_ratelimited("node %u: message %u not sent (%d), connection failed\n",
+				    peer->id, type, ret);
+	return SDSM_TXQ_DONE;
+}
+
+/*
+ * Post @out to @peer, or deliver it here if @peer is this node.
+ * Context: process context, the caller holds @peer->txq.sending.
+ */
+static enum sdsm_txq_res sdsm_txq_post(struct sdsm_peer *peer,
+				       struct sdsm_out *out)
+{
+	if (peer->id != sdsm_cl.node_id)
+		return sdsm_txq_send(peer, out->epoch, out->type, out->payload,
+				     out->len, out->page, true);
+	if (out->epoch == READ_ONCE(peer->txq.epoch))
+		sdsm_deliver_local(peer, out);
+	return SDSM_TXQ_DONE;
+}
+
+/* A queued copy of a message; small and bounded, it cannot fail. */
+static struct sdsm_out *sdsm_out_new(u16 type, const void *payload, u32 len,
+				     struct page *page)
+{
+	struct sdsm_out *out;
+
+	out = kmalloc(struct_size(out, payload, len),
+		      GFP_KERNEL | __GFP_NOFAIL);
+	if (sdsm_msg_costs(type))
+		sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	out->type = type;
+	out->len = len;
+	out->page = page;
+	memcpy(out->payload, payload, len);
+	return out;
+}
+
+/*
+ * Give up @q->sending after posting @out; @out goes back to the head of
+ * the queue unless done.  With @kick, the worker is woken for what queued
+ * up meanwhile (unless the peer is not connected: its UP kicks).
+ */
+static void sdsm_txq_release(struct sdsm_txq *q, struct sdsm_out *out,
+			     enum sdsm_txq_res res, bool kick)
+{
+	bool more;
+
+	spin_lock(&q->lock);
+	if (res != SDSM_TXQ_DONE)
+		list_add(&out->node, &q->queue);
+	q->sending = false;
+	more = !list_empty(&q->queue);
+	spin_unlock(&q->lock);
+	if (res == SDSM_TXQ_DONE && out)
+		sdsm_out_free(out);
+	if (more && kick && res != SDSM_TXQ_PARK)
+		queue_work(sdsm_cl.tx_wq, &q->work);
+}
+
+/**
+ * sdsm_queue - queue a message for a node, this node included
+ * @dst: node id
+ * @type: enum sdsm_msg_type
+ * @payload: @len bytes, copied
+ * @len: at most SDSM_MSG_MAX_PAYLOAD
+ * @page: optional page, taken over (put once sent or dropped); its
+ *	contents must not change until then
+ *
+ * Messages to one node leave in the order they were queued.  A message
+ * for a peer that is not UP waits for its UP; one queued before a DOWN
+ * report of its peer, or while the upper layers handle it, is dropped.
+ * One posted at once (nothing queued before it) is not copied: only a
+ * message that has to wait is.
+ *
+ * Context: process context, any locks but spinlocks held; never sleeps
+ * for the network, so receive handlers may call it.
+ */
+void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
+		struct page *page)
+{
+	enum sdsm_txq_res res;
+	struct sdsm_peer *peer;
+	unsigned int epoch;
+	struct sdsm_txq *q;
+	struct sdsm_out *out;
+	bool direct;
+
+	if (WARN_ON_ONCE(dst >= sdsm_cl.nr_nodes || !type ||
+			 type >= SDSM_MSG_MAX ||
+			 len > SDSM_MSG_MAX_PAYLOAD)) {
+		if (page)
+			put_page(page);
+		return;
+	}
+	peer = &sdsm_cl.peers[dst];
+	q = &peer->txq;
+	spin_lock(&q->lock);
+	epoch = q->epoch;
+	direct = dst != sdsm_cl.node_id && !q->sending && !q->dead &&
+		 list_empty(&q->queue) &&
+		 READ_ONCE(peer->state) == SDSM_PEER_UP;
+	if (direct)
+		q->sending = true;
+	spin_unlock(&q->lock);
+	if (direct) {
+		res = sdsm_txq_send(peer, epoch, type, payload, len, page,
+				    false);
+		out = NULL;
+		if (res == SDSM_TXQ_DONE) {
+			if (page)
+				put_page(page);
+		} else {
+			/* It waits after all: first in line, as a copy. */
+			out = sdsm_out_new(type, payload, len, page);
+			out->epoch = epoch;
+		}
+		sdsm_txq_release(q, out, res, true);
+		return;
+	}
+	/* Queued behind others: the protocols cannot take a send back. */
+	out = sdsm_out_new(type, payload, len, page);
+	spin_lock(&q->lock);
+	out->epoch = q->epoch;
+	list_add_tail(&out->node, &q->queue);
+	spin_unlock(&q->lock);
+	queue_work(sdsm_cl.tx_wq, &q->work);
+}
+
+/**
+ * sdsm_node_usable - not reported down since it was last up
+ * @node: node id; this node is always usable
+ */
+bool sdsm_node_usable(unsigned int node)
+{
+	return node < sdsm_cl.nr_nodes &&
+	       !READ_ONCE(sdsm_cl.peers[node].txq.dead);
+}
+
+static void sdsm_txq_drain(struct sdsm_peer *peer)
+{
+	struct sdsm_txq *q = &peer->txq;
+	enum sdsm_txq_res res;
+	struct sdsm_out *out;
+
+	for (;;) {
+		spin_lock(&q->lock);
+		if (q->sending) {
+			/* A direct sender; it kicks us when it is done. */
+			spin_unlock(&q->lock);
+			return;
+		}
+		out = list_first_entry_or_null(&q->queue, struct sdsm_out,
+					       node);
+		if (out && out->epoch == q->epoch &&
+		    peer->id != sdsm_cl.node_id &&
+		    READ_ONCE(peer->state) != SDSM_PEER_UP) {
+			/* Not up yet: the UP report kicks us again. */
+			spin_unlock(&q->lock);
+			return;
+		}
+		if (out) {
+			list_del(&out->node);
+			q->sending = true;
+		}
+		spin_unlock(&q->lock);
+		if (!out)
+			return;
+		res = sdsm_txq_post(peer, out);
+		sdsm_txq_release(q, out, res, false);
+		if (res == SDSM_TXQ_PARK)
+			return;
+		cond_resched();
+	}
+}
+
+static void sdsm_txq_work(struct work_struct *work)
+{
+	struct sdsm_txq *q = container_of(work, struct sdsm_txq, work);
+	struct sdsm_peer *peer = container_of(q, struct sdsm_peer, txq);
+
+	if (peer->id != sdsm_cl.node_id) {
+		sdsm_txq_drain(peer);
+		return;
+	}
+	mutex_lock(&sdsm_self_drain);
+	sdsm_txq_drain(peer);
+	mutex_unlock(&sdsm_self_drain);
+}
+
+/**
+ * sdsm_queue_drain_self - deliver what is queued for this node, now
+ *
+ * In the caller, unless someone else is at it.  Context: process context,
+ * no lock held that a handler of a queued message takes.
+ */
+void sdsm_queue_drain_self(void)
+{
+	struct sdsm_peer *self = &sdsm_cl.peers[sdsm_cl.node_id];
+
+	if (list_empty_careful(&self->txq.queue) ||
+	    !mutex_trylock(&sdsm_self_drain))
+		return;
+	sdsm_txq_drain(self);
+	mutex_unlock(&sdsm_self_drain);
+}
+
+/* Drop everything queued for @peer; with @down, mark it not usable. */
+static void sdsm_txq_purge(struct sdsm_peer *peer, bool down)
+{
+	struct sdsm_txq *q = &peer->txq;
+	struct sdsm_out *out, *tmp;
+	LIST_HEAD(drop);
+
+	spin_lock(&q->lock);
+	q->epoch++;
+	if (down)
+		WRITE_ONCE(q->dead, true);
+	list_splice_init(&q->queue, &drop);
+	spin_unlock(&q->lock);
+	list_for_each_entry_safe(out, tmp, &drop, node)
+		sdsm_out_free(out);
+}
+
+/*
+ * Drop every queued message and stop the queues' work.  Context: module
+ * init failure or exit, after the upper layers are gone.
+ */
+void sdsm_queues_purge(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+
+		sdsm_txq_purge(peer, false);
+		cancel_work_sync(&peer->txq.work);
+		sdsm_txq_purge(peer, false);
+	}
 }
 
 static void sdsm_peer_work(struct work_struct *work)
@@ -417,14 +762,19 @@ static void sdsm_peer_work(struct work_struct *work)
 		if (!dead)
 			pr_info("node %u (%pI4) down\n", peer->id,
 				&peer->addr.sin_addr);
+		sdsm_txq_purge(peer, true);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_DOWN, peer);
+		sdsm_txq_purge(peer, true);
 	}
 	if (!peer->notified_up && state == SDSM_PEER_UP) {
 		peer->notified_up = true;
 		peer->notified_incarnation = inc;
 		pr_info("node %u (%pI4) up, incarnation %llx\n", peer->id,
 			&peer->addr.sin_addr, inc);
+		/* What waited for the UP leaves before what the layers send. */
+		WRITE_ONCE(peer->txq.dead, false);
+		queue_work(sdsm_cl.tx_wq, &peer->txq.work);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_UP, peer);
 	}
@@ -507,6 +857,12 @@ int sdsm_cluster_start(void)
 		peer->backoff_ms = SDSM_BACKOFF_MIN_MS;
 		INIT_WORK(&peer->work, sdsm_peer_work);
 		INIT_DELAYED_WORK(&peer->connect_work, sdsm_connect_work);
+		spin_lock_init(&peer->txq.lock);
+		INIT_LIST_HEAD(&peer->txq.queue);
+		INIT_WORK(&peer->txq.work, sdsm_txq_work);
+		peer->txq.epoch = 0;
+		peer->txq.dead = false;
+		peer->txq.sending = false;
 		atomic64_set(&peer->tx_msgs, 0);
 		atomic64_set(&peer->rx_msgs, 0);
 		atomic64_set(&peer->tx_bytes, 0);

@@ -403,9 +403,15 @@ static int __init sdsm_init(void)
 		ret = -ENOMEM;
 		goto out_free_stats;
 	}
+	sdsm_cl.tx_wq = alloc_workqueue("sdsm_tx", WQ_UNBOUND | WQ_MEM_RECLAIM,
+					0);
+	if (!sdsm_cl.tx_wq) {
+		ret = -ENOMEM;
+		goto out_destroy_wq;
+	}
 	ret = sdsm_cluster_start();
 	if (ret)
-		goto out_destroy_wq;
+		goto out_destroy_tx_wq;
 	ret = sdsm_sysfs_init();
 	if (ret)
 		goto out_stop_cluster;
@@ -450,6 +456,9 @@ out_sysfs_exit:
 	sdsm_sysfs_exit();
 out_stop_cluster:
 	sdsm_cluster_stop();
+	sdsm_queues_purge();
+out_destroy_tx_wq:
+	destroy_workqueue(sdsm_cl.tx_wq);
 out_destroy_wq:
 	destroy_workqueue(sdsm_cl.wq);
 out_free_stats:
@@ -472,8 +481,10 @@ static void __exit sdsm_exit(void)
 	sdsm_cluster_stop();
 	sdsm_sync_exit();
 	sdsm_mem_exit();
+	sdsm_queues_purge();	/* what the layers queued as they went */
 	sdsm_stats_exit();
 	sdsm_sysfs_exit();
+	destroy_workqueue(sdsm_cl.tx_wq);
 	destroy_workqueue(sdsm_cl.wq);
 	sdsm_stats_free();	/* last: everything above may still count */
 	pr_info("unloaded\n");

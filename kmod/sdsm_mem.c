@@ -23,10 +23,10 @@
  * Nothing takes a page mutex with i_mmap_rwsem held, and nothing waits for
  * a message with a page mutex held.
  *
- * Messages.  The protocol's send action only queues: each destination has a
- * FIFO (struct sdsm_link) drained by its own work item, which calls
- * sdsm_send() (it may sleep for a send credit) or, for this node, delivers
- * the message to the local handler.  Queueing under the page mutex keeps
+ * Messages.  The protocol's send action only queues, in the destination's
+ * send queue of the messaging layer (sdsm_queue(), sdsm_cluster.c), whose
+ * work item sleeps for a send credit or, for this node, hands the message
+ * to the local handler.  Queueing under the page mutex keeps
  * the protocol's per-pair FIFO order and means no page mutex is held while
  * the transport waits.  A DATA-flagged message carries a snapshot of the
  * page copied at send time; a page that is all zero (a home copy never
@@ -296,267 +296,10 @@ static struct page *sdsm_copy_alloc_nofail(gfp_t gfp)
 	return alloc_page(gfp | __GFP_ACCOUNT | __GFP_NOFAIL);
 }
 
-/* ------------------------------------------------------------------ */
-/* Per-destination message queues                                      */
-
-/**
- * struct sdsm_link - messages queued for one node
- * @lock: protects @queue, @epoch, @dead and @sending
- * @queue: struct sdsm_out, FIFO
- * @work: drains @queue; one instance runs at a time
- * @epoch: bumped when the node goes down; older messages are dropped
- * @dead: the node was reported down and not up since
- * @sending: a task is posting one of this link's messages: the worker, or
- *	a sender that found @queue empty and posts its message itself.  Only
- *	the holder posts, so messages leave in queue order.
- */
-struct sdsm_link {
-	spinlock_t lock;		/* see above */
-	struct list_head queue;
-	struct work_struct work;
-	unsigned int epoch;
-	bool dead;
-	bool sending;
-};
-
-struct sdsm_out {
-	struct list_head node;
-	unsigned int epoch;
-	u16 type;
-	u16 len;
-	struct page *page;
-	u8 payload[];
-};
-
-static struct sdsm_link sdsm_links[SDSM_MAX_NODES];
 static struct workqueue_struct *sdsm_mem_wq;
-
-static void sdsm_out_free(struct sdsm_out *out)
-{
-	if (out->page)
-		put_page(out->page);
-	kfree(out);
-}
 
 static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 			      const void *payload, u32 len, struct page *page);
-
-/* A message of the fault path: coherence, or a home look-up. */
-static bool sdsm_msg_costs(u16 type)
-{
-	return type == SDSM_MSG_COH || type == SDSM_MSG_HOME_REQ ||
-	       type == SDSM_MSG_HOME_REP;
-}
-
-/*
- * Post @out to @dst, or deliver it here if @dst is this node.  Return:
- * true when done with it (sent, or dropped as stale or undeliverable),
- * false when it must be tried again later (no send slot yet).
- * Context: process context, the caller holds @link->sending.
- */
-static bool sdsm_link_post(struct sdsm_link *link, u16 dst,
-			   struct sdsm_out *out, bool wait)
-{
-	struct sdsm_peer *peer = &sdsm_cl.peers[dst];
-	int ret;
-
-	if (out->epoch != READ_ONCE(link->epoch))
-		return true;
-	if (dst == sdsm_cl.node_id) {
-		if (sdsm_msg_costs(out->type))
-			sdsm_cost(SDSM_STAT_COST_LOCAL_MSGS);
-		sdsm_mem_dispatch(peer, out->type, out->payload, out->len,
-				  out->page);
-		return true;
-	}
-	if (wait)
-		ret = sdsm_send(peer, out->type, out->payload, out->len,
-				out->page);
-	else
-		ret = sdsm_send_nowait(peer, out->type, out->payload, out->len,
-				       out->page);
-	if ((ret == -ETIMEDOUT || ret == -EAGAIN) &&
-	    !READ_ONCE(sdsm_cl.shutdown))
-		return false;	/* peer slow but up: keep order, try again */
-	if (!ret && out->page)
-		sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
-	if (!ret && sdsm_msg_costs(out->type))
-		sdsm_cost(SDSM_STAT_COST_MSGS);
-	/*
-	 * Not sent: the peer is not up (-ENOTCONN) or the transport failed
-	 * the connection (sdsm_conn_send()); either way the peer is reported
-	 * DOWN and the peer-failure path accounts for the message.
-	 */
-	if (ret && ret != -ENOTCONN)
-		pr_warn_ratelimited("node %u: message %u not sent (%d), connection failed\n",
-				    dst, out->type, ret);
-	return true;
-}
-
-/*
- * Give up @link->sending after posting @out; @out goes back to the head of
- * the queue unless @done.  Kicks the worker for what queued up meanwhile.
- */
-static void sdsm_link_release(struct sdsm_link *link, struct sdsm_out *out,
-			      bool done, bool kick)
-{
-	bool more;
-
-	spin_lock(&link->lock);
-	if (!done)
-		list_add(&out->node, &link->queue);
-	link->sending = false;
-	more = !list_empty(&link->queue);
-	spin_unlock(&link->lock);
-	if (done)
-		sdsm_out_free(out);
-	if (more && kick)
-		queue_work(sdsm_mem_wq, &link->work);
-}
-
-/*
- * Queue a message for @dst (this node included); takes over @page.
- *
- * A message for an UP peer with nothing queued before it is posted here
- * and now, without a worker's wake-up in between (a fault's request, the
- * home's grant): on these guests each wake-up costs 0.3 ms or more.  The
- * post never sleeps; without a free send slot the message is queued.
- *
- * Context: process context, any locks but spinlocks held.
- */
-static void sdsm_link_queue(u16 dst, u16 type, const void *payload, u32 len,
-			    struct page *page)
-{
-	struct sdsm_link *link;
-	struct sdsm_out *out;
-	bool direct;
-
-	if (WARN_ON_ONCE(dst >= sdsm_cl.nr_nodes ||
-			 len > SDSM_MSG_MAX_PAYLOAD)) {
-		if (page)
-			put_page(page);
-		return;
-	}
-	link = &sdsm_links[dst];
-	/* Small and bounded; the protocol cannot take a send back. */
-	out = kmalloc(struct_size(out, payload, len),
-		      GFP_KERNEL | __GFP_NOFAIL);
-	if (sdsm_msg_costs(type))
-		sdsm_cost(SDSM_STAT_COST_ALLOCS);
-	out->type = type;
-	out->len = len;
-	out->page = page;
-	memcpy(out->payload, payload, len);
-	spin_lock(&link->lock);
-	out->epoch = link->epoch;
-	direct = dst != sdsm_cl.node_id && !link->sending && !link->dead &&
-		 list_empty(&link->queue) &&
-		 READ_ONCE(sdsm_cl.peers[dst].state) == SDSM_PEER_UP;
-	if (direct)
-		link->sending = true;
-	else
-		list_add_tail(&out->node, &link->queue);
-	spin_unlock(&link->lock);
-	if (!direct) {
-		queue_work(sdsm_mem_wq, &link->work);
-		return;
-	}
-	sdsm_link_release(link, out, sdsm_link_post(link, dst, out, false),
-			  true);
-}
-
-void sdsm_mem_send(u16 dst, u16 type, const void *payload, u32 len)
-{
-	sdsm_link_queue(dst, type, payload, len, NULL);
-}
-
-/* Not reported down since it was last up (this node always usable). */
-bool sdsm_node_usable(unsigned int node)
-{
-	return node < sdsm_cl.nr_nodes && !READ_ONCE(sdsm_links[node].dead);
-}
-
-/*
- * Messages to this node are delivered by whoever holds sdsm_self_drain: the
- * link's work item, a faulting task that finishes its own transaction
- * (home here) without waiting for a worker, or the receive handler whose
- * message queued them; one drainer keeps them FIFO.
- */
-static DEFINE_MUTEX(sdsm_self_drain);
-
-static void sdsm_link_drain(struct sdsm_link *link)
-{
-	unsigned int dst = link - sdsm_links;
-	struct sdsm_peer *peer = &sdsm_cl.peers[dst];
-	struct sdsm_out *out;
-
-	for (;;) {
-		spin_lock(&link->lock);
-		if (link->sending) {
-			/* A direct sender; it kicks us when it is done. */
-			spin_unlock(&link->lock);
-			return;
-		}
-		out = list_first_entry_or_null(&link->queue, struct sdsm_out,
-					       node);
-		if (out && out->epoch == link->epoch && dst != sdsm_cl.node_id &&
-		    READ_ONCE(peer->state) != SDSM_PEER_UP) {
-			/* Not up yet: the UP notification kicks us again. */
-			spin_unlock(&link->lock);
-			return;
-		}
-		if (out) {
-			list_del(&out->node);
-			link->sending = true;
-		}
-		spin_unlock(&link->lock);
-		if (!out)
-			return;
-		sdsm_link_release(link, out,
-				  sdsm_link_post(link, dst, out, true), false);
-		cond_resched();
-	}
-}
-
-static void sdsm_link_work(struct work_struct *work)
-{
-	struct sdsm_link *link = container_of(work, struct sdsm_link, work);
-
-	if (link != &sdsm_links[sdsm_cl.node_id]) {
-		sdsm_link_drain(link);
-		return;
-	}
-	mutex_lock(&sdsm_self_drain);
-	sdsm_link_drain(link);
-	mutex_unlock(&sdsm_self_drain);
-}
-
-/*
- * Deliver what is queued for this node now, in the caller, unless someone
- * else is at it.  Context: no page mutex held.
- */
-static void sdsm_self_drain_try(void)
-{
-	struct sdsm_link *link = &sdsm_links[sdsm_cl.node_id];
-
-	if (list_empty_careful(&link->queue) ||
-	    !mutex_trylock(&sdsm_self_drain))
-		return;
-	sdsm_link_drain(link);
-	mutex_unlock(&sdsm_self_drain);
-}
-
-static void sdsm_link_purge(struct sdsm_link *link)
-{
-	struct sdsm_out *out, *tmp;
-	LIST_HEAD(drop);
-
-	spin_lock(&link->lock);
-	list_splice_init(&link->queue, &drop);
-	spin_unlock(&link->lock);
-	list_for_each_entry_safe(out, tmp, &drop, node)
-		sdsm_out_free(out);
-}
 
 /* ------------------------------------------------------------------ */
 /* The protocol's actions                                              */
@@ -601,7 +344,7 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
 		sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_SENT);
 	trace_sdsm_coh_send(msg->dst, msg->region, msg->page, msg->type,
 			    msg->seq, w.data);
-	sdsm_link_queue(msg->dst, SDSM_MSG_COH, &w, sizeof(w), snap);
+	sdsm_queue(msg->dst, SDSM_MSG_COH, &w, sizeof(w), snap);
 }
 
 static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
@@ -900,7 +643,7 @@ static void sdsm_hold_work_fn(struct work_struct *work)
 		kfree(h);
 	}
 	/* A DATA or INV_ACK for a directory here: deliver it now. */
-	sdsm_self_drain_try();
+	sdsm_queue_drain_self();
 }
 
 /* Module exit: no fault, no message any more; drop what is left. */
@@ -953,7 +696,7 @@ static void sdsm_coh_nack_nomem(u16 src, const struct sdsm_proto_msg *msg)
 		.err = cpu_to_be16(ENOMEM),
 	};
 
-	sdsm_link_queue(src, SDSM_MSG_COH, &w, sizeof(w), NULL);
+	sdsm_queue(src, SDSM_MSG_COH, &w, sizeof(w), NULL);
 }
 
 static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
@@ -1133,7 +876,7 @@ static void sdsm_mem_handler(const struct sdsm_msg *msg)
 	 * an invalidation, a FETCH's data) queued the grant to this node:
 	 * deliver it now rather than after a worker's wake-up.
 	 */
-	sdsm_self_drain_try();
+	sdsm_queue_drain_self();
 }
 
 static const u16 sdsm_mem_msg_types[] = {
@@ -1216,7 +959,7 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
 	w.page = cpu_to_be64(idx);
 	pg->flags |= SDSM_PAGE_HOME_ASKED;
 	pg->req_start = jiffies;
-	sdsm_mem_send(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w));
+	sdsm_queue(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w), NULL);
 	return 1;
 }
 
@@ -1494,7 +1237,7 @@ again:
 		sdsm_prefetch(r, idx);
 	ahead = false;
 	/* Home (or manager) here: run the transaction without a worker. */
-	sdsm_self_drain_try();
+	sdsm_queue_drain_self();
 	if (sdsm_page_settled(pg))
 		goto again;
 	if (vmf->flags & FAULT_FLAG_ALLOW_RETRY) {
@@ -1740,22 +1483,15 @@ static int sdsm_mem_peer_event(struct notifier_block *nb,
 			       unsigned long event, void *data)
 {
 	struct sdsm_peer *peer = data;
-	struct sdsm_link *link = &sdsm_links[peer->id];
 	u16 id = peer->id;
 
 	switch (event) {
 	case SDSM_PEER_EVENT_DOWN:
-		spin_lock(&link->lock);
-		link->epoch++;
-		WRITE_ONCE(link->dead, true);
-		spin_unlock(&link->lock);
-		sdsm_link_purge(link);
+		/* Its send queue is purged and marked dead already. */
 		sdsm_region_peer_down(id);
 		sdsm_region_for_each(sdsm_mem_region_peer_down, &id);
 		break;
 	case SDSM_PEER_EVENT_UP:
-		WRITE_ONCE(link->dead, false);
-		queue_work(sdsm_mem_wq, &link->work);
 		sdsm_region_peer_up(id);
 		break;
 	}
@@ -1793,15 +1529,8 @@ int sdsm_mem_init(void)
 		mutex_init(&sdsm_page_locks[i]);
 	for (i = 0; i < ARRAY_SIZE(sdsm_page_wqs); i++)
 		init_waitqueue_head(&sdsm_page_wqs[i]);
-	for (i = 0; i < SDSM_MAX_NODES; i++) {
-		spin_lock_init(&sdsm_links[i].lock);
-		INIT_LIST_HEAD(&sdsm_links[i].queue);
-		INIT_WORK(&sdsm_links[i].work, sdsm_link_work);
-		sdsm_links[i].epoch = 0;
-		sdsm_links[i].dead = false;
-		sdsm_links[i].sending = false;
+	for (i = 0; i < SDSM_MAX_NODES; i++)
 		atomic64_set(&sdsm_homed_pages[i], 0);
-	}
 
 	ret = simple_pin_fs(&sdsm_fs_type, &sdsm_fs_mnt, &sdsm_fs_cnt);
 	if (ret) {
@@ -1862,13 +1591,6 @@ void sdsm_mem_exit(void)
 	for (i = 0; i < ARRAY_SIZE(sdsm_mem_msg_types); i++)
 		sdsm_handler_unregister(sdsm_mem_msg_types[i]);
 	sdsm_holds_exit();
-	for (i = 0; i < SDSM_MAX_NODES; i++) {
-		spin_lock(&sdsm_links[i].lock);
-		sdsm_links[i].epoch++;
-		spin_unlock(&sdsm_links[i].lock);
-		cancel_work_sync(&sdsm_links[i].work);
-		sdsm_link_purge(&sdsm_links[i]);
-	}
 	destroy_workqueue(sdsm_mem_wq);
 	sdsm_region_exit();
 	iput(sdsm_inode);

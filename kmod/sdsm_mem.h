@@ -175,8 +175,6 @@ extern atomic64_t sdsm_homed_pages[SDSM_MAX_NODES];
 struct mutex *sdsm_page_lock(const struct sdsm_region *r, u64 idx);
 struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc);
 void sdsm_page_set_home(struct sdsm_region *r, struct sdsm_page *pg, u16 home);
-void sdsm_mem_send(u16 dst, u16 type, const void *payload, u32 len);
-bool sdsm_node_usable(unsigned int node);
 int sdsm_mem_open(struct inode *inode, struct file *file);
 int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma);
 struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,

@@ -264,7 +264,7 @@ static void sdsm_reply(u16 dst, u64 cookie, int status,
 		return;
 	if (region)
 		w.region = *region;
-	sdsm_mem_send(dst, SDSM_MSG_REPLY, &w, sizeof(w));
+	sdsm_queue(dst, SDSM_MSG_REPLY, &w, sizeof(w), NULL);
 }
 
 /* Nodes other than this one that are up now. */
@@ -292,7 +292,7 @@ static void sdsm_send_mask(u64 mask, u16 type, const void *payload, u32 len)
 
 	for (i = 0; i < sdsm_cl.nr_nodes; i++)
 		if (mask & BIT_ULL(i))
-			sdsm_mem_send(i, type, payload, len);
+			sdsm_queue(i, type, payload, len, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -490,7 +490,7 @@ out_put:
 	sdsm_region_put(r);
 reply:
 	rep.home = cpu_to_be32(home);
-	sdsm_mem_send(src, SDSM_MSG_HOME_REP, &rep, sizeof(rep));
+	sdsm_queue(src, SDSM_MSG_HOME_REP, &rep, sizeof(rep), NULL);
 }
 
 /*
@@ -988,7 +988,7 @@ void sdsm_region_peer_up(unsigned int node)
 	xa_for_each(&sdsm_regions, id, r) {
 		if (id) {
 			sdsm_region_to_wire(&w, r);
-			sdsm_mem_send(node, SDSM_MSG_REGION_ADD, &w, sizeof(w));
+			sdsm_queue(node, SDSM_MSG_REGION_ADD, &w, sizeof(w), NULL);
 		}
 		/* Writers hold the mutex too: the list is stable here. */
 		list_for_each_entry_reverse(pr, &r->policies, node) {
@@ -997,7 +997,7 @@ void sdsm_region_peer_up(unsigned int node)
 			wp.first = cpu_to_be64(pr->first);
 			wp.npages = cpu_to_be64(pr->npages);
 			sdsm_policy_to_wire(&wp.policy, &pr->policy);
-			sdsm_mem_send(node, SDSM_MSG_POLICY, &wp, sizeof(wp));
+			sdsm_queue(node, SDSM_MSG_POLICY, &wp, sizeof(wp), NULL);
 		}
 	}
 	mutex_unlock(&sdsm_regions_mutex);
@@ -1170,7 +1170,7 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 			return -EHOSTDOWN;
 		sdsm_call_start(&call, BIT_ULL(reg));
 		w.cookie = cpu_to_be64(call.cookie);
-		sdsm_mem_send(reg, SDSM_MSG_REGION_CLAIM, &w, sizeof(w));
+		sdsm_queue(reg, SDSM_MSG_REGION_CLAIM, &w, sizeof(w), NULL);
 		ret = sdsm_call_wait(&call);
 		if (!ret && !call.have_region)
 			ret = -EPROTO;
@@ -1507,7 +1507,7 @@ static int sdsm_query_one(u64 addr)
 	w.cookie = cpu_to_be64(call.cookie);
 	w.region = cpu_to_be32(r->id);
 	w.page = cpu_to_be64(idx);
-	sdsm_mem_send(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w));
+	sdsm_queue(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w), NULL);
 	home = sdsm_call_wait(&call);
 	if (!home)
 		home = call.home;

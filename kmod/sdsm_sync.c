@@ -36,14 +36,17 @@
  * EHOSTDOWN), fails the barrier waits whose nodemask has X, and, in the
  * manager role, releases every lock X held, drops X's waiters and fails
  * every barrier generation whose nodemask has X.  A manager serves a node
- * only while it sees it up.  A sync message that cannot be sent for any
- * reason but the peer being gone breaks the connection, so both sides
- * resynchronise through DOWN.
+ * only while it sees it up.  A sync message that cannot be posted fails
+ * the connection (the transport does), so both sides resynchronise through
+ * DOWN; one that waits for a slow peer's send credit stays queued, and the
+ * heartbeat decides whether that peer is gone.
  *
- * Sending: messages are queued per peer under sdsm_sync.lock and sent in
- * order by that peer's work item; nobody sends with the lock held.  A
- * message the transport refuses because the peer is not up (yet) stays
- * queued until the peer's UP event, or is dropped by its DOWN event.
+ * Sending: messages are queued under sdsm_sync.lock in the peer's send
+ * queue of the messaging layer (sdsm_queue()), the one coherence and
+ * regions use: FIFO per peer, posted at once when nothing is queued before
+ * them, else by the queue's work item; nothing waits for the network with
+ * the lock held.  A message for a peer that is not up (yet) waits for the
+ * peer's UP event; its DOWN event drops it.
  *
  * Memory ordering: with the default, sequentially consistent (MSI) memory
  * nothing is needed at acquire, release or barrier; see
@@ -172,33 +175,16 @@ struct sdsm_mgr_futex {
 	struct list_head waiters;	/* FIFO of struct sdsm_mgr_waiter */
 };
 
-/* A message waiting in a peer's outbox. */
-struct sdsm_sync_out {
-	struct list_head node;
-	u16 type;
-	u32 len;
-	union {
-		struct sdsm_wire_lock lock;
-		struct sdsm_wire_barrier barrier;
-		struct sdsm_wire_sync_reply reply;
-		struct sdsm_wire_futex futex;
-		struct sdsm_wire_futex_reply futex_reply;
-	} u;
-};
-
 /* This layer's view of one peer. */
 struct sdsm_sync_peer {
 	unsigned int id;
 	bool up;			/* between its UP and DOWN events */
-	u64 epoch;			/* DOWN events seen; drops old messages */
-	struct list_head outbox;	/* struct sdsm_sync_out, FIFO */
-	struct work_struct work;	/* sends the outbox */
 };
 
 /*
  * Locks: @lock (a mutex, process context only) protects everything here
  * but @wait, @wq and @objects; nothing sleeps with it held but to allocate.
- * Handlers, the peer notifier, the send works and the ioctls take it.
+ * Handlers, the peer notifier and the ioctls take it.
  * Waiters sleep on @wait without it and re-check under it.
  */
 static struct {
@@ -214,7 +200,6 @@ static struct {
 	u32 futex_waiters[SDSM_MAX_NODES];
 	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
 	wait_queue_head_t wait;
-	struct workqueue_struct *wq;
 	atomic_t objects;		/* allocations not yet freed */
 } sdsm_sync;
 
@@ -307,79 +292,18 @@ static void sdsm_sync_break(unsigned int node, const char *why)
 /* ------------------------------------------------------------------ */
 /* Sending                                                             */
 
-/* Queue one message to @node (not this node).  Locks: sdsm_sync.lock. */
+/*
+ * Queue one message to @node (not this node) in the node's send queue:
+ * it waits there for the node's UP, and a DOWN report drops it (struct
+ * sdsm_txq).  Locks: sdsm_sync.lock.
+ */
 static void sdsm_sync_queue(unsigned int node, u16 type, const void *payload,
 			    u32 len)
 {
-	struct sdsm_sync_peer *sp = &sdsm_sync.peers[node];
-	struct sdsm_sync_out *out;
-
 	lockdep_assert_held(&sdsm_sync.lock);
-	if (WARN_ON_ONCE(node == sdsm_cl.node_id || len > sizeof(out->u)) ||
-	    !sdsm_sync.running)
+	if (WARN_ON_ONCE(node == sdsm_cl.node_id) || !sdsm_sync.running)
 		return;
-	out = sdsm_sync_alloc(sizeof(*out));
-	if (!out) {
-		sdsm_sync_break(node, "no memory for a lock/barrier message");
-		return;
-	}
-	out->type = type;
-	out->len = len;
-	memcpy(&out->u, payload, len);
-	list_add_tail(&out->node, &sp->outbox);
-	queue_work(sdsm_sync.wq, &sp->work);
-}
-
-/* Locks: sdsm_sync.lock. */
-static void sdsm_sync_purge(struct sdsm_sync_peer *sp)
-{
-	struct sdsm_sync_out *out, *tmp;
-
-	lockdep_assert_held(&sdsm_sync.lock);
-	sp->epoch++;
-	list_for_each_entry_safe(out, tmp, &sp->outbox, node) {
-		list_del(&out->node);
-		sdsm_sync_free(out);
-	}
-}
-
-static void sdsm_sync_out_work(struct work_struct *work)
-{
-	struct sdsm_sync_peer *sp = container_of(work, struct sdsm_sync_peer,
-						 work);
-	struct sdsm_sync_out *out;
-	u64 epoch;
-	int ret;
-
-	for (;;) {
-		mutex_lock(&sdsm_sync.lock);
-		out = list_first_entry_or_null(&sp->outbox,
-					       struct sdsm_sync_out, node);
-		if (out)
-			list_del(&out->node);
-		epoch = sp->epoch;
-		mutex_unlock(&sdsm_sync.lock);
-		if (!out)
-			return;
-		ret = sdsm_send(&sdsm_cl.peers[sp->id], out->type, &out->u,
-				out->len, NULL);
-		if (ret == -ENOTCONN) {
-			/* Not up (yet): keep it for the UP event, unless a
-			 * DOWN event purged the outbox meanwhile.
-			 */
-			mutex_lock(&sdsm_sync.lock);
-			if (sp->epoch == epoch && sdsm_sync.running) {
-				list_add(&out->node, &sp->outbox);
-				out = NULL;
-			}
-			mutex_unlock(&sdsm_sync.lock);
-			sdsm_sync_free(out);
-			return;
-		}
-		if (ret)
-			sdsm_sync_break(sp->id, "lock/barrier message not sent");
-		sdsm_sync_free(out);
-	}
+	sdsm_queue(node, type, payload, len, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -959,11 +883,10 @@ static int sdsm_sync_peer_event(struct notifier_block *nb,
 	switch (event) {
 	case SDSM_PEER_EVENT_UP:
 		sp->up = true;
-		queue_work(sdsm_sync.wq, &sp->work);
 		break;
 	case SDSM_PEER_EVENT_DOWN:
+		/* What was queued for it is dropped already. */
 		sp->up = false;
-		sdsm_sync_purge(sp);
 		sdsm_sync_node_down(peer->id);
 		break;
 	}
@@ -1677,15 +1600,8 @@ int sdsm_sync_init(void)
 	memset(sdsm_sync.futex_waiters, 0, sizeof(sdsm_sync.futex_waiters));
 	init_waitqueue_head(&sdsm_sync.wait);
 	atomic_set(&sdsm_sync.objects, 0);
-	for (i = 0; i < SDSM_MAX_NODES; i++) {
+	for (i = 0; i < SDSM_MAX_NODES; i++)
 		sdsm_sync.peers[i].id = i;
-		INIT_LIST_HEAD(&sdsm_sync.peers[i].outbox);
-		INIT_WORK(&sdsm_sync.peers[i].work, sdsm_sync_out_work);
-	}
-	sdsm_sync.wq = alloc_workqueue("sdsm_sync", WQ_UNBOUND | WQ_MEM_RECLAIM,
-				       0);
-	if (!sdsm_sync.wq)
-		return -ENOMEM;
 	for (i = 0; i < ARRAY_SIZE(sdsm_sync_handlers); i++) {
 		ret = sdsm_handler_register(sdsm_sync_handlers[i].type,
 					    sdsm_sync_handlers[i].fn);
@@ -1714,7 +1630,6 @@ int sdsm_sync_init(void)
 
 out_unregister_handlers:
 	sdsm_sync_handlers_unregister(i);
-	destroy_workqueue(sdsm_sync.wq);
 	return ret;
 }
 
@@ -1726,7 +1641,6 @@ void sdsm_sync_exit(void)
 	struct sdsm_sync_held *held;
 	struct sdsm_sync_req *req;
 	struct hlist_node *tmp;
-	unsigned int i;
 	int bkt, left;
 
 	sdsm_peer_notifier_unregister(&sdsm_sync_peer_nb);
@@ -1739,13 +1653,7 @@ void sdsm_sync_exit(void)
 	hash_for_each(sdsm_sync.reqs, bkt, req, hnode)
 		if (!req->done)
 			sdsm_sync_req_done(req, -EHOSTDOWN);
-	for (i = 0; i < SDSM_MAX_NODES; i++)
-		sdsm_sync_purge(&sdsm_sync.peers[i]);
-	mutex_unlock(&sdsm_sync.lock);
-	/* A send work in progress frees what it holds (epoch changed). */
-	destroy_workqueue(sdsm_sync.wq);
 
-	mutex_lock(&sdsm_sync.lock);
 	hash_for_each_safe(sdsm_sync.locks, bkt, tmp, ml, hnode) {
 		list_for_each_entry_safe(w, wt, &ml->waiters, node) {
 			list_del(&w->node);
@@ -1761,9 +1669,7 @@ void sdsm_sync_exit(void)
 		hash_del(&held->hnode);
 		sdsm_sync_free(held);
 	}
-	/* Answers to remote nodes queued just now are dropped. */
-	for (i = 0; i < SDSM_MAX_NODES; i++)
-		sdsm_sync_purge(&sdsm_sync.peers[i]);
+	/* Not running: the teardown above queued nothing. */
 	mutex_unlock(&sdsm_sync.lock);
 
 	left = atomic_read(&sdsm_sync.objects);
