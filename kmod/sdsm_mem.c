@@ -114,6 +114,17 @@ module_param_cb(prefetch_pages, &sdsm_prefetch_pages_ops, &prefetch_pages,
 MODULE_PARM_DESC(prefetch_pages,
 		 "pages read ahead of a sequential stream of read faults (0..64, 0 off, default 8)");
 
+/*
+ * A read fault on a page no node holds is granted writable (struct
+ * sdsm_proto_ctx.exclusive): a page read then written (c[i][j] += ...)
+ * costs one round trip, not a read and an upgrade.  Read by the home's
+ * transactions as they start, so it may change at any time.
+ */
+static bool exclusive_reads = true;
+module_param(exclusive_reads, bool, 0644);
+MODULE_PARM_DESC(exclusive_reads,
+		 "grant a read of a page no node holds writable, saving the upgrade of a first write (default Y)");
+
 static unsigned int default_region_mb = 64;
 module_param(default_region_mb, uint, 0444);
 MODULE_PARM_DESC(default_region_mb,
@@ -487,6 +498,7 @@ static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 		.page = idx,
 		.self = sdsm_cl.node_id,
 		.home = home,
+		.exclusive = READ_ONCE(exclusive_reads),
 	};
 }
 

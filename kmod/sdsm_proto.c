@@ -178,7 +178,9 @@ static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
 		node->pending = SDSM_PROTO_REQ_NONE;
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
 	} else {
-		if (node->pending != SDSM_PROTO_REQ_WRITE)
+		/* A READ is answered so when nobody held the page. */
+		if (node->pending != SDSM_PROTO_REQ_WRITE &&
+		    (node->pending != SDSM_PROTO_REQ_READ || !data))
 			return sdsm_proto_bad(ctx, msg, "GRANT_WRITE unasked");
 		/* Without data only an upgrade of a valid read copy. */
 		if (!data && node->state != SDSM_PROTO_NODE_S)
@@ -439,6 +441,10 @@ static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
 	u64 inv;
 	u16 n;
 
+	/* Nobody holds it: the reader gets it writable, one round trip. */
+	if (!write && ctx->exclusive &&
+	    home->state == SDSM_PROTO_HOME_UNOWNED)
+		write = true;
 	home->txn++;
 	home->busy = write ? SDSM_PROTO_TXN_WRITE : SDSM_PROTO_TXN_READ;
 	home->requester = req;

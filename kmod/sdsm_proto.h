@@ -263,6 +263,10 @@ struct sdsm_proto_ops {
  * @page: page index, copied into messages.
  * @self: this node.
  * @home: the page's home node.
+ * @exclusive: home side: a READ of a page no node holds (UNOWNED) is
+ *	granted writable (GRANT_WRITE), as MESI's exclusive state does, so
+ *	that the reader's first write needs no upgrade; the reader's copy is
+ *	then the modified one, and the next reader fetches it from there.
  */
 struct sdsm_proto_ctx {
 	const struct sdsm_proto_ops *ops;
@@ -271,6 +275,7 @@ struct sdsm_proto_ctx {
 	u64 page;
 	u16 self;
 	u16 home;
+	bool exclusive;
 };
 
 /* Return values of sdsm_proto_fault() besides negative errnos. */

@@ -211,6 +211,14 @@ static void sim_op_send(void *priv, const struct sdsm_proto_msg *msg)
 	}
 
 	switch (s->mutation) {
+	case MUT_EXCL_SHARED:
+		/* The exclusive grant without its condition: nobody holds it. */
+		if (msg->type == SDSM_PROTO_MSG_GRANT_READ &&
+		    (s->dir[p].sharers & ~((u64)1 << msg->dst))) {
+			sim_tracef(s, "  (planted) READ granted writable, other readers kept");
+			m.m.type = SDSM_PROTO_MSG_GRANT_WRITE;
+		}
+		break;
 	case MUT_EARLY_GRANT:
 		/* The home counts the INV_ACK as if it had come back. */
 		if (msg->type == SDSM_PROTO_MSG_INV && s->nhook < SIM_HOOKS) {
@@ -378,7 +386,7 @@ static bool sim_op_own_fetch(void *priv, bool inv)
 	int n = sp->node, p = sp->page;
 	struct sdsm_proto_ctx ctx = {
 		.ops = &sim_ops, .priv = sp, .region = 1, .page = p,
-		.self = n, .home = s->view[n][p],
+		.self = n, .home = s->view[n][p], .exclusive = s->exclusive,
 	};
 
 	if (n != s->home[p]) {
@@ -426,6 +434,7 @@ static void sim_ctx(struct sim *s, struct sim_priv *sp,
 	ctx->page = p;
 	ctx->self = n;
 	ctx->home = s->view[n][p];
+	ctx->exclusive = s->exclusive;
 }
 
 /* Mutation work that must run after the protocol call returned. */
@@ -947,6 +956,9 @@ void sim_deliver(struct sim *s, int src, int dst)
 			   state == SDSM_PROTO_NODE_M) {
 			sim_answered(s, dst, p, m.m.type);
 		}
+		if (m.m.type == SDSM_PROTO_MSG_GRANT_WRITE &&
+		    pending == SDSM_PROTO_REQ_READ && !nd->pending)
+			s->exclusive_grants++;
 		if ((m.m.type == SDSM_PROTO_MSG_GRANT_READ ||
 		     m.m.type == SDSM_PROTO_MSG_GRANT_WRITE) && pending &&
 		    !nd->pending) {

@@ -42,6 +42,7 @@ enum sim_mutation {
 	MUT_NO_HOME_CHECK,	/* a non-home serves a request: two homes */
 	MUT_OWN_FETCH_KEEPS_RW,	/* home takes its own copy, stays writable */
 	MUT_PREFETCH_NOT_HELD,	/* a fault joins a prefetch, grant not held */
+	MUT_EXCL_SHARED,	/* a READ granted writable while others read */
 	MUT_NR,
 };
 
@@ -75,6 +76,7 @@ struct sim {
 	int mutation;
 	bool failures;		/* random schedules may kill one node */
 	bool prefetch;		/* random schedules also prefetch pages */
+	bool exclusive;		/* homes grant unowned pages' READs writable */
 	int expect_errors;	/* protocol errors tolerated (bad-input test) */
 	int errors;		/* protocol errors seen */
 	u64 rng;
@@ -133,6 +135,7 @@ struct sim {
 	unsigned long hold_timeouts;	/* deferred answered on the bound */
 	unsigned long redirects;	/* NACK(ESTALE) from a non-home */
 	unsigned long prefetches;	/* READs sent ahead of any fault */
+	unsigned long exclusive_grants;	/* READs answered GRANT_WRITE */
 	unsigned long prefetch_joined;	/* faults that waited for one */
 	unsigned long prefetch_unused;	/* prefetched copies taken back unused */
 	int max_bypass;			/* most grants a parked request saw */

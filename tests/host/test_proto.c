@@ -57,6 +57,8 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 	s->mutation = mutation;
 	s->failures = failures;
 	s->prefetch = mutation == MUT_PREFETCH_NOT_HELD;
+	/* Half the schedules grant unowned pages' READs writable. */
+	s->exclusive = (seed >> 1) & 1;
 	if (failures)
 		return;
 	/*
@@ -76,7 +78,7 @@ static bool test_random(const struct test *t)
 	static struct sim s;
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
-	unsigned long own = 0, pref = 0, joined = 0, unused = 0;
+	unsigned long own = 0, pref = 0, joined = 0, unused = 0, excl = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
@@ -115,6 +117,7 @@ static bool test_random(const struct test *t)
 		timeouts += s.hold_timeouts;
 		redir += s.redirects;
 		pref += s.prefetches;
+		excl += s.exclusive_grants;
 		joined += s.prefetch_joined;
 		unused += s.prefetch_unused;
 		if (s.max_bypass > bypass)
@@ -127,10 +130,14 @@ static bool test_random(const struct test *t)
 	       deferred, released, timeouts, bypass);
 	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self, %lu requests refused by a non-home (ESTALE)\n",
 	       invup, parked, fetch, self, redir);
-	printf("# %lu modified copies a home took from its own node side without messages\n",
-	       own);
+	printf("# %lu modified copies a home took from its own node side without messages, %lu READs of unowned pages granted writable\n",
+	       own, excl);
 	if (!own) {
 		printf("# the home-is-owner path was never explored\n");
+		return false;
+	}
+	if (!excl && n > 1) {
+		printf("# no READ was ever granted writable (exclusive)\n");
 		return false;
 	}
 	if (!(t->arg & 0x200))
@@ -349,6 +356,44 @@ static bool test_read_remote_owner(const struct test *t)
 	sim_retry(&s, 1, a1);
 	EXPECT(&s, s.last_read == v2, "reader got %llu, not the owner's %llu",
 	       (unsigned long long)s.last_read, (unsigned long long)v2);
+	EXPECT(&s, s.dir[0].sharers == 6 &&
+	       s.dir[0].state == SDSM_PROTO_HOME_SHARED,
+	       "directory should list sharers 1 and 2");
+	return script_done(&s);
+}
+
+/*
+ * Exclusive reads: node 1 reads a page nobody holds and gets it writable
+ * (GRANT_WRITE with the data), so its write that follows is no fault; node
+ * 2's read then fetches node 1's copy through the home, and both end up
+ * sharing it.  With @arg false (exclusive off) the read is a read copy and
+ * the write an upgrade.
+ */
+static bool test_exclusive_read(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	u64 msgs, v1;
+	int a1;
+
+	sim_init(&s, 3, 1, homes, 1);
+	s.exclusive = t->arg;
+	a1 = sim_access(&s, 1, 0, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_READ, false);
+	expect_deliver(&s, 0, 1, t->arg ? SDSM_PROTO_MSG_GRANT_WRITE :
+			SDSM_PROTO_MSG_GRANT_READ, true);
+	sim_retry(&s, 1, a1);
+	EXPECT(&s, s.node[1][0].state == (t->arg ? SDSM_PROTO_NODE_M :
+					   SDSM_PROTO_NODE_S) &&
+	       s.dir[0].owner == (t->arg ? 1 : SDSM_PROTO_NO_NODE),
+	       "node 1 should hold the page %s", t->arg ? "modified" : "shared");
+	msgs = s.delivered;
+	v1 = do_access(&s, 1, 0, true);
+	EXPECT(&s, (s.delivered == msgs) == !!t->arg,
+	       "the write after the read took %llu messages",
+	       (unsigned long long)(s.delivered - msgs));
+	EXPECT(&s, do_access(&s, 2, 0, false) == v1,
+	       "node 2 does not read node 1's write");
 	EXPECT(&s, s.dir[0].sharers == 6 &&
 	       s.dir[0].state == SDSM_PROTO_HOME_SHARED,
 	       "directory should list sharers 1 and 2");
@@ -871,6 +916,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_OWN_FETCH_KEEPS_RW },
 	{ "planted bug 'a fault joins a prefetch, its grant is not held' caught",
 	  test_planted, MUT_PREFETCH_NOT_HELD },
+	{ "planted bug 'a READ granted writable while others hold copies' caught",
+	  test_planted, MUT_EXCL_SHARED },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
@@ -886,6 +933,10 @@ static const struct test tests[] = {
 	{ "race: upgrade crossing an invalidation", test_upgrade_vs_inv, 0 },
 	{ "race: two nodes write the same page at once", test_two_writers, 0 },
 	{ "race: read of a page another node owns", test_read_remote_owner, 0 },
+	{ "exclusive: a read of an unowned page is granted writable, its write needs no message",
+	  test_exclusive_read, 1 },
+	{ "exclusive off: the same read is a read copy, its write an upgrade",
+	  test_exclusive_read, 0 },
 	{ "race: request to a node that is not the home is refused (ESTALE)",
 	  test_not_home, MUT_NONE },
 	{ "race: without the home check a second home grants a stale copy",
