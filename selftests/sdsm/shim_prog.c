@@ -11,8 +11,9 @@
  *   exit  thread 1 calls exit(42) while main waits in pthread_join;
  *   segv  thread 1 writes through a NULL pointer;
  *   sleep main prints "sleeping" and sleeps 600 s (the test sends SIGINT).
- *   spawn fork(), system(), popen(), execl() and posix_spawn(), each result
- *         printed ("fork -1 errno 38"); a child exits at once;
+ *   spawn fork(), system(), popen(), execl(), posix_spawn(), vfork(2) and
+ *         clone(2) without CLONE_VM, each result printed ("fork -1 errno
+ *         38"); a child exits at once;
  *   busy  3 threads (nodes 0, 1, 2) take turns on a mutex for ever; main
  *         prints "busy" once each has had a turn, then joins (the test
  *         kills a node).
@@ -53,6 +54,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -570,6 +572,20 @@ int main(int argc, char **argv)
 		errno = 0;
 		r = execl("/bin/true", "true", (char *)NULL);
 		printf("execl %d errno %d\n", r, errno);
+		errno = 0;
+		pid = syscall(SYS_vfork);
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		printf("vfork %d errno %d\n", pid > 0 ? 0 : pid, errno);
+		errno = 0;
+		pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+		printf("clone %d errno %d\n", pid > 0 ? 0 : pid, errno);
 		return 0;
 	}
 	if (!strcmp(mode, "mapfile"))

@@ -392,18 +392,21 @@ test_not_root() {
 	return "$rc"
 }
 
-# fork, system, popen, posix_spawnp and execl in a job: each fails with
-# ENOSYS (38) and a line naming the call; the job goes on and ends with 0.
+# fork, system, popen, posix_spawnp, execl, vfork(2) and clone(2) without
+# CLONE_VM in a job: each fails with ENOSYS (38) and a line naming the
+# call; the job goes on and ends with 0.
 test_spawn() {
 	local rc=0 call
 	launch spawn spawn
 	finish spawn 120
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	for call in 'fork -1 errno 38' 'system -1 errno 38' \
-		'popen NULL errno 38' 'posix_spawnp 38' 'execl -1 errno 38'; do
+		'popen NULL errno 38' 'posix_spawnp 38' 'execl -1 errno 38' \
+		'vfork -1 errno 38' 'clone -1 errno 38'; do
 		grep -qx "$call" "$T/spawn.out" || { log "want '$call'"; rc=1; }
 	done
-	for call in 'fork()' 'system()' 'popen()' 'posix_spawnp()' 'execl()'; do
+	for call in 'fork()' 'system()' 'popen()' 'posix_spawnp()' 'execl()' \
+		'vfork()' 'clone() without CLONE_VM'; do
 		grep -qF "sdsm: $call is not supported in a job" "$T/spawn.err" ||
 			{ log "no message naming $call"; rc=1; }
 	done

@@ -20,6 +20,14 @@
  * end the job with a message naming the nodes down and status 125 instead
  * of glibc's "unexpected error" abort.
  *
+ * The same filter refuses vfork(2) and a clone(2) without CLONE_VM (a
+ * process with a private copy of the job's memory) in every thread of the
+ * job: the handler names the call and answers ENOSYS, as the job's fork()
+ * does (sdsm_refuse.c).  A clone(2) that shares the memory (a thread, or a
+ * sanitizer's tracer) is allowed; so is clone3(2), which keeps its flags
+ * in memory, where a filter cannot look, and which glibc makes its threads
+ * with.
+ *
  * PI futexes, FUTEX_WAKE_OP and the requeue-PI operations on job memory
  * fail with ENOSYS (glibc then refuses PTHREAD_PRIO_INHERIT mutexes with
  * ENOTSUP); FUTEX_REQUEUE and FUTEX_CMP_REQUEUE wake every waiter, which
@@ -28,6 +36,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
@@ -140,6 +149,14 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 	long ret;
 
 	(void)sig;
+	if (si->si_code == SYS_SECCOMP &&
+	    (si->si_syscall == SYS_vfork || si->si_syscall == SYS_clone)) {
+		shim_say(SHIM_REFUSED_FMT, si->si_syscall == SYS_vfork ?
+			 "vfork()" : "clone() without CLONE_VM");
+		r[REG_RAX] = -ENOSYS;
+		errno = saved;
+		return;
+	}
 	if (si->si_code != SYS_SECCOMP || si->si_syscall != SYS_futex) {
 		/* Not ours: what an untrapped SIGSYS would have done. */
 		signal(SIGSYS, SIG_DFL);
@@ -170,8 +187,9 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 #define ARG_HI(n)	(offsetof(struct seccomp_data, args[n]) + 4)
 
 /*
- * The filter: trap futex(2) on [lo0, hi0) or [lo1, hi1) (64-bit bounds,
- * compared as two 32-bit halves), allow everything else.
+ * The filter: trap vfork(2), clone(2) without CLONE_VM, and futex(2)
+ * on [lo0, hi0) or [lo1, hi1) (64-bit bounds, compared as two 32-bit
+ * halves); allow everything else.
  */
 static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 			  uint64_t hi1)
@@ -197,6 +215,11 @@ static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		LOAD(nr),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_VM, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		RANGE(lo0, hi0),

@@ -7,8 +7,10 @@
  * not the job's, and the futex filter of the job would stay on it.  So in
  * a job, fork(), the exec family, posix_spawn(), system() and popen() print
  * one line naming the call and fail with ENOSYS (popen: NULL; system: -1).
- * Outside a job each one is the C library's.  vfork() and clone() are not
- * wrapped (see Documentation/preload.rst, Limits of jobs).
+ * Outside a job each one is the C library's.  vfork() and a clone()
+ * without CLONE_VM cannot be wrapped (a wrapper's stack frame is the child's too):
+ * the job's seccomp filter refuses those system calls instead
+ * (sdsm_futex_trap.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,6 +19,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
+
+#include "sdsm_shim.h"
 
 #define EXPORT		__attribute__((visibility("default")))
 #define MAX_ARGS	4096
@@ -28,8 +32,7 @@ static int refused(const char *call)
 {
 	if (!sdsm_shim_role)
 		return 0;
-	shim_say("%s is not supported in a job over several nodes (sdsmctl -N): a new process or program cannot follow the job's memory and threads",
-		 call);
+	shim_say(SHIM_REFUSED_FMT, call);
 	errno = ENOSYS;
 	return 1;
 }

@@ -30,6 +30,8 @@
 #include "../sdsm_internal.h"
 
 #define SHIM_MAGIC		0x5344534aU	/* "SDSJ" */
+/* What a job says of a call it refuses (shim_say(), with the call). */
+#define SHIM_REFUSED_FMT	"%s is not supported in a job over several nodes (sdsmctl -N): a new process or program cannot follow the job's memory and threads"
 #define SHIM_THREADS		256
 #define SHIM_RING		32768
 #define SHIM_BLOB		65536
