@@ -177,13 +177,12 @@ struct sdsm_mgr_futex {
 
 /* This layer's view of one peer. */
 struct sdsm_sync_peer {
-	unsigned int id;
 	bool up;			/* between its UP and DOWN events */
 };
 
 /*
  * Locks: @lock (a mutex, process context only) protects everything here
- * but @wait, @wq and @objects; nothing sleeps with it held but to allocate.
+ * but @wait and @objects; nothing sleeps with it held but to allocate.
  * Handlers, the peer notifier and the ioctls take it.
  * Waiters sleep on @wait without it and re-check under it.
  */
@@ -1600,8 +1599,6 @@ int sdsm_sync_init(void)
 	memset(sdsm_sync.futex_waiters, 0, sizeof(sdsm_sync.futex_waiters));
 	init_waitqueue_head(&sdsm_sync.wait);
 	atomic_set(&sdsm_sync.objects, 0);
-	for (i = 0; i < SDSM_MAX_NODES; i++)
-		sdsm_sync.peers[i].id = i;
 	for (i = 0; i < ARRAY_SIZE(sdsm_sync_handlers); i++) {
 		ret = sdsm_handler_register(sdsm_sync_handlers[i].type,
 					    sdsm_sync_handlers[i].fn);

@@ -69,6 +69,20 @@ struct arg {
 };
 
 static const char *mode;
+
+/*
+ * spawn: what a call that makes a process (@pid, its result) did: a child
+ * leaves at once (a vfork child too: it never returns from here), the
+ * parent reaps it and prints "CALL 0 errno E", a refusal "CALL -1 errno E".
+ */
+static void spawned(const char *call, long pid)
+{
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	printf("%s %ld errno %d\n", call, pid > 0 ? 0 : pid, errno);
+}
 static long slots[MAXT];		/* .bss */
 static int data_base = 1000;		/* .data */
 static pthread_t selfs[MAXT];
@@ -551,12 +565,7 @@ int main(int argc, char **argv)
 
 		setvbuf(stdout, NULL, _IOLBF, 0);
 		errno = 0;
-		pid = fork();
-		if (pid == 0)
-			_exit(0);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		printf("fork %d errno %d\n", pid > 0 ? 0 : pid, errno);
+		spawned("fork", fork());
 		errno = 0;
 		r = system("true");
 		printf("system %d errno %d\n", r, errno);
@@ -573,19 +582,9 @@ int main(int argc, char **argv)
 		r = execl("/bin/true", "true", (char *)NULL);
 		printf("execl %d errno %d\n", r, errno);
 		errno = 0;
-		pid = syscall(SYS_vfork);
-		if (pid == 0)
-			_exit(0);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		printf("vfork %d errno %d\n", pid > 0 ? 0 : pid, errno);
+		spawned("vfork", syscall(SYS_vfork));
 		errno = 0;
-		pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
-		if (pid == 0)
-			_exit(0);
-		if (pid > 0)
-			waitpid(pid, NULL, 0);
-		printf("clone %d errno %d\n", pid > 0 ? 0 : pid, errno);
+		spawned("clone", syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0));
 		return 0;
 	}
 	if (!strcmp(mode, "mapfile"))

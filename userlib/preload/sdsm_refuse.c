@@ -8,9 +8,9 @@
  * a job, fork(), the exec family, posix_spawn(), system() and popen() print
  * one line naming the call and fail with ENOSYS (popen: NULL; system: -1).
  * Outside a job each one is the C library's.  vfork() and a clone()
- * without CLONE_VM cannot be wrapped (a wrapper's stack frame is the child's too):
- * the job's seccomp filter refuses those system calls instead
- * (sdsm_futex_trap.c).
+ * without CLONE_VM cannot be wrapped (a wrapper's stack frame is the
+ * child's too): the job's seccomp filter refuses those system calls
+ * instead (sdsm_futex_trap.c).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
