@@ -39,6 +39,14 @@
  *         SIGUSR1 handler ran and then returns at once, so each
  *         exits while its node may still be signalling it; main joins
  *         each and prints "race N cancels C kills K" (C, K: as asked).
+ *   churn THREADS threads one after the other (create, join), each names
+ *         itself and reads the name back, finds its own stack with
+ *         pthread_getattr_np(), reads its CPUs with pthread_getaffinity_np()
+ *         and sets them again: "churn N named N stack N affinity N sum S",
+ *         then "churn node K threads M" per node; then two threads (in a
+ *         job: one on main's node, one on the next) named by main
+ *         ("setname R1 R2", the calls' results), and a robust and a
+ *         priority-inheritance mutex in .bss ("robust R pi R").
  *   xfree  20 rounds: main (node 0) mallocs 4 blocks of 16 MiB and hands
  *         them to a thread on node 1, which frees them (and munmaps a
  *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
@@ -466,6 +474,86 @@ static int race(int rounds)
 #define XF_BLOCKS	4
 #define XF_SIZE		(16UL << 20)
 
+static int churn_named, churn_stack, churn_affinity;
+static long churn_nodes[64];
+static pthread_barrier_t churn_met;
+static pthread_mutex_t churn_robust, churn_pi;
+
+static void *churner(void *p)
+{
+	long i = (long)p;
+	char want[16], got[16] = "";
+	pthread_attr_t a;
+	cpu_set_t cpus;
+	size_t len;
+	void *addr;
+	int here = node_id();
+
+	snprintf(want, sizeof(want), "churn%ld", i % 1000);
+	if (!pthread_setname_np(pthread_self(), want) &&
+	    !pthread_getname_np(pthread_self(), got, sizeof(got)) &&
+	    !strcmp(want, got))
+		__atomic_add_fetch(&churn_named, 1, __ATOMIC_SEQ_CST);
+	if (!pthread_getattr_np(pthread_self(), &a)) {
+		if (!pthread_attr_getstack(&a, &addr, &len) &&
+		    (char *)&here >= (char *)addr &&
+		    (char *)&here < (char *)addr + len)
+			__atomic_add_fetch(&churn_stack, 1, __ATOMIC_SEQ_CST);
+		pthread_attr_destroy(&a);
+	}
+	if (!pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus) &&
+	    CPU_COUNT(&cpus) == sysconf(_SC_NPROCESSORS_ONLN) &&
+	    !pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus))
+		__atomic_add_fetch(&churn_affinity, 1, __ATOMIC_SEQ_CST);
+	if (here >= 0 && here < 64)
+		__atomic_add_fetch(&churn_nodes[here], 1, __ATOMIC_SEQ_CST);
+	if (i < 0)
+		pthread_barrier_wait(&churn_met);
+	return (void *)(i * 3);
+}
+
+static int churn(int rounds)
+{
+	pthread_mutexattr_t ma;
+	pthread_t t, two[2];
+	long sum = 0;
+	int i, r[2];
+	void *ret;
+
+	for (i = 0; i < rounds; i++) {
+		if (pthread_create(&t, NULL, churner, (void *)(long)i) ||
+		    pthread_join(t, &ret)) {
+			printf("churn: thread %d failed\n", i);
+			return 1;
+		}
+		sum += (long)ret;
+	}
+	printf("churn %d named %d stack %d affinity %d sum %ld\n", rounds,
+	       churn_named, churn_stack, churn_affinity, sum);
+	for (i = 0; i < 64; i++)
+		if (churn_nodes[i])
+			printf("churn node %d threads %ld\n", i, churn_nodes[i]);
+	pthread_barrier_init(&churn_met, NULL, 3);
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&two[i], NULL, churner, (void *)-1L))
+			return 1;
+	for (i = 0; i < 2; i++)
+		r[i] = pthread_setname_np(two[i], "named");
+	pthread_barrier_wait(&churn_met);
+	for (i = 0; i < 2; i++)
+		pthread_join(two[i], NULL);
+	printf("setname %d %d\n", r[0], r[1]);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	r[0] = pthread_mutex_init(&churn_robust, &ma);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_STALLED);
+	pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	r[1] = pthread_mutex_init(&churn_pi, &ma);
+	pthread_mutexattr_destroy(&ma);
+	printf("robust %d pi %d\n", r[0], r[1]);
+	return 0;
+}
+
 static pthread_mutex_t xf_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t xf_cond = PTHREAD_COND_INITIALIZER;
 static char *xf_blocks[XF_BLOCKS];
@@ -595,6 +683,8 @@ int main(int argc, char **argv)
 		return threads();
 	if (!strcmp(mode, "race"))
 		return race(nt);
+	if (!strcmp(mode, "churn"))
+		return churn(nt);
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)
 			pthread_create(&tids[i], NULL, busy, (void *)(long)i);

@@ -34,7 +34,7 @@ TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync thread_calls signal_exit_race map_file
 cross_node_free exit_status remote_segv sigint heap_homes missing_binary
-not_root spawn node_dies"
+not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
@@ -409,6 +409,43 @@ test_spawn() {
 		'vfork()' 'clone() without CLONE_VM'; do
 		grep -qF "sdsm: $call is not supported in a job" "$T/spawn.err" ||
 			{ log "no message naming $call"; rc=1; }
+	done
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# Threads made and joined one after the other reuse the stacks of those
+# that ended: 600 on node 0 alone (-N 0), more than its heap holds stacks
+# of 2 MiB (before, the 509th pthread_create failed).  Calls that take a
+# pthread_t work on the thread's own handle (pthread_self()) on every node
+# (before, glibc was given the job's handle: pthread_getattr_np() reported
+# no stack of the thread's); on a thread of another node they are refused,
+# naming the call, and so are robust and PI mutexes in job memory.
+test_thread_churn() {
+	local native rc=0 k line
+	native=$("$PROG" churn 600 | head -n 1)
+	LOPTS="-N 0" launch churn1 churn 600
+	finish churn1 300
+	[ "$st" = 0 ] || { log "-N 0: want status 0"; rc=1; }
+	has_line "$T/churn1.out" "$native" "-N 0: want '$native'" || rc=1
+	has_line "$T/churn1.out" "churn node 0 threads 600" \
+		"-N 0: want 600 threads on node 0" || rc=1
+	native=$("$PROG" churn 30 | head -n 1)
+	launch churn3 churn 30
+	finish churn3 200
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	for line in "$native" 'setname 0 95' 'robust 95 pi 95'; do
+		has_line "$T/churn3.out" "$line" "want '$line'" || rc=1
+	done
+	for k in 0 1 2; do
+		has_line "$T/churn3.out" "churn node $k threads 10" \
+			"want 10 threads on node $k" || rc=1
+	done
+	for line in 'pthread_setname_np() of a thread on node 1' \
+		'pthread_mutex_init() of a robust mutex' \
+		'pthread_mutex_init() of a priority-inheritance mutex'; do
+		grep -qF "sdsm: $line is not supported in a job" \
+			"$T/churn3.err" || { log "no message '$line'"; rc=1; }
 	done
 	nothing_left "$lpid" || rc=1
 	return "$rc"

@@ -29,8 +29,8 @@
  * with.
  *
  * PI futexes, FUTEX_WAKE_OP and the requeue-PI operations on job memory
- * fail with ENOSYS (glibc then refuses PTHREAD_PRIO_INHERIT mutexes with
- * ENOTSUP); FUTEX_REQUEUE and FUTEX_CMP_REQUEUE wake every waiter, which
+ * fail with ENOSYS (the job's pthread_mutex_init() refuses robust and
+ * PTHREAD_PRIO_INHERIT mutexes there first, sdsm_shim.c); FUTEX_REQUEUE and FUTEX_CMP_REQUEUE wake every waiter, which
  * futex(2)'s spurious wake-ups allow.
  */
 #define _GNU_SOURCE

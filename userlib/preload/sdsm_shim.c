@@ -366,6 +366,7 @@ void shim_set_globals(void *addr, size_t len)
 static int (*real_create)(pthread_t *, const pthread_attr_t *,
 			  void *(*)(void *), void *);
 static int (*real_join)(pthread_t, void **);
+static int (*real_tryjoin)(pthread_t, void **);
 static int (*real_detach)(pthread_t);
 static void (*real_exit)(void *) __attribute__((noreturn));
 static pthread_t (*real_self)(void);
@@ -382,6 +383,7 @@ static void resolve(void)
 	real_cancel = dlsym(RTLD_NEXT, "pthread_cancel");
 	real_sigaction = dlsym(RTLD_NEXT, "sigaction");
 	real_join = dlsym(RTLD_NEXT, "pthread_join");
+	real_tryjoin = dlsym(RTLD_NEXT, "pthread_tryjoin_np");
 	real_detach = dlsym(RTLD_NEXT, "pthread_detach");
 	real_exit = dlsym(RTLD_NEXT, "pthread_exit");
 	real_self = dlsym(RTLD_NEXT, "pthread_self");
@@ -492,6 +494,63 @@ static void set_of(uint64_t m, sigset_t *set)
 			sigaddset(set, sig);
 }
 
+/*
+ * The stacks of the threads this process started, reused.  A thread's own
+ * (glibc) thread is joinable; once the kernel has cleared its tid at its
+ * exit, glibc's pthread_tryjoin_np() succeeds (it does not wait, so no
+ * futex on the stack is involved) and nothing uses the stack any more: it
+ * goes on @idle for the next thread placed here.  glibc clears the thread
+ * descriptor and TLS it puts on a stack it is given, as it does with its
+ * own stack cache.  Stacks are never given back to the heap: a process
+ * holds as many as it ever ran threads at once.  Process memory, not the
+ * job's, under @lock.
+ */
+static struct {
+	pthread_mutex_t lock;
+	unsigned int nr_live, nr_idle;
+	struct {
+		pthread_t real;
+		void *stack;
+	} live[SHIM_STACKS];		/* started, not yet seen ended */
+	void *idle[SHIM_STACKS];	/* ended threads' */
+} stacks = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A stack for a new thread: an ended thread's, or a new one. */
+static void *stack_get(void)
+{
+	void *stack = NULL;
+	unsigned int i;
+
+	pthread_mutex_lock(&stacks.lock);
+	for (i = 0; i < stacks.nr_live; ) {
+		if (real_tryjoin(stacks.live[i].real, NULL)) {
+			i++;
+			continue;
+		}
+		stacks.idle[stacks.nr_idle++] = stacks.live[i].stack;
+		stacks.live[i] = stacks.live[--stacks.nr_live];
+	}
+	if (stacks.nr_idle)
+		stack = stacks.idle[--stacks.nr_idle];
+	pthread_mutex_unlock(&stacks.lock);
+	return stack ? stack : shim_stack_alloc(SHIM_STACK);
+}
+
+/* @stack's thread @real started (@ret 0), or could not be (@stack free). */
+static void stack_started(void *stack, pthread_t real, int ret)
+{
+	pthread_mutex_lock(&stacks.lock);
+	if (ret) {
+		stacks.idle[stacks.nr_idle++] = stack;
+	} else if (stacks.nr_live < SHIM_STACKS) {
+		stacks.live[stacks.nr_live].real = real;
+		stacks.live[stacks.nr_live++].stack = stack;
+	} else {
+		real_detach(real);	/* not reused: cannot happen */
+	}
+	pthread_mutex_unlock(&stacks.lock);
+}
+
 /* Start @t here, on a stack in sdsm memory, with its creator's mask. */
 static int spawn(struct shim_thread *t)
 {
@@ -501,16 +560,18 @@ static int spawn(struct shim_thread *t)
 	void *stack;
 	int ret;
 
-	stack = shim_stack_alloc(SHIM_STACK);
+	stack = stack_get();
 	if (!stack)
 		return EAGAIN;
 	pthread_attr_init(&a);
 	pthread_attr_setstack(&a, stack, SHIM_STACK);
-	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
 	set_of(t->sigmask, &mask);
 	pthread_attr_setsigmask_np(&a, &mask);
 	ret = real_create(&tid, &a, trampoline, t);
 	pthread_attr_destroy(&a);
+	if (!ret)	/* before pthread_create() returns: thread_get() */
+		__atomic_store_n(&t->real, (uintptr_t)tid, __ATOMIC_RELEASE);
+	stack_started(stack, tid, ret);
 	return ret;
 }
 
@@ -901,6 +962,118 @@ EXPORT pthread_t pthread_self(void)
 EXPORT int pthread_equal(pthread_t a, pthread_t b)
 {
 	return a == b;
+}
+
+/*
+ * The other calls that take a pthread_t are glibc's, given the glibc handle
+ * of the job's thread @th: the caller's own; another thread of this
+ * process, under stacks.lock (*@held), while its glibc thread is not yet
+ * reaped (a reaped one's stack may already carry another thread); a thread
+ * of another node is out of reach and the call is refused, naming it.  A
+ * handle that is not the job's (main()'s, threads glibc made) is passed on.
+ */
+static int thread_get(pthread_t th, const char *call, pthread_t *real,
+		      bool *held)
+{
+	struct shim_thread *t = ours(th);
+	unsigned int i;
+	uint32_t st;
+
+	*held = false;
+	*real = th;
+	if (!t)
+		return 0;
+	st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
+	if (st == SHIM_T_FREE || st == SHIM_T_CLAIMED)
+		return ESRCH;
+	if (t == cur_thread) {
+		*real = real_self();
+		return 0;
+	}
+	if (t->node != (uint32_t)my_node) {
+		shim_say(SHIM_REMOTE_FMT, call, t->node);
+		return ENOTSUP;
+	}
+	*real = (pthread_t)__atomic_load_n(&t->real, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&stacks.lock);
+	for (i = 0; i < stacks.nr_live; i++) {
+		if (*real && pthread_equal(stacks.live[i].real, *real)) {
+			*held = true;
+			return 0;
+		}
+	}
+	pthread_mutex_unlock(&stacks.lock);
+	return ESRCH;
+}
+
+#define UNPAREN(...)	__VA_ARGS__
+
+/* int NAME(pthread_t th, PARAMS...): glibc's, on thread_get()'s handle. */
+#define ON_THREAD(name, params, ...)					\
+EXPORT int name(pthread_t th, UNPAREN params)				\
+{									\
+	static int (*real)(pthread_t, UNPAREN params);			\
+	pthread_t h;							\
+	bool held;							\
+	int ret;							\
+									\
+	resolve();							\
+	if (!real)							\
+		real = dlsym(RTLD_NEXT, #name);				\
+	ret = thread_get(th, #name "()", &h, &held);			\
+	if (!ret)							\
+		ret = real(h, __VA_ARGS__);				\
+	if (held)							\
+		pthread_mutex_unlock(&stacks.lock);			\
+	return ret;							\
+}
+
+ON_THREAD(pthread_setname_np, (const char *name), name)
+ON_THREAD(pthread_getname_np, (char *buf, size_t len), buf, len)
+ON_THREAD(pthread_getattr_np, (pthread_attr_t *attr), attr)
+ON_THREAD(pthread_getcpuclockid, (clockid_t *clock), clock)
+ON_THREAD(pthread_sigqueue, (int sig, const union sigval val), sig, val)
+ON_THREAD(pthread_setschedprio, (int prio), prio)
+ON_THREAD(pthread_setschedparam, (int policy, const struct sched_param *p),
+	  policy, p)
+ON_THREAD(pthread_getschedparam, (int *policy, struct sched_param *p),
+	  policy, p)
+
+/* Whether @p is the job's memory, where futex(2) is the job's. */
+static bool job_mem(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	return (a >= SHIM_CTL_ADDR && a < shim_heap_base(SDSM_MAX_NODES)) ||
+	       (a >= ctl->globals_addr &&
+		a - ctl->globals_addr < ctl->globals_len);
+}
+
+/*
+ * A robust or priority-inheritance mutex in the job's memory is refused,
+ * naming the call: the kernel's robust-list clean-up at a thread's exit
+ * and its PI futex operations know one node only.  Elsewhere (a library's
+ * own data) the mutex is the process's own, as outside a job.
+ */
+EXPORT int pthread_mutex_init(pthread_mutex_t *m,
+			      const pthread_mutexattr_t *attr)
+{
+	static int (*real)(pthread_mutex_t *, const pthread_mutexattr_t *);
+	int robust = PTHREAD_MUTEX_STALLED, proto = PTHREAD_PRIO_NONE;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "pthread_mutex_init");
+	if (!sdsm_shim_role || !ctl || !attr || !job_mem(m))
+		return real(m, attr);
+	pthread_mutexattr_getrobust(attr, &robust);
+	pthread_mutexattr_getprotocol(attr, &proto);
+	if (robust == PTHREAD_MUTEX_ROBUST || proto == PTHREAD_PRIO_INHERIT) {
+		shim_say("pthread_mutex_init() of a %s mutex is not supported in a job over several nodes (sdsmctl -N): the kernel's robust and priority-inheritance futexes know one node only",
+			 robust == PTHREAD_MUTEX_ROBUST ?
+			 "robust" : "priority-inheritance");
+		return ENOTSUP;
+	}
+	return real(m, attr);
 }
 
 /*
@@ -1412,6 +1585,94 @@ EXPORT int sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
 	if (!real)
 		real = dlsym(RTLD_NEXT, "sched_getaffinity");
 	return real(pid, size, set);
+}
+
+/*
+ * A thread stays on the node it was placed on; within it, the job's CPUs
+ * are numbered as sched_getaffinity() shows them (node after node of the
+ * job, in node order).  @set (job numbering) to this node's own CPUs in
+ * @local: -EINVAL if it has none of them.
+ */
+static int local_cpuset(size_t size, const cpu_set_t *set, cpu_set_t *local)
+{
+	int base = 0, n = 0, c, ncpus;
+	unsigned int i;
+
+	for (i = 0; i < place_n && place_list[i] != (unsigned int)my_node; i++)
+		base += __atomic_load_n(&ctl->node[place_list[i]].ncpus,
+					__ATOMIC_ACQUIRE);
+	if (i == place_n)
+		return -EINVAL;		/* the launcher, not in the list */
+	ncpus = local_cpus();
+	CPU_ZERO(local);
+	for (c = 0; c < ncpus && c < CPU_SETSIZE; c++) {
+		if ((size_t)(base + c) < size * 8 &&
+		    CPU_ISSET_S(base + c, size, set)) {
+			CPU_SET(c, local);
+			n++;
+		}
+	}
+	return n ? 0 : -EINVAL;
+}
+
+EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	static int (*real)(pid_t, size_t, const cpu_set_t *);
+	cpu_set_t local;
+	int ret;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "sched_setaffinity");
+	if (job_cpus() <= 0 || (pid && pid != gettid()))
+		return real(pid, size, set);
+	ret = local_cpuset(size, set, &local);
+	if (ret) {
+		errno = -ret;
+		return -1;
+	}
+	return real(0, sizeof(local), &local);
+}
+
+EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)
+{
+	static int (*real)(pthread_t, size_t, cpu_set_t *);
+	struct shim_thread *t = ours(th);
+	uint32_t st;
+
+	if (!real)
+		real = dlsym(RTLD_NEXT, "pthread_getaffinity_np");
+	if (t) {
+		st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
+		if (st == SHIM_T_FREE || st == SHIM_T_CLAIMED)
+			return ESRCH;
+	}
+	if (job_cpus() <= 0)
+		return real(th, size, set);
+	return sched_getaffinity(0, size, set) ? errno : 0;
+}
+
+EXPORT int pthread_setaffinity_np(pthread_t th, size_t size,
+				  const cpu_set_t *set)
+{
+	static int (*real)(pthread_t, size_t, const cpu_set_t *);
+	bool held = false;
+	cpu_set_t local;
+	pthread_t h;
+	int ret;
+
+	resolve();
+	if (!real)
+		real = dlsym(RTLD_NEXT, "pthread_setaffinity_np");
+	if (job_cpus() <= 0)
+		return real(th, size, set);
+	ret = -local_cpuset(size, set, &local);
+	if (!ret)
+		ret = thread_get(th, "pthread_setaffinity_np()", &h, &held);
+	if (!ret)
+		ret = real(h, sizeof(local), &local);
+	if (held)
+		pthread_mutex_unlock(&stacks.lock);
+	return ret;
 }
 
 /* main() on a stack in sdsm memory. */

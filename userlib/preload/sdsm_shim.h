@@ -32,6 +32,8 @@
 #define SHIM_MAGIC		0x5344534aU	/* "SDSJ" */
 /* What a job says of a call it refuses (shim_say(), with the call). */
 #define SHIM_REFUSED_FMT	"%s is not supported in a job over several nodes (sdsmctl -N): a new process or program cannot follow the job's memory and threads"
+/* ... of a call on a thread of node %u (shim_say(), with the call). */
+#define SHIM_REMOTE_FMT		"%s of a thread on node %u is not supported in a job over several nodes (sdsmctl -N): call it in that thread"
 #define SHIM_THREADS		256
 #define SHIM_RING		32768
 #define SHIM_BLOB		65536
@@ -39,6 +41,8 @@
 #define SHIM_HEAP_LEN		(1UL << 30)
 #define SHIM_STACK		(2UL << 20)
 #define SHIM_MAIN_STACK		(8UL << 20)
+/* Thread stacks a process can have: SHIM_HEAP_LEN / SHIM_STACK. */
+#define SHIM_STACKS		512
 #define SHIM_INBOX_LOCK		0x5344534d44000000ULL	/* + node */
 
 /*
