@@ -18,9 +18,11 @@
  *
  * The manager of a lock is hash_64(id) % nr_nodes; that of a barrier is one
  * node of its nodemask, picked by hash_64(id).  The manager knows a lock's
- * holder as (node, request id); which open file holds it is known only on
- * that node (struct sdsm_sync_held), which answers EPERM and EDEADLK and
- * releases a file's locks when it is closed.
+ * holder as (node, request id); which thread holds it, through which open
+ * file, is known only on that node (struct sdsm_sync_held), which answers
+ * EPERM and EDEADLK and releases a file's locks when it is closed.  The
+ * owner is the thread: another thread of the same process (the same file)
+ * queues at the manager like a thread of another node.
  *
  * Giving up (signal, timeout, a barrier node down): the requester asks the
  * manager to cancel and waits for the answer, which is bounded: the manager
@@ -79,6 +81,8 @@
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
 #include <linux/mutex.h>
+#include <linux/pid.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -130,12 +134,13 @@ struct sdsm_sync_req {
 	u32 woken;
 };
 
-/* A lock held through an open file of this node; in sdsm_sync.held. */
+/* A lock held by a thread through an open file of this node. */
 struct sdsm_sync_held {
-	struct hlist_node hnode;	/* by @lock_id */
+	struct hlist_node hnode;	/* in sdsm_sync.held by @lock_id */
 	u64 lock_id;
 	u64 req_id;			/* of the grant; names it to the manager */
 	struct file *file;
+	struct pid *owner;		/* the thread that took it (a reference) */
 	unsigned int manager;
 	bool lost;			/* the manager went down meanwhile */
 };
@@ -1124,16 +1129,24 @@ static int sdsm_sync_req_wait(struct sdsm_sync_req *req, u32 timeout_ms)
 	return req->status;
 }
 
-/* Locks: sdsm_sync.lock. */
+/* What the calling thread holds through @file.  Locks: sdsm_sync.lock. */
 static struct sdsm_sync_held *sdsm_sync_held_find(struct file *file,
 						  u64 lock_id)
 {
+	struct pid *self = task_pid(current);
 	struct sdsm_sync_held *held;
 
 	hash_for_each_possible(sdsm_sync.held, held, hnode, lock_id)
-		if (held->lock_id == lock_id && held->file == file)
+		if (held->lock_id == lock_id && held->file == file &&
+		    held->owner == self)
 			return held;
 	return NULL;
+}
+
+static void sdsm_sync_held_free(struct sdsm_sync_held *held)
+{
+	put_pid(held->owner);
+	sdsm_sync_free(held);
 }
 
 /* Release @held (unless lost) and free it.  Locks: sdsm_sync.lock. */
@@ -1155,7 +1168,7 @@ static void sdsm_sync_held_drop(struct sdsm_sync_held *held)
 					&w, sizeof(w));
 		}
 	}
-	sdsm_sync_free(held);
+	sdsm_sync_held_free(held);
 }
 
 static int sdsm_sync_acquire(struct file *file, u64 lock_id, bool try,
@@ -1180,7 +1193,7 @@ static int sdsm_sync_acquire(struct file *file, u64 lock_id, bool try,
 	if (old) {
 		/* Lost with its manager: forget it and start afresh. */
 		hash_del(&old->hnode);
-		sdsm_sync_free(old);
+		sdsm_sync_held_free(old);
 	}
 	ret = sdsm_sync_req_start(&req);
 	if (ret)
@@ -1193,6 +1206,7 @@ static int sdsm_sync_acquire(struct file *file, u64 lock_id, bool try,
 		held->lock_id = lock_id;
 		held->req_id = req.id;
 		held->file = file;
+		held->owner = get_pid(task_pid(current));
 		held->manager = req.manager;
 		hash_add(sdsm_sync.held, &held->hnode, lock_id);
 		held = NULL;
@@ -1664,7 +1678,7 @@ void sdsm_sync_exit(void)
 	sdsm_mgr_futex_drop(SDSM_MAX_NODES);
 	hash_for_each_safe(sdsm_sync.held, bkt, tmp, held, hnode) {
 		hash_del(&held->hnode);
-		sdsm_sync_free(held);
+		sdsm_sync_held_free(held);
 	}
 	/* Not running: the teardown above queued nothing. */
 	mutex_unlock(&sdsm_sync.lock);

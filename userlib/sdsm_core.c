@@ -78,7 +78,7 @@ const char *sdsm_strerror(int errnum)
 	case EPERM:
 		return "not permitted: lock not held, or the default region";
 	case EDEADLK:
-		return "this process already holds the lock";
+		return "this thread already holds the lock";
 	default:
 		return strerror(errnum);
 	}
@@ -155,6 +155,7 @@ const char *sdsm_feature_name(uint64_t feature)
 	case SDSM_FEATURE_LOCKS:		return "locks";
 	case SDSM_FEATURE_BARRIERS:		return "barriers";
 	case SDSM_FEATURE_FUTEX:		return "futex";
+	case SDSM_FEATURE_LOCK_THREADS:		return "lock_threads";
 	}
 	return NULL;
 }

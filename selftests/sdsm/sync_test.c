@@ -34,6 +34,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -398,6 +399,55 @@ TEST_F(lock, acquire_twice_deadlk)
 	EXPECT_EQ(0, lock_op(self->fd, SDSM_LOCK_RELEASE, self->id, 0));
 	if (access(STATS "lock_acquires", R_OK) == 0)
 		EXPECT_LE(acq + 2, read_stat("lock_acquires"));
+}
+
+/* A second thread of the lock holder's process, through the same file. */
+struct sibling {
+	int fd;
+	__u64 id;
+	int try, release_held, acquire, release_own;
+	volatile int done;
+};
+
+static void *sibling_thread(void *p)
+{
+	struct sibling *s = p;
+
+	s->try = lock_op(s->fd, SDSM_LOCK_TRY, s->id, 0);
+	s->release_held = lock_op(s->fd, SDSM_LOCK_RELEASE, s->id, 0);
+	s->acquire = lock_op(s->fd, SDSM_LOCK_ACQUIRE, s->id, 60000);
+	__atomic_store_n(&s->done, 1, __ATOMIC_SEQ_CST);
+	s->release_own = lock_op(s->fd, SDSM_LOCK_RELEASE, s->id, 0);
+	return NULL;
+}
+
+/*
+ * The owner is the thread: another thread of the same process (the same
+ * file) finds the lock busy, cannot release it, and waits for it like a
+ * thread of another node.  Before, it got EDEADLK and could release it.
+ */
+TEST_F(lock, threads_of_one_file_queue)
+{
+	struct sibling s = { .fd = self->fd, .id = self->id };
+	pthread_t t;
+
+	REQUIRE(SDSM_FEATURE_LOCKS);
+	EXPECT_TRUE(self->info.features & SDSM_FEATURE_LOCK_THREADS);
+
+	ASSERT_EQ(0, lock_op(self->fd, SDSM_LOCK_ACQUIRE, self->id, 0));
+	ASSERT_EQ(0, pthread_create(&t, NULL, sibling_thread, &s));
+	msleep(500);
+	/* Still waiting while this thread holds it. */
+	EXPECT_EQ(0, __atomic_load_n(&s.done, __ATOMIC_SEQ_CST));
+	EXPECT_EQ(0, lock_op(self->fd, SDSM_LOCK_RELEASE, self->id, 0));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_STREQ("EBUSY", ename(s.try));
+	EXPECT_STREQ("EPERM", ename(s.release_held));
+	EXPECT_STREQ("0", ename(s.acquire));
+	EXPECT_STREQ("0", ename(s.release_own));
+	/* It released it: free again. */
+	EXPECT_EQ(0, lock_op(self->fd, SDSM_LOCK_TRY, self->id, 0));
+	EXPECT_EQ(0, lock_op(self->fd, SDSM_LOCK_RELEASE, self->id, 0));
 }
 
 TEST_F(lock, try_busy_and_timeout)

@@ -89,6 +89,8 @@ struct sdsm_info {
  * @SDSM_FEATURE_LOCKS: SDSM_IOC_LOCK works
  * @SDSM_FEATURE_BARRIERS: SDSM_IOC_BARRIER works
  * @SDSM_FEATURE_FUTEX: SDSM_IOC_FUTEX works
+ * @SDSM_FEATURE_LOCK_THREADS: a lock is owned by the thread that took it
+ *	(without it, by the open file: all its threads)
  *
  * A bit is set only when the loaded module implements the feature.
  */
@@ -100,6 +102,7 @@ enum sdsm_features {
 	SDSM_FEATURE_LOCKS = 1 << 4,
 	SDSM_FEATURE_BARRIERS = 1 << 5,
 	SDSM_FEATURE_FUTEX = 1 << 6,
+	SDSM_FEATURE_LOCK_THREADS = 1 << 7,
 };
 
 /* Region names: NUL-terminated, [A-Za-z0-9_.-], 1..SDSM_NAME_MAX-1 chars. */
@@ -319,9 +322,9 @@ struct sdsm_query_home {
 
 /**
  * enum sdsm_lock_op - what SDSM_IOC_LOCK does
- * @SDSM_LOCK_ACQUIRE: wait until this process holds the lock
+ * @SDSM_LOCK_ACQUIRE: wait until the calling thread holds the lock
  * @SDSM_LOCK_TRY: take the lock if it is free, else fail with EBUSY
- * @SDSM_LOCK_RELEASE: release a lock this process holds, else EPERM
+ * @SDSM_LOCK_RELEASE: release a lock the calling thread holds, else EPERM
  */
 enum sdsm_lock_op {
 	SDSM_LOCK_ACQUIRE = 0,
@@ -339,12 +342,14 @@ enum sdsm_lock_op {
  * @lock_id: any 64-bit key agreed by the users; the same key is the same
  *	lock on every node
  *
- * Locks are held by the open file of /dev/sdsm that took them and are
- * released when it is closed (process exit included).  Acquiring orders
- * memory: writes made by the previous holder before its release are
- * visible to the new holder.  Errors: EBUSY (TRY on a held lock), EPERM
- * (RELEASE of a lock not held through this file), EDEADLK (ACQUIRE of a lock
- * this file holds), ETIMEDOUT, EINTR (a signal arrived while waiting),
+ * A lock is held by the thread that took it, through the open file of
+ * /dev/sdsm it used; another thread waits for it as a thread of another
+ * node does.  Every lock held through a file is released when the file is
+ * closed (process exit included).  Acquiring orders memory: writes made by
+ * the previous holder before its release are visible to the new holder.
+ * Errors: EBUSY (TRY on a held lock), EPERM (RELEASE of a lock this thread
+ * does not hold through this file), EDEADLK (ACQUIRE of a lock this thread
+ * holds through this file), ETIMEDOUT, EINTR (a signal arrived while waiting),
  * EHOSTDOWN (the node that manages the lock is down).
  */
 struct sdsm_lock {
