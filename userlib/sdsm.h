@@ -8,7 +8,7 @@
  * The ABI types (struct sdsm_policy, enum sdsm_policy_mode, ...) come from
  * <linux/sdsm.h>; this header only adds functions.  See sdsm(3) and the
  * per-group pages sdsm_alloc(3), sdsm_region_create(3), sdsm_set_policy(3),
- * sdsm_lock(3), sdsm_futex_wait(3), sdsm_stats_read(3),
+ * sdsm_lock(3), sdsm_futex_wait(3), sdsm_cond_wait(3), sdsm_stats_read(3),
  * sdsm_parse_nodemask(3).
  *
  * Every function that returns int or a pointer reports failure as -1 or
@@ -97,6 +97,22 @@ int sdsm_barrier(uint64_t barrier_id, unsigned int count, uint64_t nodemask,
 
 int sdsm_futex_wait(const uint32_t *addr, uint32_t val, int64_t timeout_ns);
 int sdsm_futex_wake(const uint32_t *addr, unsigned int n);
+
+/* ---- condition variables on a cluster lock: sdsm_cond_wait(3) ---- */
+
+/* In memory mapped from /dev/sdsm; all zero (SDSM_COND_INIT) is ready. */
+struct sdsm_cond {
+	uint32_t seq;		/* rises with every signal and broadcast */
+	uint32_t waiters;	/* threads between their wait and wake-up */
+};
+
+#define SDSM_COND_INIT	{ 0, 0 }
+
+int sdsm_cond_wait(struct sdsm_cond *cond, uint64_t lock_id);
+int sdsm_cond_timedwait(struct sdsm_cond *cond, uint64_t lock_id,
+			unsigned int timeout_ms);
+int sdsm_cond_signal(struct sdsm_cond *cond);
+int sdsm_cond_broadcast(struct sdsm_cond *cond);
 
 /* ---- statistics and node table from sysfs: sdsm_stats_read(3) ---- */
 

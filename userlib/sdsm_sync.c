@@ -3,13 +3,26 @@
  * libsdsm cluster locks and barriers over SDSM_IOC_LOCK / SDSM_IOC_BARRIER,
  * and the distributed futex over SDSM_IOC_FUTEX.
  *
- * Locks are held by the library's file of /dev/sdsm, that is by the
- * process (every thread shares it; a forked child shares its parent's).
+ * Locks are held by the thread that took them (through the library's file
+ * of /dev/sdsm, which every thread of the process shares); they are all
+ * released when the process exits.
  * sdsm_lock() and sdsm_lock_timeout() restart after a signal (with the time
  * left), as pthread_mutex_lock() never returns EINTR; a barrier arrival is
  * not restarted because it cannot be taken back.  sdsm_futex_wait() is
  * not restarted either: as with futex(2), the caller re-checks its
  * condition and calls again.
+ *
+ * Condition variables (struct sdsm_cond, in sdsm memory) are a sequence
+ * word and a count of waiters on top of the lock and the futex.  A waiter
+ * counts itself, reads the sequence, releases the lock and waits on the
+ * futex for the sequence to move; a signal moves it and wakes only if
+ * someone counted itself.  No wake-up is lost: with every access
+ * sequentially consistent, a signal that moved the sequence after the
+ * waiter read it also saw the waiter's count, and the futex wait of a
+ * waiter whose value is already stale returns at once.  A signal may
+ * wake a waiter that came after it (waiters are woken oldest first), and
+ * a wait may return without a signal: callers re-check their predicate,
+ * as with pthread_cond_wait().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -126,4 +139,58 @@ int sdsm_futex_wake(const uint32_t *addr, unsigned int n)
 			   "futex wake"))
 		return -1;
 	return f.woken > INT_MAX ? INT_MAX : (int)f.woken;
+}
+
+int sdsm_cond_timedwait(struct sdsm_cond *cond, uint64_t lock_id,
+			unsigned int timeout_ms)
+{
+	int64_t ns = timeout_ms ? (int64_t)timeout_ms * 1000000 : -1;
+	uint32_t seq;
+	int err = 0;
+
+	__atomic_add_fetch(&cond->waiters, 1, __ATOMIC_SEQ_CST);
+	seq = __atomic_load_n(&cond->seq, __ATOMIC_SEQ_CST);
+	if (sdsm_unlock(lock_id)) {
+		__atomic_sub_fetch(&cond->waiters, 1, __ATOMIC_SEQ_CST);
+		return -1;
+	}
+	/* EAGAIN: signalled since; EINTR: a spurious wake-up, allowed. */
+	if (sdsm_futex_wait(&cond->seq, seq, ns) && errno != EAGAIN &&
+	    errno != EINTR)
+		err = errno;
+	__atomic_sub_fetch(&cond->waiters, 1, __ATOMIC_SEQ_CST);
+	/* The lock is taken again in every case, as pthread_cond_wait(). */
+	if (sdsm_lock(lock_id))
+		return -1;
+	if (err == ETIMEDOUT)
+		return sdsm_fail(ETIMEDOUT, "cond wait: timed out after %u ms",
+				 timeout_ms);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int sdsm_cond_wait(struct sdsm_cond *cond, uint64_t lock_id)
+{
+	return sdsm_cond_timedwait(cond, lock_id, 0);
+}
+
+static int sdsm_cond_wake(struct sdsm_cond *cond, unsigned int n)
+{
+	__atomic_add_fetch(&cond->seq, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&cond->waiters, __ATOMIC_SEQ_CST))
+		return 0;
+	return sdsm_futex_wake(&cond->seq, n) < 0 ? -1 : 0;
+}
+
+int sdsm_cond_signal(struct sdsm_cond *cond)
+{
+	return sdsm_cond_wake(cond, 1);
+}
+
+int sdsm_cond_broadcast(struct sdsm_cond *cond)
+{
+	return sdsm_cond_wake(cond, INT_MAX);
 }

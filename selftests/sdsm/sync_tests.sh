@@ -20,6 +20,7 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 NODE_SH=$HERE/sdsm_node.sh
 SYNC=$HERE/sync_test
+COND=$(cd "$HERE/../.." && pwd -P)/userlib/build/cond_prog
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
 # shellcheck source=selftests/sdsm/tap_runner.sh
@@ -34,7 +35,7 @@ UP_SEC=90
 WORK=$SDSM_SHARED/sync-tests.$$
 
 ALL_TESTS="kselftest mutual_exclusion shared_counter barrier_phases
-holder_dies lock_manager_dies barrier_member_dies barrier_manager_dies
+condvar_queue holder_dies lock_manager_dies barrier_member_dies barrier_manager_dies
 rmmod_with_waiters"
 
 # A fresh id (decimal) whose lock or barrier manager is node $2.
@@ -147,6 +148,42 @@ test_barrier_phases() {
 		expect "$k" 0 || rc=1
 	done
 	log "barrier manager: node $("$SYNC" manager barrier "$id")"
+	return $rc
+}
+
+# A queue of 4 items in one page of the default region, on one cluster
+# lock and two condition variables of libsdsm (cond_prog, linked with
+# it): 2 producer threads on node 0 put 30 items each, 2 consumer threads
+# on each other node take them.  Every item is taken once (count and sum
+# exact); both sides had to wait (the queue is full and empty in turn);
+# a wait that times out (60 s: a lost wake-up) fails its program.  The
+# threads of a process share its lock ids: before locks were owned by
+# threads, the second thread's sdsm_lock() failed with EDEADLK.
+test_condvar_queue() {
+	local k rc=0 per=30 total id=$((RANDOM + 88000)) off want got names=
+	[ -x "$COND" ] || { log "$COND missing: make -C userlib"; return 1; }
+	off=$(( (48 << 20) + (RANDOM % 16) * 4096 ))
+	"$COND" init "$off" || { log "cond_prog init failed"; return 1; }
+	total=$((2 * per))
+	want=$((2 * per * (per + 1) / 2 + per * 10000))
+	for k in $(nodes); do
+		[ "$k" = 0 ] && continue
+		bg "cons.$k" "$k" "$COND" consume "$off" "$id" 2 "$total"
+		names="$names cons.$k"
+	done
+	bg prod 0 "$COND" produce "$off" "$id" 2 "$per"
+	# shellcheck disable=SC2086
+	wait_bg 200 prod $names || rc=1
+	for k in prod $names; do
+		log "$k: exit $(cat "$WORK/$k.rc" 2>/dev/null): $(tr '\n' ' ' < "$WORK/$k.out")"
+		[ "$(cat "$WORK/$k.rc" 2>/dev/null)" = 0 ] || rc=1
+	done
+	got=$("$COND" show "$off")
+	log "queue: $got (want taken $total sum $want, waits > 0)"
+	case $got in
+	"taken $total sum $want waits "[1-9]*) ;;
+	*) rc=1 ;;
+	esac
 	return $rc
 }
 

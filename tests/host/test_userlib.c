@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -104,6 +105,9 @@ static struct {
 	struct sdsm_futex last_futex;
 	int futex_errno;
 	uint32_t futex_woken;
+	unsigned int futex_calls;
+	char lock_trace[16];		/* A(cquire), T(ry), R(elease) */
+	uint32_t *bump_on_release;	/* a signal racing a cond wait */
 } fake;
 
 static char fake_path[64];
@@ -203,8 +207,16 @@ static int fake_ioctl(unsigned long req, void *arg)
 			homes[i] = fake_home(addrs[i]);
 		return 0;
 	}
-	case SDSM_IOC_LOCK:
+	case SDSM_IOC_LOCK: {
+		struct sdsm_lock *l = arg;
+		size_t n = strlen(fake.lock_trace);
+
 		fake.lock_calls++;
+		if (n < sizeof(fake.lock_trace) - 1)
+			fake.lock_trace[n] = "ATR"[l->op % 3];
+		if (l->op == SDSM_LOCK_RELEASE && fake.bump_on_release)
+			__atomic_add_fetch(fake.bump_on_release, 1,
+					   __ATOMIC_SEQ_CST);
 		if (!(fake.features & SDSM_FEATURE_LOCKS) ||
 		    fake.lock_errno == ENOTTY)
 			return -ENOTTY;
@@ -213,6 +225,7 @@ static int fake_ioctl(unsigned long req, void *arg)
 			return -EINTR;
 		}
 		return fake.lock_errno ? -fake.lock_errno : 0;
+	}
 	case SDSM_IOC_BARRIER:
 		fake.last_barrier = *(struct sdsm_barrier *)arg;
 		return 0;
@@ -222,8 +235,12 @@ static int fake_ioctl(unsigned long req, void *arg)
 		if (!(fake.features & SDSM_FEATURE_FUTEX))
 			return -ENOTTY;
 		fake.last_futex = *f;
+		fake.futex_calls++;
 		if (fake.futex_errno)
 			return -fake.futex_errno;
+		if (f->op == SDSM_FUTEX_WAIT &&
+		    *(uint32_t *)(uintptr_t)f->addr != f->val)
+			return -EAGAIN;
 		f->woken = f->op == SDSM_FUTEX_WAKE ? fake.futex_woken : 0;
 		return 0;
 	}
@@ -1033,7 +1050,7 @@ static bool test_locks(void)
 
 static bool test_futex(void)
 {
-	static uint32_t word;
+	static uint32_t word = 3;	/* the fake compares, as futex(2) */
 	struct sdsm_futex *f = &fake.last_futex;
 
 	fake_start(ALL_FEATURES);
@@ -1059,6 +1076,59 @@ static bool test_futex(void)
 	errno = 0;
 	CHECK_ERR(sdsm_futex_wake(&word, 1), -1, ENOSYS);
 	CHECK(strstr(sdsm_last_error(), "futex"), "'%s'", sdsm_last_error());
+	return true;
+}
+
+/* Condition variables: which lock and futex calls, with what. */
+static bool test_cond(void)
+{
+	static struct sdsm_cond c = SDSM_COND_INIT;
+	struct sdsm_futex *f = &fake.last_futex;
+
+	fake_start(ALL_FEATURES);
+	/* No waiter: a signal moves the sequence and sends nothing. */
+	CHECK(sdsm_cond_signal(&c) == 0 && c.seq == 1 && !fake.futex_calls,
+	      "signal without waiters: seq %u, futex calls %u", c.seq,
+	      fake.futex_calls);
+	CHECK(sdsm_cond_wait(&c, 7) == 0 && !strcmp(fake.lock_trace, "RA") &&
+	      fake.futex_calls == 1 && f->op == SDSM_FUTEX_WAIT &&
+	      f->val == 1 && f->addr == (uintptr_t)&c.seq &&
+	      f->timeout_ns == -1 && c.waiters == 0,
+	      "wait: locks '%s', futex op %u val %u", fake.lock_trace, f->op,
+	      f->val);
+	c.waiters = 2;
+	CHECK(sdsm_cond_signal(&c) == 0 && c.seq == 2 &&
+	      f->op == SDSM_FUTEX_WAKE && f->val == 1 &&
+	      sdsm_cond_broadcast(&c) == 0 && c.seq == 3 &&
+	      f->op == SDSM_FUTEX_WAKE && f->val == INT_MAX,
+	      "signal and broadcast with waiters");
+	c.waiters = 0;
+	/* A signal between the release and the futex wait is not lost. */
+	memset(fake.lock_trace, 0, sizeof(fake.lock_trace));
+	fake.bump_on_release = &c.seq;
+	CHECK(sdsm_cond_timedwait(&c, 7, 60000) == 0 && c.seq == 4 &&
+	      f->val == 3 && f->timeout_ns == 60000000000LL &&
+	      !strcmp(fake.lock_trace, "RA"), "racing signal: seq %u",
+	      c.seq);
+	fake.bump_on_release = NULL;
+	fake.futex_errno = ETIMEDOUT;
+	memset(fake.lock_trace, 0, sizeof(fake.lock_trace));
+	errno = 0;
+	CHECK_ERR(sdsm_cond_timedwait(&c, 7, 250), -1, ETIMEDOUT);
+	CHECK(!strcmp(fake.lock_trace, "RA") && c.waiters == 0 &&
+	      strstr(sdsm_last_error(), "timed out after 250 ms"),
+	      "timeout: locks '%s', '%s'", fake.lock_trace,
+	      sdsm_last_error());
+	fake.futex_errno = EINTR;
+	CHECK(sdsm_cond_wait(&c, 7) == 0, "EINTR is a spurious wake-up");
+	fake.futex_errno = 0;
+	/* Waiting without holding the lock: EPERM, no futex call. */
+	fake.lock_errno = EPERM;
+	fake.futex_calls = 0;
+	errno = 0;
+	CHECK_ERR(sdsm_cond_wait(&c, 7), -1, EPERM);
+	CHECK(!fake.futex_calls && c.waiters == 0, "EPERM: futex calls %u",
+	      fake.futex_calls);
 	return true;
 }
 
@@ -1272,6 +1342,7 @@ static const struct test tests[] = {
 	{ "libsdsm: home queries and set_policy", test_placement, true },
 	{ "libsdsm: locks and barriers", test_locks, true },
 	{ "libsdsm: futex wait and wake", test_futex, true },
+	{ "libsdsm: condition variables on a lock", test_cond, true },
 	{ "libsdsm: sysfs node table", test_sysfs_nodes, true },
 	{ "libsdsm: sysfs counters and histogram", test_sysfs_stats, true },
 	{ "sdsmctl: join config parsing", test_join_config, false },
