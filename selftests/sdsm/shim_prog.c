@@ -46,7 +46,9 @@
  *         then "churn node K threads M" per node; then two threads (in a
  *         job: one on main's node, one on the next) named by main
  *         ("setname R1 R2", the calls' results), and a robust and a
- *         priority-inheritance mutex in .bss ("robust R pi R").
+ *         priority-inheritance mutex in .bss ("robust R pi R"); a
+ *         thread (in a job: the next node's) signals main()'s pthread_t:
+ *         "main-kill R from node K handled on node M self 1".
  *   xfree  20 rounds: main (node 0) mallocs 4 blocks of 16 MiB and hands
  *         them to a thread on node 1, which frees them (and munmaps a
  *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
@@ -475,6 +477,22 @@ static int race(int rounds)
 #define XF_SIZE		(16UL << 20)
 
 static int churn_named, churn_stack, churn_affinity;
+static pthread_t churn_main;
+static volatile int main_usr1_node = -1, killer_node = -1;
+
+static void churn_on_usr1(int sig)
+{
+	(void)sig;
+	main_usr1_node = node_id();
+}
+
+/* pthread_kill() of main()'s pthread_t, from wherever this runs. */
+static void *main_killer(void *unused)
+{
+	(void)unused;
+	killer_node = node_id();
+	return (void *)(long)pthread_kill(churn_main, SIGUSR1);
+}
 static long churn_nodes[64];
 static pthread_barrier_t churn_met;
 static pthread_mutex_t churn_robust, churn_pi;
@@ -551,6 +569,17 @@ static int churn(int rounds)
 	r[1] = pthread_mutex_init(&churn_pi, &ma);
 	pthread_mutexattr_destroy(&ma);
 	printf("robust %d pi %d\n", r[0], r[1]);
+	/* A thread (in a job: on another node) signals main. */
+	signal(SIGUSR1, churn_on_usr1);
+	churn_main = pthread_self();
+	if (pthread_create(&t, NULL, main_killer, NULL) ||
+	    pthread_join(t, &ret))
+		return 1;
+	for (i = 0; i < 1000 && main_usr1_node < 0; i++)
+		usleep(10000);
+	printf("main-kill %ld from node %d handled on node %d self %d\n",
+	       (long)ret, killer_node, main_usr1_node,
+	       pthread_equal(churn_main, pthread_self()) != 0);
 	return 0;
 }
 

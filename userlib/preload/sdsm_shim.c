@@ -49,6 +49,7 @@ static struct shim_ctl *ctl;
 static int my_node;
 static unsigned int place_list[SDSM_MAX_NODES], place_n;
 static __thread struct shim_thread *cur_thread;
+static struct shim_thread *main_thread;	/* launcher: main()'s entry */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ending;
 
@@ -446,7 +447,7 @@ static void cancelled(void *arg)
 {
 	struct shim_thread *t = arg;
 
-	if (cur_thread != t)
+	if (!t || cur_thread != t)
 		return;		/* pthread_exit() ended it already */
 	cur_thread = NULL;
 	thread_here(t, false);
@@ -988,6 +989,10 @@ static int thread_get(pthread_t th, const char *call, pthread_t *real,
 		return ESRCH;
 	if (t == cur_thread) {
 		*real = real_self();
+		return 0;
+	}
+	if (t == main_thread) {		/* the initial thread: never reaped */
+		*real = (pthread_t)t->real;
 		return 0;
 	}
 	if (t->node != (uint32_t)my_node) {
@@ -1637,18 +1642,27 @@ EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)
 {
 	static int (*real)(pthread_t, size_t, cpu_set_t *);
 	struct shim_thread *t = ours(th);
+	bool held = false;
+	pthread_t h;
 	uint32_t st;
+	int ret;
 
+	resolve();
 	if (!real)
 		real = dlsym(RTLD_NEXT, "pthread_getaffinity_np");
-	if (t) {
-		st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
-		if (st == SHIM_T_FREE || st == SHIM_T_CLAIMED)
+	if (job_cpus() > 0) {
+		st = t ? __atomic_load_n(&t->state, __ATOMIC_SEQ_CST) : 0;
+		if (t && (st == SHIM_T_FREE || st == SHIM_T_CLAIMED))
 			return ESRCH;
+		return sched_getaffinity(0, size, set) ? errno : 0;
 	}
-	if (job_cpus() <= 0)
-		return real(th, size, set);
-	return sched_getaffinity(0, size, set) ? errno : 0;
+	/* Outside a job, or before every worker is ready: glibc's. */
+	ret = thread_get(th, "pthread_getaffinity_np()", &h, &held);
+	if (!ret)
+		ret = real(h, size, set);
+	if (held)
+		pthread_mutex_unlock(&stacks.lock);
+	return ret;
 }
 
 EXPORT int pthread_setaffinity_np(pthread_t th, size_t size,
@@ -1658,18 +1672,20 @@ EXPORT int pthread_setaffinity_np(pthread_t th, size_t size,
 	bool held = false;
 	cpu_set_t local;
 	pthread_t h;
-	int ret;
+	int ret = 0;
 
 	resolve();
 	if (!real)
 		real = dlsym(RTLD_NEXT, "pthread_setaffinity_np");
-	if (job_cpus() <= 0)
-		return real(th, size, set);
-	ret = -local_cpuset(size, set, &local);
+	if (job_cpus() > 0) {
+		ret = -local_cpuset(size, set, &local);
+		set = &local;
+		size = sizeof(local);
+	}
 	if (!ret)
 		ret = thread_get(th, "pthread_setaffinity_np()", &h, &held);
 	if (!ret)
-		ret = real(h, sizeof(local), &local);
+		ret = real(h, size, set);
 	if (held)
 		pthread_mutex_unlock(&stacks.lock);
 	return ret;
@@ -1681,9 +1697,50 @@ static int app_argc, app_ret;
 static char **app_argv, **app_envp;
 static ucontext_t main_uc, app_uc;
 
+/*
+ * main() is a thread of the job too: an entry of the table on the
+ * launcher's node, whose real thread is the process's initial thread, so
+ * that pthread_self() in main() is a handle every node understands
+ * (pthread_kill(), pthread_cancel() and pthread_join() of it from a thread
+ * on another node, pthread_equal()).  Without a free entry main() keeps
+ * glibc's handle, valid on the launcher's node only.
+ */
+static void main_thread_claim(void)
+{
+	struct shim_thread *t;
+	unsigned int i;
+	uint32_t f;
+
+	for (i = 0; i < SHIM_THREADS; i++) {
+		t = &ctl->threads[i];
+		f = SHIM_T_FREE;
+		if (!__atomic_compare_exchange_n(&t->state, &f, SHIM_T_CLAIMED,
+						 false, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			continue;
+		t->fn = 0;
+		t->arg = 0;
+		t->ret = 0;
+		t->detached = 0;
+		t->node = my_node;
+		t->sigpend = 0;
+		t->cancel = 0;
+		t->sigmask = 0;
+		__atomic_store_n(&t->real, (uintptr_t)real_self(),
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&t->state, SHIM_T_RUNNING, __ATOMIC_SEQ_CST);
+		thread_here(t, true);
+		main_thread = t;
+		cur_thread = t;
+		return;
+	}
+}
+
 static void run_app(void)
 {
+	pthread_cleanup_push(cancelled, main_thread);
 	app_ret = app_main(app_argc, app_argv, app_envp);
+	pthread_cleanup_pop(0);
 }
 
 static int launcher_main(int argc, char **argv, char **envp)
@@ -1732,6 +1789,7 @@ static int launcher_main(int argc, char **argv, char **envp)
 			app_argv = av;
 		}
 	}
+	main_thread_claim();
 	stack = shim_stack_alloc(SHIM_MAIN_STACK);
 	if (!stack || getcontext(&app_uc) < 0)
 		return app_main(argc, app_argv, envp);
