@@ -100,6 +100,7 @@ static const struct {
 	{ SDSM_FEATURE_LOCKS, "LOCKS" },
 	{ SDSM_FEATURE_BARRIERS, "BARRIERS" },
 	{ SDSM_FEATURE_FUTEX, "FUTEX" },
+	{ SDSM_FEATURE_LOCK_THREADS, "LOCK_THREADS" },
 };
 
 const char *bench_feature_name(uint64_t bit)
