@@ -28,8 +28,11 @@
  * work item sleeps for a send credit or, for this node, hands the message
  * to the local handler.  Queueing under the page mutex keeps
  * the protocol's per-pair FIFO order and means no page mutex is held while
- * the transport waits.  A DATA-flagged message carries a snapshot of the
- * page copied at send time; a page that is all zero (a home copy never
+ * the transport waits.  A grant with data carries the home copy itself,
+ * referenced until sent (no copy, no allocation): the home copy is never
+ * mapped, and one a message still holds is replaced rather than written
+ * (sdsm_home_copy_own()).  A node's DATA carries a snapshot of its copy,
+ * which may be mapped.  A page that is all zero (a home copy never
  * written) travels as a flag instead of 4 KiB.
  *
  * Faults wait on a hashed waitqueue.  With FAULT_FLAG_ALLOW_RETRY the mmap
@@ -340,7 +343,13 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
 	if (msg->flags & SDSM_PROTO_F_DATA) {
 		src = msg->type == SDSM_PROTO_MSG_DATA ? c->pg->copy :
 							 c->pg->home_copy;
-		if (src) {
+		if (src && msg->type != SDSM_PROTO_MSG_DATA) {
+			/* The home copy, by reference: see sdsm_home_copy_own(). */
+			get_page(src);
+			snap = src;
+			w.data = SDSM_WIRE_DATA_PAGE;
+		} else if (src) {
+			/* A node copy is mapped: a snapshot of it. */
 			snap = sdsm_copy_alloc_nofail(GFP_KERNEL);
 			copy_highpage(snap, src);
 			sdsm_cost(SDSM_STAT_COST_COPIES);
@@ -358,12 +367,31 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
 	sdsm_queue(msg->dst, SDSM_MSG_COH, &w, sizeof(w), snap);
 }
 
+/*
+ * The home copy is about to be overwritten.  Grants carry it by reference
+ * (sdsm_op_send()), not as a snapshot; if a message still holds it (queued,
+ * or posted and not yet completed), it is left to that message and the home
+ * copy starts afresh (NULL: all zero, or a new page the caller allocates).
+ * Nothing but sdsm_op_send() takes a reference, under the page's mutex, so
+ * a count of 1 stays 1.  Locks: the page's mutex.
+ */
+static void sdsm_home_copy_own(struct sdsm_page *pg)
+{
+	if (pg->home_copy && page_count(pg->home_copy) > 1) {
+		put_page(pg->home_copy);
+		pg->home_copy = NULL;
+	}
+}
+
 static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 {
 	struct sdsm_pctx *c = priv;
 	bool home = msg->type == SDSM_PROTO_MSG_DATA;
 	struct page **dst = home ? &c->pg->home_copy : &c->pg->copy;
 	bool page = c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page;
+
+	if (home)
+		sdsm_home_copy_own(c->pg);
 
 	/* A node copy: the one the fault charged to its task, if any. */
 	if (!*dst && !home && c->pg->spare) {
@@ -465,13 +493,16 @@ static bool sdsm_op_own_fetch(void *priv, bool inv)
 		/* The old home copy goes where settle frees an I copy. */
 		swap(pg->home_copy, pg->copy);
 	} else if (pg->copy) {
+		sdsm_home_copy_own(pg);
 		if (!pg->home_copy)
 			pg->home_copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
 		copy_highpage(pg->home_copy, pg->copy);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
 	} else if (pg->home_copy) {
 		/* An M copy is always allocated; zero, as install would. */
-		clear_highpage(pg->home_copy);
+		sdsm_home_copy_own(pg);
+		if (pg->home_copy)
+			clear_highpage(pg->home_copy);
 	}
 	sdsm_page_settle(c->r, pg);
 	return true;
