@@ -1011,6 +1011,13 @@ static int thread_get(pthread_t th, const char *call, pthread_t *real,
 	return ESRCH;
 }
 
+/* After thread_get() (and the call it let through). */
+static void thread_put(bool held)
+{
+	if (held)
+		pthread_mutex_unlock(&stacks.lock);
+}
+
 #define UNPAREN(...)	__VA_ARGS__
 
 /* int NAME(pthread_t th, PARAMS...): glibc's, on thread_get()'s handle. */
@@ -1028,8 +1035,7 @@ EXPORT int name(pthread_t th, UNPAREN params)				\
 	ret = thread_get(th, #name "()", &h, &held);			\
 	if (!ret)							\
 		ret = real(h, __VA_ARGS__);				\
-	if (held)							\
-		pthread_mutex_unlock(&stacks.lock);			\
+	thread_put(held);						\
 	return ret;							\
 }
 
@@ -1660,8 +1666,7 @@ EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)
 	ret = thread_get(th, "pthread_getaffinity_np()", &h, &held);
 	if (!ret)
 		ret = real(h, size, set);
-	if (held)
-		pthread_mutex_unlock(&stacks.lock);
+	thread_put(held);
 	return ret;
 }
 
@@ -1686,8 +1691,7 @@ EXPORT int pthread_setaffinity_np(pthread_t th, size_t size,
 		ret = thread_get(th, "pthread_setaffinity_np()", &h, &held);
 	if (!ret)
 		ret = real(h, size, set);
-	if (held)
-		pthread_mutex_unlock(&stacks.lock);
+	thread_put(held);
 	return ret;
 }
 
