@@ -416,7 +416,7 @@ test_spawn() {
 
 # Threads made and joined one after the other reuse the stacks of those
 # that ended: 600 on node 0 alone (-N 0), more than its heap holds stacks
-# of 2 MiB (before, the 509th pthread_create failed).  Calls that take a
+# of 2 MiB (before, the 493rd pthread_create failed).  Calls that take a
 # pthread_t work on the thread's own handle (pthread_self()) on every node
 # (before, glibc was given the job's handle: pthread_getattr_np() reported
 # no stack of the thread's); on a thread of another node they are refused,
