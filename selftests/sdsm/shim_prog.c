@@ -477,6 +477,9 @@ static int race(int rounds)
 #define XF_SIZE		(16UL << 20)
 
 static int churn_named, churn_stack, churn_affinity;
+static long churn_nodes[64];
+static pthread_barrier_t churn_met;
+static pthread_mutex_t churn_robust, churn_pi;
 static pthread_t churn_main;
 static volatile int main_usr1_node = -1, killer_node = -1;
 
@@ -493,9 +496,6 @@ static void *main_killer(void *unused)
 	killer_node = node_id();
 	return (void *)(long)pthread_kill(churn_main, SIGUSR1);
 }
-static long churn_nodes[64];
-static pthread_barrier_t churn_met;
-static pthread_mutex_t churn_robust, churn_pi;
 
 static void *churner(void *p)
 {

@@ -736,44 +736,67 @@ static unsigned int place(void)
 	return place_list[i % place_n];
 }
 
+/*
+ * A free entry of the thread table, claimed (SHIM_T_CLAIMED) for a thread
+ * that runs @fn(@arg) on this node (the caller may place it elsewhere),
+ * or NULL if all are taken.
+ */
+static struct shim_thread *slot_claim(uintptr_t fn, uintptr_t arg,
+				      bool detached, uint64_t sigmask)
+{
+	struct shim_thread *t;
+	unsigned int i;
+	uint32_t f;
+
+	for (i = 0; i < SHIM_THREADS; i++) {
+		t = &ctl->threads[i];
+		f = SHIM_T_FREE;
+		if (!__atomic_compare_exchange_n(&t->state, &f, SHIM_T_CLAIMED,
+						 false, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			continue;
+		t->fn = fn;
+		t->arg = arg;
+		t->ret = 0;
+		t->detached = detached;
+		t->node = my_node;
+		t->real = 0;
+		t->sigpend = 0;
+		t->cancel = 0;
+		t->sigmask = sigmask;
+		return t;
+	}
+	return NULL;
+}
+
+/* No thread in entry @t (free, or being set up by pthread_create()). */
+static bool slot_unused(const struct shim_thread *t)
+{
+	uint32_t st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
+
+	return st == SHIM_T_FREE || st == SHIM_T_CLAIMED;
+}
+
 EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 			  void *(*fn)(void *), void *arg)
 {
-	struct shim_thread *t = NULL;
-	int detach = PTHREAD_CREATE_JOINABLE, i, ret;
+	int detach = PTHREAD_CREATE_JOINABLE, ret;
+	struct shim_thread *t;
 	unsigned int node;
-	uint32_t f;
+	sigset_t now;
 
 	resolve();
 	if (!sdsm_shim_role || !ctl)
 		return real_create(tp, attr, fn, arg);
 	if (attr)
 		pthread_attr_getdetachstate(attr, &detach);
-	for (i = 0; i < SHIM_THREADS && !t; i++) {
-		f = SHIM_T_FREE;
-		if (__atomic_compare_exchange_n(&ctl->threads[i].state, &f,
-						SHIM_T_CLAIMED, false,
-						__ATOMIC_SEQ_CST,
-						__ATOMIC_SEQ_CST))
-			t = &ctl->threads[i];
-	}
+	pthread_sigmask(SIG_BLOCK, NULL, &now);
+	t = slot_claim((uintptr_t)fn, (uintptr_t)arg,
+		       detach == PTHREAD_CREATE_DETACHED, mask_of(&now));
 	if (!t)
 		return EAGAIN;
 	node = place();
-	t->fn = (uintptr_t)fn;
-	t->arg = (uintptr_t)arg;
-	t->ret = 0;
-	t->detached = detach == PTHREAD_CREATE_DETACHED;
 	t->node = node;
-	t->real = 0;
-	t->sigpend = 0;
-	t->cancel = 0;
-	{
-		sigset_t now;
-
-		pthread_sigmask(SIG_BLOCK, NULL, &now);
-		t->sigmask = mask_of(&now);
-	}
 	*tp = (pthread_t)t;
 	if ((int)node == my_node) {
 		__atomic_store_n(&t->state, SHIM_T_RUNNING, __ATOMIC_SEQ_CST);
@@ -970,22 +993,21 @@ EXPORT int pthread_equal(pthread_t a, pthread_t b)
  * of the job's thread @th: the caller's own; another thread of this
  * process, under stacks.lock (*@held), while its glibc thread is not yet
  * reaped (a reaped one's stack may already carry another thread); a thread
- * of another node is out of reach and the call is refused, naming it.  A
- * handle that is not the job's (main()'s, threads glibc made) is passed on.
+ * of another node is out of reach and the call is refused, naming it;
+ * main()'s is its initial thread's.  A handle that is not the job's
+ * (threads glibc made, main()'s if the table was full) is passed on.
  */
 static int thread_get(pthread_t th, const char *call, pthread_t *real,
 		      bool *held)
 {
 	struct shim_thread *t = ours(th);
 	unsigned int i;
-	uint32_t st;
 
 	*held = false;
 	*real = th;
 	if (!t)
 		return 0;
-	st = __atomic_load_n(&t->state, __ATOMIC_SEQ_CST);
-	if (st == SHIM_T_FREE || st == SHIM_T_CLAIMED)
+	if (slot_unused(t))
 		return ESRCH;
 	if (t == cur_thread) {
 		*real = real_self();
@@ -1000,9 +1022,11 @@ static int thread_get(pthread_t th, const char *call, pthread_t *real,
 		return ENOTSUP;
 	}
 	*real = (pthread_t)__atomic_load_n(&t->real, __ATOMIC_ACQUIRE);
+	if (!*real)
+		return ESRCH;	/* not started yet */
 	pthread_mutex_lock(&stacks.lock);
 	for (i = 0; i < stacks.nr_live; i++) {
-		if (*real && pthread_equal(stacks.live[i].real, *real)) {
+		if (pthread_equal(stacks.live[i].real, *real)) {
 			*held = true;
 			return 0;
 		}
@@ -1650,15 +1674,13 @@ EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)
 	struct shim_thread *t = ours(th);
 	bool held = false;
 	pthread_t h;
-	uint32_t st;
 	int ret;
 
 	resolve();
 	if (!real)
 		real = dlsym(RTLD_NEXT, "pthread_getaffinity_np");
 	if (job_cpus() > 0) {
-		st = t ? __atomic_load_n(&t->state, __ATOMIC_SEQ_CST) : 0;
-		if (t && (st == SHIM_T_FREE || st == SHIM_T_CLAIMED))
+		if (t && slot_unused(t))
 			return ESRCH;
 		return sched_getaffinity(0, size, set) ? errno : 0;
 	}
@@ -1711,33 +1733,15 @@ static ucontext_t main_uc, app_uc;
  */
 static void main_thread_claim(void)
 {
-	struct shim_thread *t;
-	unsigned int i;
-	uint32_t f;
+	struct shim_thread *t = slot_claim(0, 0, false, 0);
 
-	for (i = 0; i < SHIM_THREADS; i++) {
-		t = &ctl->threads[i];
-		f = SHIM_T_FREE;
-		if (!__atomic_compare_exchange_n(&t->state, &f, SHIM_T_CLAIMED,
-						 false, __ATOMIC_SEQ_CST,
-						 __ATOMIC_SEQ_CST))
-			continue;
-		t->fn = 0;
-		t->arg = 0;
-		t->ret = 0;
-		t->detached = 0;
-		t->node = my_node;
-		t->sigpend = 0;
-		t->cancel = 0;
-		t->sigmask = 0;
-		__atomic_store_n(&t->real, (uintptr_t)real_self(),
-				 __ATOMIC_RELEASE);
-		__atomic_store_n(&t->state, SHIM_T_RUNNING, __ATOMIC_SEQ_CST);
-		thread_here(t, true);
-		main_thread = t;
-		cur_thread = t;
+	if (!t)
 		return;
-	}
+	__atomic_store_n(&t->real, (uintptr_t)real_self(), __ATOMIC_RELEASE);
+	__atomic_store_n(&t->state, SHIM_T_RUNNING, __ATOMIC_SEQ_CST);
+	thread_here(t, true);
+	main_thread = t;
+	cur_thread = t;
 }
 
 static void run_app(void)
