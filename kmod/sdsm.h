@@ -12,23 +12,28 @@
  *    buffers.  A failed connection is never reused: it is detached from its
  *    peer, destroyed by the reaper, and a new one is made.
  *
+ * Sessions (sdsm_session.h): the upper layers' messages to a peer belong
+ * to the session with that peer's incarnation, not to a connection.  A
+ * connection that fails loses none of them: they are sent again on the
+ * next one, each delivered once, in order.  The peer is reported DOWN
+ * only when the session ends: peer_timeout_ms without a word from it, a
+ * BYE (its module unloads), or its coming back as another incarnation or
+ * without the session.
+ *
  * Messaging API for upper layers (process context only):
  *  - sdsm_queue(dst, type, payload, len, page) queues one message for a
  *    node, this node included, in the node's FIFO send queue; it never
  *    waits for the network.  Every layer sends this way.
- *  - sdsm_send(peer, type, payload, len, page) sends one message with an
- *    optional page; it sleeps (bounded) for a send slot and a receive
- *    credit of the peer.  sdsm_send_nowait() is the same but fails with
- *    -EAGAIN instead.
  *  - sdsm_handler_register(type, fn) installs the receive handler for a
  *    type.  Handlers run in process context, may sleep, and see the
  *    messages of one peer in the order that peer sent them.  They must not
  *    wait for a message from the same peer (it queues behind them), nor
- *    for a credit (sdsm_send()): a peer returns credits as its own receive
- *    worker goes on, so two handlers waiting so would wait for each other.
- *    They queue what they send, or use sdsm_send_nowait().
+ *    for a credit: a peer returns credits as its own receive worker goes
+ *    on, so two handlers waiting so would wait for each other.  They
+ *    queue what they send.
  *  - sdsm_peer_notifier_register(nb) reports SDSM_PEER_UP / SDSM_PEER_DOWN
- *    for a struct sdsm_peer *, in process context, in order per peer.
+ *    for a struct sdsm_peer *, in process context, in order per peer: the
+ *    start and the end of each session.
  */
 #ifndef SDSM_H
 #define SDSM_H
@@ -45,6 +50,7 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "sdsm_session.h"
 #include "sdsm_wire.h"
 
 #define SDSM_MAX_NODES		32
@@ -54,6 +60,12 @@
 #define SDSM_TX_DEPTH		16	/* sends in flight per connection */
 /* Receive credits owed to the peer that make a CREDIT message worth it. */
 #define SDSM_CREDIT_BATCH	(SDSM_RX_DEPTH / 2)
+/*
+ * A message holds its ring entry until acknowledged, and the peer
+ * acknowledges it at the latest with the credit of its receive: the ring
+ * never has fewer entries than there are credits.
+ */
+static_assert(SDSM_SESS_RING >= SDSM_RX_DEPTH);
 
 /* Reconnect backoff of the active side. */
 #define SDSM_BACKOFF_MIN_MS	100
@@ -79,7 +91,8 @@ enum {
 	SDSM_CONN_ESTABLISHED,	/* rdma_cm reported ESTABLISHED */
 	SDSM_CONN_VERIFIED,	/* the peer's pattern page arrived intact */
 	SDSM_CONN_AUTHED,	/* the peer proved the cluster secret */
-	SDSM_CONN_HELLO,	/* our pattern page is sent */
+	SDSM_CONN_HELLO,	/* our pattern page is being sent */
+	SDSM_CONN_HELLO_SENT,	/* ... and posted: session messages may follow */
 	SDSM_CONN_FAILED,	/* broken; the peer work detaches it */
 	SDSM_CONN_DYING,	/* reaper owns it; no new sends or receives */
 	SDSM_CONN_PAGE_OK,	/* a send with a page completed */
@@ -143,6 +156,8 @@ struct sdsm_conn {
 	unsigned long last_rx;		/* jiffies of the last completion */
 	u64 remote_incarnation;		/* from connect private data */
 	u64 hello_incarnation;		/* from the pattern PING */
+	u32 sess_gen;			/* peer->sess.gen it carries; 0: undecided */
+	struct sdsm_wire_hello hello_out; /* passive: ours, filled at the decision */
 	u8 nonce[SDSM_AUTH_NONCE_SIZE];		/* ours, this attempt */
 	u8 remote_nonce[SDSM_AUTH_NONCE_SIZE];	/* the peer's */
 	const char *fail_reason;	/* first reason of SDSM_CONN_FAILED */
@@ -171,7 +186,6 @@ struct sdsm_conn {
 	unsigned int tx_credits;	/* see Credits above */
 	atomic_t rx_owed;		/* see Credits above */
 	wait_queue_head_t tx_wait;	/* woken when a slot or a credit frees, or DYING */
-	u64 tx_seq;
 };
 
 /**
@@ -223,9 +237,25 @@ struct sdsm_peer {
 	struct work_struct work;	/* reconcile state, notify */
 	struct delayed_work connect_work;	/* active side only */
 	bool notified_up;
-	u64 notified_incarnation;
+	u32 notified_gen;		/* sess.gen reported UP */
 
 	struct sdsm_txq txq;		/* messages for this node */
+
+	/*
+	 * The session with the peer (sdsm_session.h).  @sess_lock (taken
+	 * in softirq: _bh elsewhere; inside a conn's tx_lock) protects
+	 * @sess, @ring and the @sess_gen of the peer's connections.
+	 * @rx_mutex makes the check of a received message's number and its
+	 * delivery one step, whichever of the peer's connections (the old
+	 * one may still be delivering) it came on.
+	 */
+	spinlock_t sess_lock;		/* see above */
+	struct sdsm_sess sess;
+	struct sdsm_sess_msg *ring;	/* SDSM_SESS_RING, by seq */
+	const char *sess_end;		/* why the last session ended */
+	unsigned long heard;		/* jiffies: last message of the peer */
+	struct mutex rx_mutex;		/* see above */
+	atomic64_t resumes;		/* sessions resumed on a new link */
 
 	u64 srtt_ns;			/* smoothed PING round trip */
 	atomic64_t tx_msgs;
@@ -274,6 +304,14 @@ struct sdsm_cluster {
 
 extern struct sdsm_cluster sdsm_cl;
 
+/* A message of a session kept until the peer acknowledges it. */
+struct sdsm_sess_msg {
+	u16 type;
+	u16 len;
+	struct page *page;		/* referenced, or NULL */
+	u8 payload[SDSM_MSG_MAX_PAYLOAD];
+};
+
 /* A received message as handlers see it; valid only during the call. */
 struct sdsm_msg {
 	struct sdsm_peer *peer;
@@ -286,28 +324,38 @@ struct sdsm_msg {
 typedef void (*sdsm_handler_fn)(const struct sdsm_msg *msg);
 
 /* sdsm_cluster.c */
-int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
-	      u32 len, struct page *page);
-int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
-		     u32 len, struct page *page);
 void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
 		struct page *page);
 void sdsm_queue_drain_self(void);
 void sdsm_queues_purge(void);
 bool sdsm_node_usable(unsigned int node);
+bool sdsm_node_up(unsigned int node);
+void sdsm_peer_reset(struct sdsm_peer *peer, const char *why);
 int sdsm_handler_register(u16 type, sdsm_handler_fn fn);
 void sdsm_handler_unregister(u16 type);
 int sdsm_peer_notifier_register(struct notifier_block *nb);
 int sdsm_peer_notifier_unregister(struct notifier_block *nb);
 const char *sdsm_peer_state_name(enum sdsm_peer_state state);
 void sdsm_peer_kick(struct sdsm_peer *peer);
+enum sdsm_peer_state sdsm_peer_member_state(struct sdsm_peer *peer);
 void sdsm_peer_set_state(struct sdsm_peer *peer, enum sdsm_peer_state state);
 void sdsm_conn_established(struct sdsm_conn *conn);
 void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg);
+void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
+		     u32 seq);
+bool sdsm_session_hello_rx(struct sdsm_conn *conn,
+			   const struct sdsm_wire_hello *hello);
+void sdsm_session_ack_rx(struct sdsm_conn *conn, u32 ack);
+int sdsm_session_tx(struct sdsm_conn *conn, u16 type, u32 resend,
+		    struct sdsm_wire_hdr *hdr, struct page **page);
+bool sdsm_session_room(struct sdsm_conn *conn);
+u32 sdsm_session_ack(struct sdsm_conn *conn);
+void sdsm_session_bye(struct sdsm_conn *conn);
 u64 sdsm_pattern_word(unsigned int node_id, u64 incarnation, unsigned int i);
 int sdsm_cluster_start(void);
 void sdsm_cluster_run(void);
 void sdsm_cluster_stop(void);
+void sdsm_cluster_free(void);
 
 /* sdsm_transport.c */
 struct sdsm_conn *sdsm_conn_get(struct sdsm_peer *peer);
@@ -316,12 +364,14 @@ void sdsm_conn_hello(struct sdsm_conn *conn);
 void sdsm_conn_put(struct sdsm_conn *conn);
 int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		   u32 len, struct page *page, bool wait);
+int sdsm_conn_resend(struct sdsm_conn *conn, u32 seq);
 void sdsm_conn_fail(struct sdsm_conn *conn, const char *why);
 void sdsm_conn_reap(struct sdsm_conn *conn);
 void sdsm_rx_work(struct work_struct *work);
 void sdsm_reap_sync(void);
 int sdsm_connect_active(struct sdsm_peer *peer);
 int sdsm_transport_start(void);
+void sdsm_transport_goodbye(void);
 void sdsm_transport_stop(void);
 void sdsm_transport_exit(void);
 

@@ -32,7 +32,7 @@
  * Send queues.  Every upper layer (coherence, regions, locks, barriers,
  * futexes) sends through one FIFO per destination, this node included
  * (struct sdsm_txq, sdsm_queue()), drained by its own work item, which
- * sleeps in sdsm_send() for a slot and a credit; a message to this node is
+ * sleeps for a slot and a credit; a message to this node is
  * handed to its handler as if it had arrived.  A message for an UP peer
  * with nothing queued before it is posted by the caller at once, without
  * a worker's wake-up in between (on these guests each costs 0.3 ms or
@@ -73,6 +73,25 @@ void sdsm_peer_set_state(struct sdsm_peer *peer, enum sdsm_peer_state state)
 		return;
 	trace_sdsm_peer_state(peer->id, peer->state, state);
 	WRITE_ONCE(peer->state, state);
+}
+
+/**
+ * sdsm_peer_member_state - a peer's state as the upper layers know it
+ * @peer: the peer
+ *
+ * Its link's state, except that a peer whose link is lost while its
+ * session waits for the next one is still "up": it was not reported down,
+ * and what is sent to it will arrive.  It is "up" until the upper layers
+ * have handled its DOWN report.
+ */
+enum sdsm_peer_state sdsm_peer_member_state(struct sdsm_peer *peer)
+{
+	enum sdsm_peer_state state = READ_ONCE(peer->state);
+
+	/* notified_up stays set until the DOWN report is done. */
+	if (state != SDSM_PEER_SELF && READ_ONCE(peer->notified_up))
+		return SDSM_PEER_UP;
+	return state;
 }
 
 void sdsm_peer_kick(struct sdsm_peer *peer)
@@ -119,6 +138,321 @@ static void sdsm_ping_fill(struct sdsm_wire_ping *ping)
 	ping->incarnation = cpu_to_be64(sdsm_cl.incarnation);
 }
 
+/* ------------------------------------------------------------------ */
+/* Sessions (sdsm_session.h)                                           */
+
+static void sdsm_hello_to_wire(const struct sdsm_sess_hello *h,
+			       struct sdsm_wire_hello *w)
+{
+	memset(w, 0, sizeof(*w));
+	w->ping.incarnation = cpu_to_be64(h->inc);
+	w->peer_incarnation = cpu_to_be64(h->peer_inc);
+	w->sid = cpu_to_be32(h->sid);
+	w->rx_seq = cpu_to_be32(h->rx_seq);
+	w->flags = cpu_to_be32(h->resume ? SDSM_WIRE_HELLO_F_RESUME : 0);
+}
+
+/* Does @conn carry the peer's current session?  Locks: peer->sess_lock. */
+static bool sdsm_conn_in_session(const struct sdsm_conn *conn)
+{
+	const struct sdsm_sess *sess = &conn->peer->sess;
+
+	return conn->sess_gen && conn->sess_gen == sess->gen &&
+	       sdsm_sess_live(sess);
+}
+
+/*
+ * Drop the ring's hold on messages @first .. @first + @n - 1, acknowledged
+ * or of a session that ended.  Locks: peer->sess_lock.
+ */
+static void sdsm_ring_release(struct sdsm_peer *peer, u32 first, u32 n)
+{
+	n = min_t(u32, n, SDSM_SESS_RING);
+	while (n--) {
+		struct sdsm_sess_msg *m = &peer->ring[first++ % SDSM_SESS_RING];
+
+		if (m->page)
+			put_page(m->page);
+		m->page = NULL;
+	}
+}
+
+/* End the session, if any, for @why.  Locks: peer->sess_lock. */
+static void sdsm_session_end_locked(struct sdsm_peer *peer, const char *why)
+{
+	struct sdsm_sess *sess = &peer->sess;
+
+	if (!sdsm_sess_live(sess))
+		return;
+	sdsm_ring_release(peer, sess->acked + 1, sdsm_sess_unacked(sess));
+	sdsm_sess_end(sess);
+	peer->sess_end = why;
+}
+
+/* End the session with @peer; its peer work reports it DOWN. */
+static void sdsm_session_end(struct sdsm_peer *peer, const char *why)
+{
+	spin_lock_bh(&peer->sess_lock);
+	sdsm_session_end_locked(peer, why);
+	spin_unlock_bh(&peer->sess_lock);
+	sdsm_peer_kick(peer);
+}
+
+/*
+ * The peer's hello arrived on @conn: the passive side decides whether the
+ * session resumes, the active side takes that decision.  Return: false if
+ * @conn failed (the session ended: it could not agree with the peer's).
+ * Context: the receive worker of @conn.
+ */
+bool sdsm_session_hello_rx(struct sdsm_conn *conn,
+			   const struct sdsm_wire_hello *w)
+{
+	struct sdsm_peer *peer = conn->peer;
+	struct sdsm_sess *sess = &peer->sess;
+	struct sdsm_sess_hello h = {
+		.inc = be64_to_cpu(w->ping.incarnation),
+		.peer_inc = be64_to_cpu(w->peer_incarnation),
+		.sid = be32_to_cpu(w->sid),
+		.rx_seq = be32_to_cpu(w->rx_seq),
+		.resume = be32_to_cpu(w->flags) & SDSM_WIRE_HELLO_F_RESUME,
+	};
+	enum sdsm_sess_verdict v = SDSM_SESS_BAD;
+	u64 old_inc;
+	const char *why = NULL;
+	u32 first, n, resend = 0;
+
+	spin_lock(&peer->lock);
+	if (peer->conn != conn)
+		why = "a hello on a replaced connection";
+	spin_unlock(&peer->lock);
+	if (why) {
+		sdsm_conn_fail(conn, why);
+		return false;
+	}
+
+	spin_lock_bh(&peer->sess_lock);
+	old_inc = sess->remote_inc;
+	if (conn->sess_gen) {
+		why = "a second hello";
+	} else {
+		if (conn->active)
+			v = sdsm_sess_follow(sess, sdsm_cl.incarnation, &h,
+					     &first, &n);
+		else
+			v = sdsm_sess_decide(sess, sdsm_cl.incarnation, &h,
+					     &first, &n);
+		sdsm_ring_release(peer, first, n);
+	}
+	if (v == SDSM_SESS_BAD) {
+		if (!why)
+			why = "its hello disagrees with our session";
+		sdsm_session_end_locked(peer, why);
+	} else {
+		conn->sess_gen = sess->gen;
+		WRITE_ONCE(peer->heard, jiffies);	/* not expired meanwhile */
+		if (v == SDSM_SESS_RESUME)
+			resend = sdsm_sess_unacked(sess);
+		else if (old_inc)
+			peer->sess_end = old_inc != h.inc ?
+				"it restarted (new incarnation)" :
+				"it came back without our session";
+		if (!conn->active) {
+			sdsm_sess_hello_fill(sess, sdsm_cl.incarnation, &h);
+			h.resume = v == SDSM_SESS_RESUME;
+			sdsm_hello_to_wire(&h, &conn->hello_out);
+		}
+	}
+	spin_unlock_bh(&peer->sess_lock);
+
+	if (v == SDSM_SESS_BAD) {
+		pr_warn("node %u (%pI4): %s: session ended\n", peer->id,
+			&peer->addr.sin_addr, why);
+		sdsm_conn_fail(conn, why);
+		sdsm_peer_kick(peer);
+		return false;
+	}
+	if (v == SDSM_SESS_RESUME) {
+		atomic64_inc(&peer->resumes);
+		pr_info("node %u (%pI4): link back, session resumed; %u message(s) to send again\n",
+			peer->id, &peer->addr.sin_addr, resend);
+	}
+	return true;
+}
+
+/* The acknowledgment a message on @conn carries; 0 if none. */
+u32 sdsm_session_ack(struct sdsm_conn *conn)
+{
+	struct sdsm_peer *peer = conn->peer;
+	u32 ack = 0;
+
+	spin_lock_bh(&peer->sess_lock);
+	if (sdsm_conn_in_session(conn))
+		ack = sdsm_sess_ack_value(&peer->sess);
+	spin_unlock_bh(&peer->sess_lock);
+	return ack;
+}
+
+/* Has the session room for one more message?  Locks: conn->tx_lock. */
+bool sdsm_session_room(struct sdsm_conn *conn)
+{
+	struct sdsm_peer *peer = conn->peer;
+	bool room;
+
+	spin_lock(&peer->sess_lock);
+	room = sdsm_sess_tx_room(&peer->sess);
+	spin_unlock(&peer->sess_lock);
+	return room;
+}
+
+/**
+ * sdsm_session_tx - number a message of the session, or take one again
+ * @conn: the connection that will send it
+ * @type: the message's type, if new
+ * @resend: 0 for a new message, whose type, length and payload are in
+ *	@hdr already; else the number of the message to send again, whose
+ *	type, length and payload this copies into @hdr
+ * @hdr: the send slot's header
+ * @page: a new message's page, or NULL (the ring takes a reference); for
+ *	a resend, set to the ring's page, referenced for the caller
+ *
+ * Fills @hdr's seq and ack.  Context: process, holding a send slot.
+ * Return: 0; -ENOTCONN if @conn does not carry the current session;
+ * -EAGAIN if the ring is full or older messages are still to be sent
+ * again; -EALREADY if message @resend is acknowledged already.
+ */
+int sdsm_session_tx(struct sdsm_conn *conn, u16 type, u32 resend,
+		    struct sdsm_wire_hdr *hdr, struct page **page)
+{
+	struct sdsm_peer *peer = conn->peer;
+	struct sdsm_sess *sess = &peer->sess;
+	struct sdsm_sess_msg *m;
+	int ret = 0;
+	u32 seq;
+
+	spin_lock_bh(&peer->sess_lock);
+	if (!sdsm_conn_in_session(conn)) {
+		ret = -ENOTCONN;
+	} else if (resend) {
+		if ((s32)(resend - sess->acked) <= 0 ||
+		    (s32)(resend - sess->tx_seq) > 0) {
+			ret = -EALREADY;
+			goto out;
+		}
+		m = &peer->ring[resend % SDSM_SESS_RING];
+		hdr->type = cpu_to_be16(m->type);
+		hdr->len = cpu_to_be16(m->len);
+		memcpy(hdr + 1, m->payload, m->len);
+		*page = m->page;
+		if (m->page)
+			get_page(m->page);
+		hdr->seq = cpu_to_be32(resend);
+	} else {
+		seq = sdsm_sess_resending(sess) ? 0 : sdsm_sess_tx_next(sess);
+		if (!seq) {
+			ret = -EAGAIN;
+			goto out;
+		}
+		m = &peer->ring[seq % SDSM_SESS_RING];
+		m->type = type;
+		m->len = be16_to_cpu(hdr->len);
+		memcpy(m->payload, hdr + 1, m->len);
+		m->page = *page;
+		if (m->page)
+			get_page(m->page);
+		hdr->seq = cpu_to_be32(seq);
+	}
+	hdr->ack = cpu_to_be32(sdsm_sess_ack_value(sess));
+out:
+	spin_unlock_bh(&peer->sess_lock);
+	return ret;
+}
+
+/* An acknowledgment arrived on @conn.  Context: softirq. */
+void sdsm_session_ack_rx(struct sdsm_conn *conn, u32 ack)
+{
+	struct sdsm_peer *peer = conn->peer;
+	u32 first;
+	int n = 0;
+
+	spin_lock_bh(&peer->sess_lock);
+	if (sdsm_conn_in_session(conn)) {
+		n = sdsm_sess_ack(&peer->sess, ack, &first);
+		if (n > 0)
+			sdsm_ring_release(peer, first, n);
+	}
+	spin_unlock_bh(&peer->sess_lock);
+	if (n < 0) {
+		pr_err("node %u: malformed message: it acknowledges message %u, never sent\n",
+		       peer->id, ack);
+		sdsm_conn_fail(conn, "malformed message");
+	} else if (n) {
+		wake_up(&conn->tx_wait);	/* room in the ring */
+	}
+}
+
+/*
+ * A message of the session arrived on @conn: deliver it if it is the next
+ * one; drop a duplicate, or a message of a session that ended.  Context:
+ * the receive worker of @conn.
+ */
+void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
+		     u32 seq)
+{
+	struct sdsm_peer *peer = conn->peer;
+	enum sdsm_sess_rx res = SDSM_SESS_DUP;
+	u32 want = 0;
+	bool early;
+
+	mutex_lock(&peer->rx_mutex);
+	spin_lock_bh(&peer->sess_lock);
+	early = !conn->sess_gen;
+	if (sdsm_conn_in_session(conn)) {
+		want = peer->sess.rx_seq + 1;
+		res = sdsm_sess_rx(&peer->sess, seq);
+	}
+	spin_unlock_bh(&peer->sess_lock);
+	if (res == SDSM_SESS_DELIVER)
+		sdsm_msg_dispatch(conn, msg);
+	mutex_unlock(&peer->rx_mutex);
+
+	if (early) {
+		pr_err("node %u: malformed message: type %u before the hello\n",
+		       peer->id, msg->type);
+		sdsm_conn_fail(conn, "malformed message");
+	} else if (res == SDSM_SESS_GAP) {
+		pr_err("node %u: message %u of the session arrived, %u expected: connection failed\n",
+		       peer->id, seq, want);
+		sdsm_conn_fail(conn, "session message lost");
+	}
+}
+
+/* The peer's module unloads: its session ends now. */
+void sdsm_session_bye(struct sdsm_conn *conn)
+{
+	struct sdsm_peer *peer = conn->peer;
+	bool ours;
+
+	spin_lock_bh(&peer->sess_lock);
+	ours = sdsm_conn_in_session(conn);
+	if (ours)
+		sdsm_session_end_locked(peer, "it said goodbye");
+	spin_unlock_bh(&peer->sess_lock);
+	sdsm_conn_fail(conn, "the peer said goodbye");
+	sdsm_peer_kick(peer);
+}
+
+/* Are messages of a resumed session still to be sent again? */
+static bool sdsm_session_resending(struct sdsm_peer *peer)
+{
+	bool resending;
+
+	spin_lock_bh(&peer->sess_lock);
+	resending = sdsm_sess_live(&peer->sess) &&
+		    sdsm_sess_resending(&peer->sess);
+	spin_unlock_bh(&peer->sess_lock);
+	return resending;
+}
+
 /*
  * rdma_cm reported ESTABLISHED (cm handler context): once the peer is also
  * authenticated, send our pattern page.
@@ -140,14 +474,17 @@ void sdsm_conn_established(struct sdsm_conn *conn)
 }
 
 /*
- * Send our pattern page, so the peer can check the page path before it
- * reports us up: once per connection, when it is both ESTABLISHED and
- * AUTHED (whichever comes second calls this).  Process context.
+ * Send our hello, the PING with the pattern page, so the peer can check
+ * the page path before it reports us up, and learn where our session
+ * stands: once per connection, when it is both ESTABLISHED and AUTHED
+ * and, on the passive side, the active side's hello decided the session
+ * (whichever comes last calls this).  Process context.
  */
 void sdsm_conn_hello(struct sdsm_conn *conn)
 {
 	struct sdsm_peer *peer = conn->peer;
-	struct sdsm_wire_ping ping;
+	struct sdsm_wire_hello hello;
+	struct sdsm_sess_hello h;
 	struct page *page;
 	bool send;
 	int ret;
@@ -155,6 +492,7 @@ void sdsm_conn_hello(struct sdsm_conn *conn)
 	spin_lock(&peer->lock);
 	send = test_bit(SDSM_CONN_ESTABLISHED, &conn->flags) &&
 	       test_bit(SDSM_CONN_AUTHED, &conn->flags) &&
+	       (conn->active || test_bit(SDSM_CONN_VERIFIED, &conn->flags)) &&
 	       !test_and_set_bit(SDSM_CONN_HELLO, &conn->flags);
 	spin_unlock(&peer->lock);
 	if (!send)
@@ -166,11 +504,22 @@ void sdsm_conn_hello(struct sdsm_conn *conn)
 		return;
 	}
 	sdsm_pattern_fill(page);
-	sdsm_ping_fill(&ping);
-	ret = sdsm_conn_send(conn, SDSM_MSG_PING, &ping, sizeof(ping), page,
+	if (conn->active) {
+		/* The session we hold, for the passive side to decide on. */
+		spin_lock_bh(&peer->sess_lock);
+		sdsm_sess_hello_fill(&peer->sess, sdsm_cl.incarnation, &h);
+		spin_unlock_bh(&peer->sess_lock);
+		sdsm_hello_to_wire(&h, &hello);
+	} else {
+		hello = conn->hello_out;	/* the decision, made already */
+	}
+	sdsm_ping_fill(&hello.ping);
+	ret = sdsm_conn_send(conn, SDSM_MSG_PING, &hello, sizeof(hello), page,
 			     true);
 	put_page(page);
-	if (ret && ret != -ENOTCONN) {
+	if (!ret) {
+		set_bit(SDSM_CONN_HELLO_SENT, &conn->flags);
+	} else if (ret != -ENOTCONN) {
 		pr_err("node %u: cannot send the pattern page: %d\n",
 		       peer->id, ret);
 		sdsm_conn_fail(conn, "pattern page send failed");
@@ -192,6 +541,11 @@ static void sdsm_ping_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg)
 	}
 	inc = be64_to_cpu(ping->incarnation);
 	if (msg->page) {
+		if (msg->len < sizeof(struct sdsm_wire_hello)) {
+			pr_err("node %u: short hello\n", peer->id);
+			sdsm_conn_fail(conn, "malformed message");
+			return;
+		}
 		bad = sdsm_pattern_check(msg->page, peer->id, inc);
 		if (bad >= 0) {
 			pr_err("node %u: pattern page corrupt at word %d: connection torn down\n",
@@ -199,10 +553,14 @@ static void sdsm_ping_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg)
 			sdsm_conn_fail(conn, "pattern page corrupt");
 			return;
 		}
+		if (!sdsm_session_hello_rx(conn, msg->payload))
+			return;
 		spin_lock(&peer->lock);
 		conn->hello_incarnation = inc;
 		set_bit(SDSM_CONN_VERIFIED, &conn->flags);
 		spin_unlock(&peer->lock);
+		if (!conn->active)
+			sdsm_conn_hello(conn);	/* our answer */
 		sdsm_peer_kick(peer);
 	}
 	/* Echo the sender's timestamp; our own clock plays no part. */
@@ -253,7 +611,7 @@ void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg)
 
 /**
  * sdsm_handler_register - install the receive handler of a message type
- * @type: a type of enum sdsm_msg_type other than PING, PONG, AUTH and CREDIT
+ * @type: a type of enum sdsm_msg_type after SDSM_MSG_LINK_LAST
  * @fn: called in process context for every message of @type, in order per
  *	peer; may sleep and send; @msg and its page are valid only during the
  *	call
@@ -262,7 +620,7 @@ void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg)
  */
 int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
 {
-	if (!fn || type <= SDSM_MSG_CREDIT || type >= SDSM_MSG_MAX)
+	if (!fn || type <= SDSM_MSG_LINK_LAST || type >= SDSM_MSG_MAX)
 		return -EINVAL;
 	if (cmpxchg(&sdsm_handlers[type], NULL, fn))
 		return -EBUSY;
@@ -275,7 +633,7 @@ int sdsm_handler_register(u16 type, sdsm_handler_fn fn)
  */
 void sdsm_handler_unregister(u16 type)
 {
-	if (type <= SDSM_MSG_CREDIT || type >= SDSM_MSG_MAX)
+	if (type <= SDSM_MSG_LINK_LAST || type >= SDSM_MSG_MAX)
 		return;
 	WRITE_ONCE(sdsm_handlers[type], NULL);
 	flush_workqueue(sdsm_cl.wq);
@@ -293,6 +651,12 @@ int sdsm_peer_notifier_unregister(struct notifier_block *nb)
 	return blocking_notifier_chain_unregister(&sdsm_peer_notifier, nb);
 }
 
+/*
+ * Post one message to an UP peer: sdsm_conn_send() on its connection.
+ * Only a send queue's holder calls this (struct sdsm_txq, @sending), so a
+ * session's messages are numbered in queue order.  Return: as
+ * sdsm_conn_send(), or -ENOTCONN if the peer's link is not up.
+ */
 static int sdsm_peer_send(struct sdsm_peer *peer, u16 type,
 			  const void *payload, u32 len, struct page *page,
 			  bool wait)
@@ -313,44 +677,6 @@ static int sdsm_peer_send(struct sdsm_peer *peer, u16 type,
 	ret = sdsm_conn_send(conn, type, payload, len, page, wait);
 	sdsm_conn_put(conn);
 	return ret;
-}
-
-/**
- * sdsm_send - send a message to an UP peer
- * @peer: destination, not this node
- * @type: enum sdsm_msg_type
- * @payload: @len bytes, copied
- * @len: at most SDSM_MSG_MAX_PAYLOAD
- * @page: optional page; referenced until sent, must not change until then
- *
- * Context: process context, not a receive handler; sleeps up to
- * peer_timeout_ms for a send slot and a receive credit of the peer.
- * Return: 0 when posted; -ENOTCONN if the peer is not UP; see
- * sdsm_conn_send() for the rest.  Delivery is FIFO per peer while the
- * connection lives; a message in flight when it breaks is lost, and the
- * peer is then reported DOWN.
- */
-int sdsm_send(struct sdsm_peer *peer, u16 type, const void *payload,
-	      u32 len, struct page *page)
-{
-	return sdsm_peer_send(peer, type, payload, len, page, true);
-}
-
-/**
- * sdsm_send_nowait - sdsm_send() that never sleeps for a slot or a credit
- * @peer: destination, not this node
- * @type: enum sdsm_msg_type
- * @payload: @len bytes, copied
- * @len: at most SDSM_MSG_MAX_PAYLOAD
- * @page: optional page, as for sdsm_send()
- *
- * Context: process context; callable with mutexes held.
- * Return: as sdsm_send(), or -EAGAIN when no send slot or no credit is free.
- */
-int sdsm_send_nowait(struct sdsm_peer *peer, u16 type, const void *payload,
-		     u32 len, struct page *page)
-{
-	return sdsm_peer_send(peer, type, payload, len, page, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -439,9 +765,10 @@ static enum sdsm_txq_res sdsm_txq_send(struct sdsm_peer *peer,
 	if (!ret && sdsm_msg_costs(type))
 		sdsm_cost(SDSM_STAT_COST_MSGS);
 	/*
-	 * Not sent: the transport failed the connection (sdsm_conn_send()),
-	 * so the peer is reported DOWN and the upper layers account for the
-	 * message.
+	 * Not numbered, and the transport failed the connection
+	 * (sdsm_conn_send()); cannot happen to a message of the upper
+	 * layers unless the session is gone, which reports the peer DOWN,
+	 * and the upper layers account for the message.
 	 */
 	if (ret)
 		pr_warn_ratelimited("node %u: message %u not sent (%d), connection failed\n",
@@ -544,7 +871,8 @@ void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
 	epoch = q->epoch;
 	direct = dst != sdsm_cl.node_id && !q->sending && !q->dead &&
 		 list_empty(&q->queue) &&
-		 READ_ONCE(peer->state) == SDSM_PEER_UP;
+		 READ_ONCE(peer->state) == SDSM_PEER_UP &&
+		 !sdsm_session_resending(peer);
 	if (direct)
 		q->sending = true;
 	spin_unlock(&q->lock);
@@ -573,6 +901,38 @@ void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
 }
 
 /**
+ * sdsm_node_up - reported up, and not down since: what is queued for it
+ *	arrives, whether or not its link is up right now
+ * @node: node id; false for this node
+ */
+bool sdsm_node_up(unsigned int node)
+{
+	return node < sdsm_cl.nr_nodes && node != sdsm_cl.node_id &&
+	       sdsm_peer_member_state(&sdsm_cl.peers[node]) == SDSM_PEER_UP &&
+	       sdsm_node_usable(node);
+}
+
+/**
+ * sdsm_peer_reset - end the session with a peer, and its connection
+ * @peer: a peer whose messages make no sense (a bug on one side)
+ * @why: for the log
+ *
+ * Both sides report each other DOWN and start afresh: the peer learns it
+ * from our hello on the next connection.  Context: process, not holding
+ * a lock of the messaging layer.
+ */
+void sdsm_peer_reset(struct sdsm_peer *peer, const char *why)
+{
+	struct sdsm_conn *conn = sdsm_conn_get(peer);
+
+	sdsm_session_end(peer, why);
+	if (conn) {
+		sdsm_conn_fail(conn, why);
+		sdsm_conn_put(conn);
+	}
+}
+
+/**
  * sdsm_node_usable - not reported down since it was last up
  * @node: node id; this node is always usable
  */
@@ -580,6 +940,42 @@ bool sdsm_node_usable(unsigned int node)
 {
 	return node < sdsm_cl.nr_nodes &&
 	       !READ_ONCE(sdsm_cl.peers[node].txq.dead);
+}
+
+/*
+ * Send again, in order, what a resumed session's peer did not deliver;
+ * before anything new.  Context: the caller holds @peer->txq.sending.
+ * Return: SDSM_TXQ_DONE when all went, SDSM_TXQ_PARK if the connection
+ * went away (the next one resumes the session again).
+ */
+static enum sdsm_txq_res sdsm_txq_resend(struct sdsm_peer *peer)
+{
+	struct sdsm_conn *conn;
+	u32 seq;
+	int ret;
+
+	for (;;) {
+		spin_lock(&peer->lock);
+		conn = peer->state == SDSM_PEER_UP ? peer->conn : NULL;
+		if (conn)
+			kref_get(&conn->ref);
+		spin_unlock(&peer->lock);
+		if (!conn)
+			return SDSM_TXQ_PARK;
+		spin_lock_bh(&peer->sess_lock);
+		seq = sdsm_conn_in_session(conn) ?
+		      sdsm_sess_resend_next(&peer->sess) : 0;
+		spin_unlock_bh(&peer->sess_lock);
+		ret = seq ? sdsm_conn_resend(conn, seq) : 0;
+		/* A peer that takes none for peer_timeout_ms: new link. */
+		if (ret && ret != -ENOTCONN)
+			sdsm_conn_fail(conn, "resend timed out");
+		sdsm_conn_put(conn);
+		if (ret)
+			return SDSM_TXQ_PARK;
+		if (!seq)
+			return SDSM_TXQ_DONE;
+	}
 }
 
 static void sdsm_txq_drain(struct sdsm_peer *peer)
@@ -594,6 +990,19 @@ static void sdsm_txq_drain(struct sdsm_peer *peer)
 			/* A direct sender; it kicks us when it is done. */
 			spin_unlock(&q->lock);
 			return;
+		}
+		if (peer->id != sdsm_cl.node_id &&
+		    READ_ONCE(peer->state) == SDSM_PEER_UP &&
+		    sdsm_session_resending(peer)) {
+			q->sending = true;
+			spin_unlock(&q->lock);
+			res = sdsm_txq_resend(peer);
+			spin_lock(&q->lock);
+			q->sending = false;
+			spin_unlock(&q->lock);
+			if (res == SDSM_TXQ_PARK)
+				return;
+			continue;
 		}
 		out = list_first_entry_or_null(&q->queue, struct sdsm_out,
 					       node);
@@ -689,10 +1098,11 @@ static void sdsm_peer_work(struct work_struct *work)
 	struct sdsm_peer *peer = container_of(work, struct sdsm_peer, work);
 	struct sdsm_conn *conn, *dead = NULL, *refused = NULL;
 	enum sdsm_peer_state was, state;
-	bool connect = false;
-	const char *why = NULL;
+	const char *why = NULL, *ended;
+	bool connect = false, live;
 	unsigned int delay = 0;
-	u64 inc = 0;
+	u64 inc;
+	u32 gen;
 
 	spin_lock(&peer->lock);
 	if (peer->pending && test_bit(SDSM_CONN_FAILED, &peer->pending->flags)) {
@@ -706,7 +1116,8 @@ static void sdsm_peer_work(struct work_struct *work)
 		dead = conn;
 	} else if (conn && was == SDSM_PEER_CONNECTING &&
 		   test_bit(SDSM_CONN_ESTABLISHED, &conn->flags) &&
-		   test_bit(SDSM_CONN_VERIFIED, &conn->flags)) {
+		   test_bit(SDSM_CONN_VERIFIED, &conn->flags) &&
+		   test_bit(SDSM_CONN_HELLO_SENT, &conn->flags)) {
 		if (conn->hello_incarnation != conn->remote_incarnation) {
 			why = "pattern incarnation differs from handshake";
 			dead = conn;
@@ -722,14 +1133,22 @@ static void sdsm_peer_work(struct work_struct *work)
 		sdsm_peer_set_state(peer, SDSM_PEER_DOWN);
 	}
 	state = peer->state;
-	if (state == SDSM_PEER_UP)
-		inc = peer->conn->remote_incarnation;
+	spin_lock_bh(&peer->sess_lock);
+	live = sdsm_sess_live(&peer->sess);
+	gen = peer->sess.gen;
+	inc = peer->sess.remote_inc;
+	ended = peer->sess_end;
+	spin_unlock_bh(&peer->sess_lock);
 	if (!peer->conn && peer->id > sdsm_cl.node_id &&
 	    !READ_ONCE(sdsm_cl.shutdown)) {
 		connect = true;
 		delay = peer->backoff_ms;
 		peer->backoff_ms = min(peer->backoff_ms * 2,
 				       (unsigned int)SDSM_BACKOFF_MAX_MS);
+		/* A session waits for the link: try often enough. */
+		if (live)
+			peer->backoff_ms = min(peer->backoff_ms,
+					       sdsm_cl.heartbeat_ms);
 	}
 	spin_unlock(&peer->lock);
 
@@ -741,8 +1160,12 @@ static void sdsm_peer_work(struct work_struct *work)
 		sdsm_conn_reap(refused);
 	}
 	if (dead) {
-		if (was == SDSM_PEER_UP)
-			pr_info("node %u (%pI4) down: %s\n", peer->id,
+		if (was == SDSM_PEER_UP && live)
+			pr_info("node %u (%pI4): link lost (%s); the session waits for it up to %u ms\n",
+				peer->id, &peer->addr.sin_addr, why,
+				sdsm_cl.peer_timeout_ms);
+		else if (was == SDSM_PEER_UP)
+			pr_info("node %u (%pI4): link lost: %s\n", peer->id,
 				&peer->addr.sin_addr, why);
 		else if (test_bit(SDSM_CONN_ESTABLISHED, &dead->flags) &&
 			 why != peer->last_fail)
@@ -756,20 +1179,19 @@ static void sdsm_peer_work(struct work_struct *work)
 		sdsm_conn_reap(dead);
 	}
 
-	if (peer->notified_up &&
-	    (state != SDSM_PEER_UP || inc != peer->notified_incarnation)) {
-		peer->notified_up = false;
-		if (!dead)
-			pr_info("node %u (%pI4) down\n", peer->id,
-				&peer->addr.sin_addr);
+	/* DOWN and UP are the session's, not the connection's. */
+	if (peer->notified_up && (!live || gen != peer->notified_gen)) {
+		pr_info("node %u (%pI4) down: %s\n", peer->id,
+			&peer->addr.sin_addr, ended ?: "session ended");
 		sdsm_txq_purge(peer, true);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_DOWN, peer);
 		sdsm_txq_purge(peer, true);
+		WRITE_ONCE(peer->notified_up, false);
 	}
-	if (!peer->notified_up && state == SDSM_PEER_UP) {
-		peer->notified_up = true;
-		peer->notified_incarnation = inc;
+	if (!peer->notified_up && state == SDSM_PEER_UP && live) {
+		WRITE_ONCE(peer->notified_gen, gen);
+		WRITE_ONCE(peer->notified_up, true);
 		pr_info("node %u (%pI4) up, incarnation %llx\n", peer->id,
 			&peer->addr.sin_addr, inc);
 		/* What waited for the UP leaves before what the layers send. */
@@ -777,6 +1199,9 @@ static void sdsm_peer_work(struct work_struct *work)
 		queue_work(sdsm_cl.tx_wq, &peer->txq.work);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_UP, peer);
+	} else if (was != SDSM_PEER_UP && state == SDSM_PEER_UP) {
+		/* Resumed: what the link lost goes again, then the queue. */
+		queue_work(sdsm_cl.tx_wq, &peer->txq.work);
 	}
 	if (connect)
 		queue_delayed_work(sdsm_cl.wq, &peer->connect_work,
@@ -799,6 +1224,36 @@ static void sdsm_connect_work(struct work_struct *work)
 	}
 }
 
+/*
+ * A session whose link is down ends after peer_timeout_ms without a word
+ * of the peer; the peer work then reports it DOWN.
+ */
+static void sdsm_session_expire(struct sdsm_peer *peer, unsigned long timeout)
+{
+	bool end;
+
+	spin_lock_bh(&peer->sess_lock);
+	end = sdsm_sess_live(&peer->sess) &&
+	      READ_ONCE(peer->state) != SDSM_PEER_UP &&
+	      time_after(jiffies, READ_ONCE(peer->heard) + timeout);
+	if (end)
+		sdsm_session_end_locked(peer, "heartbeat timed out");
+	spin_unlock_bh(&peer->sess_lock);
+	if (end)
+		sdsm_peer_kick(peer);
+}
+
+/* Is a session waiting for a new link to the peer? */
+static bool sdsm_session_live(struct sdsm_peer *peer)
+{
+	bool live;
+
+	spin_lock_bh(&peer->sess_lock);
+	live = sdsm_sess_live(&peer->sess);
+	spin_unlock_bh(&peer->sess_lock);
+	return live;
+}
+
 static void sdsm_heartbeat_work(struct work_struct *work)
 {
 	unsigned long timeout = msecs_to_jiffies(sdsm_cl.peer_timeout_ms);
@@ -807,10 +1262,19 @@ static void sdsm_heartbeat_work(struct work_struct *work)
 
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
 		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+		unsigned long connect_timeout = 2 * timeout;
 		struct sdsm_conn *conn;
 
 		if (i == sdsm_cl.node_id)
 			continue;
+		sdsm_session_expire(peer, timeout);
+		/*
+		 * An attempt made while the link was still down waits for
+		 * rdma_cm's own timeouts, seconds: a session waiting for
+		 * the link tries again sooner.
+		 */
+		if (sdsm_session_live(peer))
+			connect_timeout = msecs_to_jiffies(2 * sdsm_cl.heartbeat_ms);
 		/* An accepted connection must authenticate in time. */
 		conn = sdsm_conn_get_pending(peer);
 		if (conn) {
@@ -822,7 +1286,7 @@ static void sdsm_heartbeat_work(struct work_struct *work)
 		if (!conn)
 			continue;
 		if (!test_bit(SDSM_CONN_ESTABLISHED, &conn->flags)) {
-			if (time_after(jiffies, conn->created + 2 * timeout))
+			if (time_after(jiffies, conn->created + connect_timeout))
 				sdsm_conn_fail(conn, "connect timed out");
 		} else if (time_after(jiffies,
 				      READ_ONCE(conn->last_rx) + timeout)) {
@@ -863,6 +1327,17 @@ int sdsm_cluster_start(void)
 		peer->txq.epoch = 0;
 		peer->txq.dead = false;
 		peer->txq.sending = false;
+		spin_lock_init(&peer->sess_lock);
+		sdsm_sess_init(&peer->sess);
+		peer->sess_end = NULL;
+		mutex_init(&peer->rx_mutex);
+		atomic64_set(&peer->resumes, 0);
+		if (i != sdsm_cl.node_id) {
+			peer->ring = kcalloc(SDSM_SESS_RING,
+					     sizeof(*peer->ring), GFP_KERNEL);
+			if (!peer->ring)
+				goto out_free;
+		}
 		atomic64_set(&peer->tx_msgs, 0);
 		atomic64_set(&peer->rx_msgs, 0);
 		atomic64_set(&peer->tx_bytes, 0);
@@ -870,6 +1345,13 @@ int sdsm_cluster_start(void)
 	}
 	INIT_DELAYED_WORK(&sdsm_cl.heartbeat_work, sdsm_heartbeat_work);
 	return 0;
+
+out_free:
+	while (i--) {
+		kfree(sdsm_cl.peers[i].ring);
+		sdsm_cl.peers[i].ring = NULL;
+	}
+	return -ENOMEM;
 }
 
 /* Connect to every higher node and start the heartbeat. */
@@ -914,10 +1396,33 @@ void sdsm_cluster_stop(void)
 			sdsm_conn_reap(pending);
 	}
 	sdsm_reap_sync();
-	/* Peer works queued by dying connections: report DOWN, then stop. */
+	/* Every session ends: the peer works report DOWN, then stop. */
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		if (i != sdsm_cl.node_id)
+			sdsm_session_end(&sdsm_cl.peers[i], "module unloading");
 		flush_work(&sdsm_cl.peers[i].work);
 		cancel_delayed_work_sync(&sdsm_cl.peers[i].connect_work);
 	}
 	sdsm_transport_exit();	/* no connection left: drop the secret */
+}
+
+/*
+ * Free the sessions' rings.  Context: module init failure or exit, after
+ * sdsm_cluster_stop() and after the send queues stopped.
+ */
+void sdsm_cluster_free(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+
+		if (!peer->ring)
+			continue;
+		spin_lock_bh(&peer->sess_lock);
+		sdsm_session_end_locked(peer, "module unloading");
+		spin_unlock_bh(&peer->sess_lock);
+		kfree(peer->ring);
+		peer->ring = NULL;
+	}
 }

@@ -62,9 +62,11 @@ MODULE_PARM_DESC(peer_timeout_ms,
  * 2^ack_timeout, the time a sender waits for an acknowledgment before it
  * retransmits.  rdma_cm's own choice on RoCE is 2^19 (2.1 s), so one lost
  * frame at the end of a burst stalls the queue pair for 2 s; 14 (67 ms)
- * is perftest's default.  With retry_count 7, an HCA fails the connection
- * after about 8 timeouts without an acknowledgment (soft-RoCE retries
- * forever); the heartbeat declares the peer down after peer_timeout_ms.
+ * is perftest's default.  With retry_count 6, the connection fails after
+ * 7 timeouts without an acknowledgment (0.47 s), on an HCA and on
+ * soft-RoCE alike (which takes 7 to mean forever); the session waits for
+ * the next connection, and declares the peer down after peer_timeout_ms
+ * of silence.
  */
 static int ack_timeout = 14;
 module_param(ack_timeout, int, 0444);
@@ -458,6 +460,7 @@ out_sysfs_exit:
 out_stop_cluster:
 	sdsm_cluster_stop();
 	sdsm_queues_purge();
+	sdsm_cluster_free();
 out_destroy_tx_wq:
 	destroy_workqueue(sdsm_cl.tx_wq);
 out_destroy_wq:
@@ -478,11 +481,13 @@ static void __exit sdsm_exit(void)
 {
 	WRITE_ONCE(sdsm_cl.shutdown, true);
 	misc_deregister(&sdsm_misc);
+	sdsm_transport_goodbye();
 	sdsm_transport_stop();
 	sdsm_cluster_stop();
 	sdsm_sync_exit();
 	sdsm_mem_exit();
 	sdsm_queues_purge();	/* what the layers queued as they went */
+	sdsm_cluster_free();
 	sdsm_stats_exit();
 	sdsm_sysfs_exit();
 	destroy_workqueue(sdsm_cl.tx_wq);

@@ -274,9 +274,7 @@ static u64 sdsm_up_peers(void)
 	unsigned int i;
 
 	for (i = 0; i < sdsm_cl.nr_nodes; i++)
-		if (i != sdsm_cl.node_id &&
-		    READ_ONCE(sdsm_cl.peers[i].state) == SDSM_PEER_UP &&
-		    sdsm_node_usable(i))
+		if (i != sdsm_cl.node_id && sdsm_node_up(i))
 			mask |= BIT_ULL(i);
 	return mask;
 }
@@ -441,8 +439,7 @@ int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 		break;
 	case SDSM_POLICY_PREFERRED:
 		if (p.preferred_node == sdsm_cl.node_id ||
-		    (READ_ONCE(sdsm_cl.peers[p.preferred_node].state) ==
-		     SDSM_PEER_UP && sdsm_node_usable(p.preferred_node)))
+		    sdsm_node_up(p.preferred_node))
 			home = p.preferred_node;
 		else
 			home = requester;
@@ -1165,8 +1162,7 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	if (reg == self) {
 		ret = sdsm_region_claim(self, &w, &have);
 	} else {
-		if (!sdsm_node_usable(reg) ||
-		    READ_ONCE(sdsm_cl.peers[reg].state) != SDSM_PEER_UP)
+		if (!sdsm_node_up(reg))
 			return -EHOSTDOWN;
 		sdsm_call_start(&call, BIT_ULL(reg));
 		w.cookie = cpu_to_be64(call.cookie);
@@ -1498,8 +1494,7 @@ static int sdsm_query_one(u64 addr)
 	if (home != -EAGAIN)
 		goto out_put;
 
-	if (!sdsm_node_usable(mgr) ||
-	    READ_ONCE(sdsm_cl.peers[mgr].state) != SDSM_PEER_UP) {
+	if (!sdsm_node_up(mgr)) {
 		home = -EHOSTDOWN;
 		goto out_put;
 	}

@@ -281,16 +281,11 @@ static bool sdsm_sync_mask_up(u64 mask)
 	return true;
 }
 
-/* Break the connection to @node so both sides see it DOWN and resync. */
+/* End the session with @node so both sides see it DOWN and resync. */
 static void sdsm_sync_break(unsigned int node, const char *why)
 {
-	struct sdsm_conn *conn = sdsm_conn_get(&sdsm_cl.peers[node]);
-
-	if (!conn)
-		return;
-	pr_err_ratelimited("node %u: %s: connection reset\n", node, why);
-	sdsm_conn_fail(conn, why);
-	sdsm_conn_put(conn);
+	pr_err_ratelimited("node %u: %s: session reset\n", node, why);
+	sdsm_peer_reset(&sdsm_cl.peers[node], why);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1633,8 +1628,7 @@ int sdsm_sync_init(void)
 	 * events after the registration serialize with us on the lock.
 	 */
 	for (i = 0; i < sdsm_cl.nr_nodes; i++)
-		if (i != sdsm_cl.node_id &&
-		    READ_ONCE(sdsm_cl.peers[i].state) == SDSM_PEER_UP)
+		if (i != sdsm_cl.node_id && sdsm_node_up(i))
 			sdsm_sync.peers[i].up = true;
 	mutex_unlock(&sdsm_sync.lock);
 	return 0;

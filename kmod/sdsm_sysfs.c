@@ -4,8 +4,8 @@
  * Documentation/ABI/testing/sysfs-kernel-sdsm):
  *
  *   node_id, nr_nodes, metadata_bytes_per_page
- *   nodes/<n>/{addr,state,rtt_us,tx_msgs,rx_msgs,tx_bytes,rx_bytes,
- *             homed_pages}
+ *   nodes/<n>/{addr,state,link,rtt_us,tx_msgs,rx_msgs,tx_bytes,rx_bytes,
+ *             homed_pages,resumes}
  *
  * stats/ is sdsm_stats.c's, regions/ is sdsm_region.c's.
  *
@@ -98,6 +98,18 @@ static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
 	if (!peer)
 		return -ENODEV;
 	return sysfs_emit(buf, "%s\n",
+			  sdsm_peer_state_name(sdsm_peer_member_state(peer)));
+}
+
+/* The state of the link alone: "up" only while a connection carries it. */
+static ssize_t link_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	struct sdsm_peer *peer = sdsm_kobj_peer(kobj);
+
+	if (!peer)
+		return -ENODEV;
+	return sysfs_emit(buf, "%s\n",
 			  sdsm_peer_state_name(READ_ONCE(peer->state)));
 }
 
@@ -152,6 +164,11 @@ static struct sdsm_counter_attr sdsm_attr_rx_bytes = {
 	.offset = offsetof(struct sdsm_peer, rx_bytes),
 };
 
+static struct sdsm_counter_attr sdsm_attr_resumes = {
+	.attr = __ATTR(resumes, 0444, sdsm_counter_show, NULL),
+	.offset = offsetof(struct sdsm_peer, resumes),
+};
+
 /* Pages this node knows to be homed at the node (sdsm_mem.c counts). */
 static ssize_t homed_pages_show(struct kobject *kobj,
 				struct kobj_attribute *attr, char *buf)
@@ -167,17 +184,20 @@ static ssize_t homed_pages_show(struct kobject *kobj,
 static struct kobj_attribute sdsm_attr_addr = __ATTR_RO(addr);
 static struct kobj_attribute sdsm_attr_homed_pages = __ATTR_RO(homed_pages);
 static struct kobj_attribute sdsm_attr_state = __ATTR_RO(state);
+static struct kobj_attribute sdsm_attr_link = __ATTR_RO(link);
 static struct kobj_attribute sdsm_attr_rtt_us = __ATTR_RO(rtt_us);
 
 static struct attribute *sdsm_node_attrs[] = {
 	&sdsm_attr_addr.attr,
 	&sdsm_attr_state.attr,
+	&sdsm_attr_link.attr,
 	&sdsm_attr_rtt_us.attr,
 	&sdsm_attr_tx_msgs.attr.attr,
 	&sdsm_attr_rx_msgs.attr.attr,
 	&sdsm_attr_tx_bytes.attr.attr,
 	&sdsm_attr_rx_bytes.attr.attr,
 	&sdsm_attr_homed_pages.attr,
+	&sdsm_attr_resumes.attr.attr,
 	NULL,
 };
 

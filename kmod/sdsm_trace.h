@@ -22,31 +22,31 @@
 
 DECLARE_EVENT_CLASS(sdsm_msg_class,
 		    TP_PROTO(unsigned int peer, u16 type, u32 len, bool page,
-			     u64 seq),
+			     u32 seq),
 		    TP_ARGS(peer, type, len, page, seq),
 		    TP_STRUCT__entry(__field(unsigned int, peer)
 				     __field(u16, type)
 				     __field(u32, len)
 				     __field(bool, page)
-				     __field(u64, seq)),
+				     __field(u32, seq)),
 		    TP_fast_assign(__entry->peer = peer;
 				   __entry->type = type;
 				   __entry->len = len;
 				   __entry->page = page;
 				   __entry->seq = seq;),
-		    TP_printk("node=%u type=%u len=%u page=%d seq=%llu",
+		    TP_printk("node=%u type=%u len=%u page=%d seq=%u",
 			      __entry->peer, __entry->type, __entry->len,
 			      __entry->page, __entry->seq)
 );
 
 DEFINE_EVENT(sdsm_msg_class, sdsm_msg_send,
 	     TP_PROTO(unsigned int peer, u16 type, u32 len, bool page,
-		      u64 seq),
+		      u32 seq),
 	     TP_ARGS(peer, type, len, page, seq));
 
 DEFINE_EVENT(sdsm_msg_class, sdsm_msg_recv,
 	     TP_PROTO(unsigned int peer, u16 type, u32 len, bool page,
-		      u64 seq),
+		      u32 seq),
 	     TP_ARGS(peer, type, len, page, seq));
 
 TRACE_EVENT(sdsm_peer_state,

@@ -368,9 +368,11 @@ static int sdsm_rx_post(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 }
 
 /*
- * The credits a received message returns (struct sdsm_conn, Credits), taken
- * at its completion: our sends must not wait until the receive worker
- * reaches the message.  More credits than receives exist is a malformed
+ * The credits a received message returns (struct sdsm_conn, Credits), and
+ * the messages of the session it acknowledges, taken at its completion:
+ * our sends must not wait until the receive worker reaches the message,
+ * and a credit comes back no earlier than the acknowledgment of the
+ * message that used it.  More credits than receives exist is a malformed
  * message.  Context: softirq.
  */
 static void sdsm_credits_rx(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
@@ -382,6 +384,8 @@ static void sdsm_credits_rx(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 		return;		/* sdsm_rx_process() fails the runt */
 	ib_dma_sync_single_for_cpu(conn->dev, slot->hdr_dma, sizeof(*hdr),
 				   DMA_FROM_DEVICE);
+	if (hdr->ack)
+		sdsm_session_ack_rx(conn, be32_to_cpu(hdr->ack));
 	n = be16_to_cpu(hdr->credits);
 	if (!n)
 		return;
@@ -417,6 +421,8 @@ static void sdsm_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 		return;
 	}
 	WRITE_ONCE(conn->last_rx, jiffies);
+	if (test_bit(SDSM_CONN_AUTHED, &conn->flags))
+		WRITE_ONCE(conn->peer->heard, jiffies);
 	slot->byte_len = wc->byte_len;
 	sdsm_credits_rx(conn, slot);
 	spin_lock(&conn->rx_lock);
@@ -432,7 +438,9 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 	const struct sdsm_wire_hdr *hdr = slot->hdr;
 	struct sdsm_msg msg = { .peer = peer };
 	u32 n = slot->byte_len;
+	bool numbered;
 	u16 flags;
+	u32 seq;
 
 	ib_dma_sync_single_for_cpu(conn->dev, slot->hdr_dma,
 				   SDSM_HDR_SLOT_SIZE, DMA_FROM_DEVICE);
@@ -454,6 +462,14 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 		sdsm_conn_fail(conn, "malformed message");
 		return;
 	}
+	seq = be32_to_cpu(hdr->seq);
+	numbered = msg.type > SDSM_MSG_LINK_LAST;
+	if (numbered != !!seq) {
+		pr_err("node %u: malformed message: type %u numbered %u\n",
+		       peer->id, msg.type, seq);
+		sdsm_conn_fail(conn, "malformed message");
+		return;
+	}
 	msg.payload = hdr + 1;
 	if (flags & SDSM_WIRE_F_PAGE) {
 		ib_dma_sync_single_for_cpu(conn->dev, slot->page_dma,
@@ -462,8 +478,7 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 	}
 	atomic64_inc(&peer->rx_msgs);
 	atomic64_add(n, &peer->rx_bytes);
-	trace_sdsm_msg_recv(peer->id, msg.type, msg.len, !!msg.page,
-			    be64_to_cpu(hdr->seq));
+	trace_sdsm_msg_recv(peer->id, msg.type, msg.len, !!msg.page, seq);
 	if (msg.type == SDSM_MSG_AUTH) {
 		sdsm_auth_rx(conn, &msg);
 		return;
@@ -476,7 +491,14 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 	}
 	if (msg.type == SDSM_MSG_CREDIT)
 		return;		/* its credits went in at its completion */
-	sdsm_msg_dispatch(conn, &msg);
+	if (msg.type == SDSM_MSG_BYE) {
+		sdsm_session_bye(conn);
+		return;
+	}
+	if (seq)
+		sdsm_session_rx(conn, &msg, seq);
+	else
+		sdsm_msg_dispatch(conn, &msg);
 }
 
 void sdsm_rx_work(struct work_struct *work)
@@ -587,7 +609,8 @@ static void sdsm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 /*
  * May a message of @type take a credit now?  The last credit only with
  * credits to return (struct sdsm_conn, Credits); a CREDIT message only
- * when there are enough to return.  Locks: @conn->tx_lock.
+ * when there are enough to return.  @type 0: a message of the session
+ * sent again.  Locks: @conn->tx_lock.
  */
 static bool sdsm_tx_credit_ok(struct sdsm_conn *conn, u16 type)
 {
@@ -595,6 +618,9 @@ static bool sdsm_tx_credit_ok(struct sdsm_conn *conn, u16 type)
 
 	if (type == SDSM_MSG_CREDIT)
 		return conn->tx_credits && owed >= SDSM_CREDIT_BATCH;
+	/* A new message of the session also needs an entry of its ring. */
+	if (type > SDSM_MSG_LINK_LAST && !sdsm_session_room(conn))
+		return false;
 	return conn->tx_credits > 1 || (conn->tx_credits && owed);
 }
 
@@ -635,6 +661,19 @@ static void sdsm_tx_put(struct sdsm_conn *conn, struct sdsm_tx_slot *slot)
 	wake_up(&conn->tx_wait);
 }
 
+/* Give back a slot, its credit and the credits it was to return, unsent. */
+static void sdsm_tx_unget(struct sdsm_conn *conn, struct sdsm_tx_slot *slot,
+			  u16 credits)
+{
+	spin_lock_bh(&conn->tx_lock);
+	list_add(&slot->node, &conn->tx_free);
+	conn->tx_taken--;
+	conn->tx_credits++;
+	atomic_add(credits, &conn->rx_owed);
+	spin_unlock_bh(&conn->tx_lock);
+	wake_up(&conn->tx_wait);
+}
+
 static bool sdsm_tx_idle(struct sdsm_conn *conn)
 {
 	bool idle;
@@ -645,45 +684,26 @@ static bool sdsm_tx_idle(struct sdsm_conn *conn)
 	return idle;
 }
 
-/**
- * sdsm_conn_send - send one message on a connection
- * @conn: the connection, referenced by the caller
- * @type: enum sdsm_msg_type
- * @payload: @len bytes copied into the message, may be NULL if @len is 0
- * @len: at most SDSM_MSG_MAX_PAYLOAD
- * @page: optional page sent after the header slot; referenced until the
- *	send completes, and its contents must not change until then
- * @wait: sleep up to peer_timeout_ms for a send slot and a receive credit
- *	of the peer (struct sdsm_conn, Credits) instead of -EAGAIN
- *
- * A message that cannot be posted once a send slot is taken (its page
- * cannot be mapped for DMA, ib_post_send() fails) is never dropped with
- * the connection left up: the connection is failed, so the peer is
- * reported DOWN and the peer-failure path runs on both sides.
- *
- * Context: process context; may sleep if @wait.
- * Return: 0 once posted, -EINVAL, -EMSGSIZE, -EAGAIN, -ETIMEDOUT, -ENOTCONN
- * (connection going away), -EIO (page not mappable: connection failed) or
- * an error of ib_post_send() (connection failed).
+/*
+ * Post one message; @resend: instead of @type, @payload, @len and @page,
+ * message @resend of the session, taken from its ring.  See
+ * sdsm_conn_send().
  */
-int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
-		   u32 len, struct page *page, bool wait)
+static int __sdsm_conn_send(struct sdsm_conn *conn, u16 type,
+			    const void *payload, u32 len, struct page *page,
+			    bool wait, u32 resend)
 {
 	struct sdsm_peer *peer = conn->peer;
 	const struct ib_send_wr *bad_wr;
+	struct page *ring_page = NULL;
 	struct ib_send_wr wr = {};
 	struct sdsm_tx_slot *slot;
 	struct sdsm_wire_hdr *hdr;
 	struct ib_sge sge[2];
+	bool numbered = false;
 	u16 credits = 0;
 	u32 bytes;
-	u64 seq;
 	int ret;
-
-	if (!type || type >= SDSM_MSG_MAX || (len && !payload))
-		return -EINVAL;
-	if (len > SDSM_MSG_MAX_PAYLOAD)
-		return -EMSGSIZE;
 
 	if (wait) {
 		ret = wait_event_timeout(conn->tx_wait,
@@ -699,12 +719,37 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		return -ENOTCONN;
 
 	hdr = slot->hdr;
-	hdr->type = cpu_to_be16(type);
+	if (!resend) {
+		hdr->type = cpu_to_be16(type);
+		hdr->len = cpu_to_be16(len);
+		if (len)
+			memcpy(hdr + 1, payload, len);
+	}
+	if (resend || type > SDSM_MSG_LINK_LAST) {
+		/*
+		 * Numbered and kept until acknowledged, its page too; a
+		 * resend's page comes back referenced for this send.
+		 */
+		ring_page = page;
+		ret = sdsm_session_tx(conn, type, resend, hdr, &ring_page);
+		if (!resend)
+			ring_page = NULL;
+		if (ret) {
+			sdsm_tx_unget(conn, slot, credits);
+			return ret == -EALREADY ? 0 : ret;
+		}
+		numbered = true;
+		if (resend) {
+			type = be16_to_cpu(hdr->type);
+			len = be16_to_cpu(hdr->len);
+			page = ring_page;
+		}
+	} else {
+		hdr->seq = 0;
+		hdr->ack = cpu_to_be32(sdsm_session_ack(conn));
+	}
 	hdr->flags = cpu_to_be16(page ? SDSM_WIRE_F_PAGE : 0);
 	hdr->credits = cpu_to_be16(credits);
-	hdr->len = cpu_to_be16(len);
-	if (len)
-		memcpy(hdr + 1, payload, len);
 	bytes = page ? SDSM_HDR_SLOT_SIZE : sizeof(*hdr) + len;
 
 	sge[0].addr = slot->hdr_dma;
@@ -723,7 +768,8 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 			pr_err_ratelimited("node %u: page of message %u not mappable for DMA: connection failed\n",
 					   peer->id, type);
 			sdsm_conn_fail(conn, "DMA mapping failed");
-			return -EIO;
+			ret = -EIO;
+			goto out;
 		}
 		get_page(page);
 		slot->page = page;
@@ -743,8 +789,6 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 	if (test_bit(SDSM_CONN_DYING, &conn->flags)) {
 		ret = -ENOTCONN;
 	} else {
-		seq = ++conn->tx_seq;
-		hdr->seq = cpu_to_be64(seq);
 		ib_dma_sync_single_for_device(conn->dev, slot->hdr_dma,
 					      SDSM_HDR_SLOT_SIZE,
 					      DMA_TO_DEVICE);
@@ -764,12 +808,67 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 			       peer->id, ret);
 			sdsm_conn_fail(conn, "send post failed");
 		}
-		return ret;
+		goto out;
 	}
 	atomic64_inc(&peer->tx_msgs);
 	atomic64_add(bytes, &peer->tx_bytes);
-	trace_sdsm_msg_send(peer->id, type, len, !!page, seq);
-	return 0;
+	trace_sdsm_msg_send(peer->id, type, len, !!page,
+			    be32_to_cpu(hdr->seq));
+out:
+	if (ring_page)
+		put_page(ring_page);
+	/* The session has it: the next connection sends it if this failed. */
+	return numbered ? 0 : ret;
+}
+
+/**
+ * sdsm_conn_send - send one message on a connection
+ * @conn: the connection, referenced by the caller
+ * @type: enum sdsm_msg_type
+ * @payload: @len bytes copied into the message, may be NULL if @len is 0
+ * @len: at most SDSM_MSG_MAX_PAYLOAD
+ * @page: optional page sent after the header slot; referenced until the
+ *	send completes (for a type of the upper layers, until the peer
+ *	acknowledges it), and its contents must not change until then
+ * @wait: sleep up to peer_timeout_ms for a send slot and a receive credit
+ *	of the peer (struct sdsm_conn, Credits) instead of -EAGAIN
+ *
+ * A message of the upper layers (a type after SDSM_MSG_LINK_LAST) is
+ * numbered in the connection's session and kept until the peer
+ * acknowledges it: once numbered it is the session's, sent again on the
+ * next connection if this one fails, and this returns 0.  It needs the
+ * connection to carry the peer's current session (-ENOTCONN otherwise).
+ * A message that cannot be posted once a send slot is taken (its page
+ * cannot be mapped for DMA, ib_post_send() fails) fails the connection.
+ *
+ * Context: process context; may sleep if @wait.
+ * Return: 0 once posted (or numbered), -EINVAL, -EMSGSIZE, -EAGAIN,
+ * -ETIMEDOUT, -ENOTCONN (connection going away, or not in the session),
+ * -EIO (page not mappable: connection failed) or an error of
+ * ib_post_send() (connection failed).
+ */
+int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
+		   u32 len, struct page *page, bool wait)
+{
+	if (!type || type >= SDSM_MSG_MAX || (len && !payload))
+		return -EINVAL;
+	if (len > SDSM_MSG_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	return __sdsm_conn_send(conn, type, payload, len, page, wait, 0);
+}
+
+/**
+ * sdsm_conn_resend - send message @seq of the session again
+ * @conn: the connection, referenced by the caller, that carries the session
+ * @seq: a message of the session not acknowledged yet
+ *
+ * Context: process context; sleeps as sdsm_conn_send() with @wait.
+ * Return: 0 once posted, or if the peer acknowledged @seq meanwhile; else
+ * as sdsm_conn_send().
+ */
+int sdsm_conn_resend(struct sdsm_conn *conn, u32 seq)
+{
+	return __sdsm_conn_send(conn, 0, NULL, 0, NULL, true, seq);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1065,7 +1164,8 @@ static void sdsm_fill_conn_param(struct rdma_conn_param *param,
 	memset(param, 0, sizeof(*param));
 	param->private_data = priv;
 	param->private_data_len = len;
-	param->retry_count = 7;
+	/* 7 would be "forever" on soft-RoCE: a lost link never failed. */
+	param->retry_count = 6;
 	param->rnr_retry_count = 7;
 }
 
@@ -1623,6 +1723,39 @@ out_unregister_client:
 out_auth_stop:
 	sdsm_auth_stop();
 	return ret;
+}
+
+/*
+ * Say BYE on every connection that is up, so the peers end the session at
+ * once instead of after peer_timeout_ms of silence; wait a little for the
+ * sends to complete.  Context: module exit, after sdsm_cl.shutdown is set,
+ * before sdsm_transport_stop().
+ */
+void sdsm_transport_goodbye(void)
+{
+	struct sdsm_conn *conns[SDSM_MAX_NODES];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		struct sdsm_peer *peer = &sdsm_cl.peers[i];
+		struct sdsm_conn *conn;
+
+		if (i == sdsm_cl.node_id ||
+		    READ_ONCE(peer->state) != SDSM_PEER_UP)
+			continue;
+		conn = sdsm_conn_get(peer);
+		if (!conn)
+			continue;
+		if (sdsm_conn_send(conn, SDSM_MSG_BYE, NULL, 0, NULL, false))
+			sdsm_conn_put(conn);
+		else
+			conns[n++] = conn;
+	}
+	for (i = 0; i < n; i++) {
+		wait_event_timeout(conns[i]->tx_wait, sdsm_tx_idle(conns[i]),
+				   msecs_to_jiffies(200));
+		sdsm_conn_put(conns[i]);
+	}
 }
 
 /*

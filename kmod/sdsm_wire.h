@@ -22,9 +22,10 @@
 #define SDSM_WIRE_MAGIC		0x5344534dU	/* "SDSM" */
 /*
  * 2: authenticated connect (AUTH); 3: region owner and mode; 4: receive
- * credits in the header, CREDIT
+ * credits in the header, CREDIT; 5: sessions (the header's seq and ack,
+ * struct sdsm_wire_hello, BYE)
  */
-#define SDSM_WIRE_VERSION	4
+#define SDSM_WIRE_VERSION	5
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -38,6 +39,11 @@
  *	else until it verifies
  * @SDSM_MSG_CREDIT: no payload; returns receive credits (the header's
  *	credits) when no other message goes back soon enough
+ * @SDSM_MSG_BYE: no payload; the sender's module is unloading: the
+ *	session ends now, without waiting for peer_timeout_ms of silence
+ * @SDSM_MSG_LINK_LAST: the types above and this one belong to the
+ *	connection and are never numbered; the types after it belong to the
+ *	upper layers and their session (sdsm_session.h)
  * @SDSM_MSG_COHERENCE_FIRST: first type reserved for coherence (issue 3)
  * @SDSM_MSG_COH: a page-coherence protocol message, struct sdsm_wire_coh
  * @SDSM_MSG_HOME_REQ: ask a page's manager for its home, sdsm_wire_home
@@ -63,6 +69,8 @@ enum sdsm_msg_type {
 	SDSM_MSG_PONG = 2,
 	SDSM_MSG_AUTH = 3,
 	SDSM_MSG_CREDIT = 4,
+	SDSM_MSG_BYE = 5,
+	SDSM_MSG_LINK_LAST = 5,
 	SDSM_MSG_COHERENCE_FIRST = 0x20,
 	SDSM_MSG_COH = 0x20,
 	SDSM_MSG_HOME_REQ = 0x21,
@@ -88,14 +96,19 @@ enum sdsm_msg_type {
  * @credits: receives the sender posted again since its previous message
  *	said so: the receiver of this message may send that many more
  * @len: bytes of payload that follow this header in the header slot
- * @seq: per-connection sequence number of the sender, starting at 1
+ * @seq: the message's number in its session (1, 2, ... modulo 2^32) for
+ *	the upper layers' types; 0 for the connection's own (PING, PONG,
+ *	AUTH, CREDIT, BYE)
+ * @ack: the last message of the session the sender delivered; 0 before
+ *	the session of the connection is settled
  */
 struct sdsm_wire_hdr {
 	__be16 type;
 	__be16 flags;
 	__be16 credits;
 	__be16 len;
-	__be64 seq;
+	__be32 seq;
+	__be32 ack;
 };
 
 static_assert(sizeof(struct sdsm_wire_hdr) == 16);
@@ -117,6 +130,35 @@ struct sdsm_wire_ping {
 };
 
 static_assert(sizeof(struct sdsm_wire_ping) == 16);
+
+/* sdsm_wire_hello.flags */
+#define SDSM_WIRE_HELLO_F_RESUME	0x00000001	/* passive: resumed */
+
+/**
+ * struct sdsm_wire_hello - payload of the PING with the pattern page
+ * @ping: as any PING; @ping.incarnation is the sender's
+ * @peer_incarnation: the receiver's incarnation that the sender's session
+ *	is with; 0 if it holds no session
+ * @sid: the sender's session id, 0 if none; from the passive side, the id
+ *	of the session the connection carries
+ * @rx_seq: the last message of that session the sender delivered
+ * @flags: SDSM_WIRE_HELLO_F_*; unknown bits must be zero
+ *
+ * The active side sends its hello once the connection is established and
+ * authenticated; the passive side sends its own only after it has read
+ * the active side's and decided whether the session resumes
+ * (sdsm_sess_decide()).
+ */
+struct sdsm_wire_hello {
+	struct sdsm_wire_ping ping;
+	__be64 peer_incarnation;
+	__be32 sid;
+	__be32 rx_seq;
+	__be32 flags;
+	__be32 __reserved;
+};
+
+static_assert(sizeof(struct sdsm_wire_hello) == 40);
 
 /* Peer authentication: HMAC-SHA256 keyed with the cluster secret. */
 #define SDSM_AUTH_NONCE_SIZE	32

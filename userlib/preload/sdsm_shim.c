@@ -1128,8 +1128,20 @@ static bool in_sigbus;
 __attribute__((noreturn))
 static void end_lost(char *msg, int n, size_t size)
 {
-	unsigned int i;
+	const struct timespec step = { 0, 20 * 1000 * 1000 };
+	unsigned int i, t;
+	bool down = false;
 
+	/*
+	 * A node shows down once its loss is handled, and that handling is
+	 * what failed our access: give it up to 2 s to show.
+	 */
+	for (t = 0; t < 100 && !down; t++) {
+		for (i = 0; i < place_n && !down; i++)
+			down = shim_node_down(place_list[i]);
+		if (!down)
+			nanosleep(&step, NULL);
+	}
 	n += snprintf(msg + n, size - n, " (nodes down:");
 	for (i = 0; i < place_n && n < (int)size - 40; i++)
 		if (shim_node_down(place_list[i]))

@@ -206,9 +206,10 @@ static inline void *shim_create_owned(const char *name, size_t len,
 
 /*
  * Node @k is lost to the job, as this node sees it (its sysfs state): not
- * "up" (nor "self").  A peer whose connection failed is "down" only until
- * the node of the lower id tries again, then "connecting" for up to twice
- * peer_timeout_ms, and so on: a dead node's state alternates between the
+ * "up" (nor "self").  A node stays "up" while its session waits for a
+ * lost link, until it is declared down and its loss handled; then it is
+ * "down" until the node of the lower id tries again, then "connecting"
+ * for a while, and so on: a dead node's state alternates between the
  * two, and a job's nodes were all up when it started.  Safe in a signal
  * handler, and touches no memory of the job: not even environ (a
  * copy-relocated variable in the executable's globals, which may be a page
