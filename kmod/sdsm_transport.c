@@ -58,6 +58,7 @@
 #include <rdma/ib_cm.h>
 
 #include "sdsm.h"
+#include "sdsm_auth_input.h"
 #include "sdsm_trace.h"
 
 /*
@@ -243,29 +244,30 @@ static void sdsm_auth_stop(void)
 /*
  * MAC one direction of the handshake of @conn into @mac: @label says who
  * proves (SDSM_AUTH_LABEL_ACCEPT: the passive side, _AUTH: the active
- * side).  With auth=none the MAC is all zero.  Process context.
+ * side).  The input is sdsm_auth_input_fill()'s, checked on the host by
+ * tests/host/test_auth.c.  With auth=none the MAC is all zero.  Process
+ * context.
  */
 static int sdsm_auth_mac(struct sdsm_conn *conn, const char *label, u8 *mac)
 {
-	struct sdsm_wire_auth_input in = {};
-	unsigned int me = sdsm_cl.node_id, peer = conn->peer->id;
+	const struct sdsm_auth_side me = {
+		.id = sdsm_cl.node_id,
+		.incarnation = sdsm_cl.incarnation,
+		.nonce = conn->nonce,
+	};
+	const struct sdsm_auth_side peer = {
+		.id = conn->peer->id,
+		.incarnation = conn->remote_incarnation,
+		.nonce = conn->remote_nonce,
+	};
+	struct sdsm_wire_auth_input in;
 	int ret;
 
 	memset(mac, 0, SDSM_AUTH_MAC_SIZE);
 	if (!sdsm_cl.auth_tfm)
 		return 0;
-	strscpy(in.label, label, sizeof(in.label));
-	in.nr_nodes = cpu_to_be16(sdsm_cl.nr_nodes);
-	in.active_id = cpu_to_be16(conn->active ? me : peer);
-	in.passive_id = cpu_to_be16(conn->active ? peer : me);
-	in.active_incarnation = cpu_to_be64(conn->active ?
-		sdsm_cl.incarnation : conn->remote_incarnation);
-	in.passive_incarnation = cpu_to_be64(conn->active ?
-		conn->remote_incarnation : sdsm_cl.incarnation);
-	memcpy(in.active_nonce, conn->active ? conn->nonce : conn->remote_nonce,
-	       SDSM_AUTH_NONCE_SIZE);
-	memcpy(in.passive_nonce, conn->active ? conn->remote_nonce : conn->nonce,
-	       SDSM_AUTH_NONCE_SIZE);
+	sdsm_auth_input_fill(&in, label, sdsm_cl.nr_nodes, conn->active,
+			     &me, &peer);
 	ret = crypto_shash_tfm_digest(sdsm_cl.auth_tfm, (const u8 *)&in,
 				      sizeof(in), mac);
 	memzero_explicit(&in, sizeof(in));
