@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct tap_args {
 	int first;
@@ -64,6 +65,39 @@ static inline unsigned long tap_env_ulong(const char *name, unsigned long def)
 		return def;
 	}
 	return x;
+}
+
+/*
+ * tap_parse_args() for a randomized test: *@seed from SDSM_SEED (default:
+ * the clock), *@schedules from SDSM_SCHEDULES (default: its value, at
+ * least 1), each overridden by --seed S or --schedules N.
+ */
+static inline int tap_parse_seeded(int argc, char **argv, int ntests,
+				   struct tap_args *a,
+				   unsigned long long *seed,
+				   unsigned long *schedules)
+{
+	char **rest = calloc(argc + 1, sizeof(*rest));
+	int i, n = 0, ret;
+
+	if (!rest)
+		return 2;
+	*seed = tap_env_ulong("SDSM_SEED", (unsigned long)time(NULL));
+	*schedules = tap_env_ulong("SDSM_SCHEDULES", *schedules);
+	for (i = 0; i < argc; i++) {
+		if (i && i + 1 < argc && !strcmp(argv[i], "--schedules"))
+			*schedules = strtoul(argv[++i], NULL, 0);
+		else if (i && i + 1 < argc && !strcmp(argv[i], "--seed"))
+			*seed = strtoull(argv[++i], NULL, 0);
+		else
+			rest[n++] = argv[i];
+	}
+	rest[n] = NULL;
+	ret = tap_parse_args(n, rest, ntests, a);
+	free(rest);
+	if (!*schedules)
+		*schedules = 1;
+	return ret;
 }
 
 #endif /* SDSM_TAP_ARGS_H */

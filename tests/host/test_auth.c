@@ -63,7 +63,7 @@
 #define OFF_PAS_NONCE	72
 #define INPUT_SIZE	104
 
-static u64 base_seed;
+static unsigned long long base_seed;
 static unsigned long schedules = 5000;
 
 typedef void fill_fn(struct sdsm_wire_auth_input *in, const char *label,
@@ -849,32 +849,14 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	char **args = calloc(argc + 1, sizeof(*args));
 	struct tap_args ta;
-	int i, n = 0, ret, failed = 0;
+	int i, ret, failed = 0;
 	bool ok;
 
-	base_seed = tap_env_ulong("SDSM_SEED", (unsigned long)time(NULL));
-	schedules = tap_env_ulong("SDSM_SCHEDULES", schedules);
-	/* Our own options first; tap_parse_args() takes the rest. */
-	if (!args)
-		return 2;
-	for (i = 0; i < argc; i++) {
-		if (i && i + 1 < argc && !strcmp(argv[i], "--schedules")) {
-			schedules = strtoul(argv[++i], NULL, 0);
-		} else if (i && i + 1 < argc && !strcmp(argv[i], "--seed")) {
-			base_seed = strtoull(argv[++i], NULL, 0);
-		} else {
-			args[n++] = argv[i];
-		}
-	}
-	args[n] = NULL;
-	ret = tap_parse_args(n, args, NTESTS + NPLANTS, &ta);
-	free(args);
+	ret = tap_parse_seeded(argc, argv, NTESTS + NPLANTS, &ta, &base_seed,
+			       &schedules);
 	if (ret >= 0)
 		return ret;
-	if (!schedules)
-		schedules = 1;
 	if (ta.plan)
 		printf("TAP version 13\n1..%d\n", NTESTS + NPLANTS);
 	printf("# %sauth input: seed %llu, %lu connections (SDSM_SEED, SDSM_SCHEDULES or --seed, --schedules)\n",
