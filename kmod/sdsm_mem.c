@@ -312,6 +312,29 @@ static struct page *sdsm_copy_alloc_nofail(gfp_t gfp)
 
 static struct workqueue_struct *sdsm_mem_wq;
 
+/*
+ * Tests only: the next N coherence messages received from a peer are
+ * handled as if they had arrived truncated.  Documentation/transport.rst,
+ * "Fault injection".
+ */
+static unsigned int sdsm_inject_short_msgs;
+module_param_named(inject_short_msgs, sdsm_inject_short_msgs, uint, 0644);
+MODULE_PARM_DESC(inject_short_msgs,
+		 "tests only: take the next N coherence messages received as truncated (default 0)");
+
+/*
+ * A message of @src that the protocol cannot take.  Dropped, it would
+ * leave its page waiting for an answer that never comes: the session with
+ * @src is reset instead, both sides report each other DOWN, and what
+ * waited on the peer fails at once (issue 13, receive-side drops).
+ */
+static void sdsm_mem_peer_broken(u16 src, const char *why)
+{
+	pr_err_ratelimited("node %u: %s: session reset\n", src, why);
+	if (src != sdsm_cl.node_id)
+		sdsm_peer_reset(&sdsm_cl.peers[src], why);
+}
+
 static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 			      const void *payload, u32 len, struct page *page);
 
@@ -774,9 +797,10 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 		return;
 	}
 	if (msg.page >= r->npages) {
-		pr_warn_ratelimited("node %u: %s for page %llu beyond region %u\n",
-				    src, sdsm_proto_msg_name(msg.type),
-				    msg.page, r->id);
+		pr_err_ratelimited("node %u: %s for page %llu beyond region %u\n",
+				   src, sdsm_proto_msg_name(msg.type),
+				   msg.page, r->id);
+		sdsm_mem_peer_broken(src, "coherence message beyond its region");
 		goto out_put;
 	}
 	/* What this handler allocates is the region's memory here. */
@@ -789,8 +813,10 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 					    sdsm_proto_msg_name(msg.type), src);
 			sdsm_coh_nack_nomem(src, &msg);
 		} else {
-			pr_err_ratelimited("no memory for page state: %s from node %u dropped\n",
+			/* Its state exists wherever the protocol sends it. */
+			pr_err_ratelimited("no page state for %s from node %u\n",
 					   sdsm_proto_msg_name(msg.type), src);
+			sdsm_mem_peer_broken(src, "coherence message for no page state");
 		}
 		goto out_memcg;
 	}
@@ -879,12 +905,15 @@ static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 
 	switch (type) {
 	case SDSM_MSG_COH:
+		if (peer->id != sdsm_cl.node_id &&
+		    unlikely(sdsm_inject_take(&sdsm_inject_short_msgs)))
+			len = 0;
 		if (len < sizeof(u.coh))
 			goto short_msg;
 		memcpy(&u.coh, payload, sizeof(u.coh));
 		if (u.coh.data == SDSM_WIRE_DATA_PAGE && !page) {
-			pr_warn_ratelimited("node %u: page message without its page\n",
-					    peer->id);
+			sdsm_mem_peer_broken(peer->id,
+					     "coherence message without its page");
 			return;
 		}
 		sdsm_coh_recv(peer->id, &u.coh, page);
@@ -906,8 +935,9 @@ static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 		return;
 	}
 short_msg:
-	pr_warn_ratelimited("node %u: short message type %u (%u bytes) dropped\n",
-			    peer->id, type, len);
+	pr_err_ratelimited("node %u: short message type %u (%u bytes)\n",
+			   peer->id, type, len);
+	sdsm_mem_peer_broken(peer->id, "short coherence message");
 }
 
 static void sdsm_mem_handler(const struct sdsm_msg *msg)

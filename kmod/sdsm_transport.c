@@ -79,13 +79,18 @@ module_param_named(inject_rx_delay_ms, sdsm_inject_rx_delay_ms, uint, 0644);
 MODULE_PARM_DESC(inject_rx_delay_ms,
 		 "tests only: delay in ms before each received message is handled (default 0, at most 1000)");
 
-/* Consume one injected DMA mapping error, if any is armed. */
-static bool sdsm_inject_dma_error(void)
+/**
+ * sdsm_inject_take - consume one injected fault of a test-only counter
+ * @count: the module parameter counting the faults still to inject
+ *
+ * Return: true if one was armed (and is now used).
+ */
+bool sdsm_inject_take(unsigned int *count)
 {
-	unsigned int n = READ_ONCE(sdsm_inject_dma_errors), old;
+	unsigned int n = READ_ONCE(*count), old;
 
 	while (n) {
-		old = cmpxchg(&sdsm_inject_dma_errors, n, n - 1);
+		old = cmpxchg(count, n, n - 1);
 		if (old == n)
 			return true;
 		n = old;
@@ -762,7 +767,7 @@ static int __sdsm_conn_send(struct sdsm_conn *conn, u16 type,
 		slot->page_dma = ib_dma_map_page(conn->dev, page, 0, PAGE_SIZE,
 						 DMA_TO_DEVICE);
 		if (ib_dma_mapping_error(conn->dev, slot->page_dma) ||
-		    unlikely(sdsm_inject_dma_error())) {
+		    unlikely(sdsm_inject_take(&sdsm_inject_dma_errors))) {
 			if (!ib_dma_mapping_error(conn->dev, slot->page_dma))
 				ib_dma_unmap_page(conn->dev, slot->page_dma,
 						  PAGE_SIZE, DMA_TO_DEVICE);
