@@ -330,6 +330,7 @@ void sdsm_queue_drain_self(void);
 void sdsm_queues_purge(void);
 bool sdsm_node_usable(unsigned int node);
 bool sdsm_node_up(unsigned int node);
+unsigned int sdsm_node_epoch(unsigned int node);
 void sdsm_peer_reset(struct sdsm_peer *peer, const char *why);
 int sdsm_handler_register(u16 type, sdsm_handler_fn fn);
 void sdsm_handler_unregister(u16 type);

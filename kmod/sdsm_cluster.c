@@ -901,6 +901,20 @@ void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
 }
 
 /**
+ * sdsm_node_epoch - how many times messages queued for a node were dropped
+ * @node: a peer
+ *
+ * The count grows when the node is reported down (its session ended: what
+ * was queued or unacknowledged is lost); a caller that compares two
+ * readings knows whether everything it sent in between can still arrive.
+ */
+unsigned int sdsm_node_epoch(unsigned int node)
+{
+	return node < sdsm_cl.nr_nodes ?
+	       READ_ONCE(sdsm_cl.peers[node].txq.epoch) : 0;
+}
+
+/**
  * sdsm_node_up - reported up, and not down since: what is queued for it
  *	arrives, whether or not its link is up right now
  * @node: node id; false for this node

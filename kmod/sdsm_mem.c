@@ -956,7 +956,7 @@ static const u16 sdsm_mem_msg_types[] = {
 	SDSM_MSG_COH, SDSM_MSG_HOME_REQ, SDSM_MSG_HOME_REP,
 	SDSM_MSG_REGION_CLAIM, SDSM_MSG_REGION_ADD, SDSM_MSG_REGION_PREPARE,
 	SDSM_MSG_REGION_COMMIT, SDSM_MSG_REGION_ABORT, SDSM_MSG_POLICY,
-	SDSM_MSG_REPLY,
+	SDSM_MSG_REPLY, SDSM_MSG_REGION_QUERY,
 };
 
 /* ------------------------------------------------------------------ */

@@ -112,7 +112,11 @@ struct sdsm_policy_range {
  * @mode: permission bits, 0..0777, as for a file (sdsm_region_permission())
  * @lock: protects @nr_maps against @dying, and @policies
  * @nr_maps: VMAs of this node that map the region
- * @dying: destroy in progress (cookie of the destroyer); no new mmap
+ * @dying: destroy in progress (the destroyer's token, which names its
+ *	node: sdsm_destroy_token()); no new mmap
+ * @in_doubt: @dying's destroyer went down before this node learned its
+ *	decision; a work item asks the other nodes (sdsm_region.c, "Destroys
+ *	in doubt")
  * @policies: struct sdsm_policy_range, newest first
  * @nr_policies: entries on @policies
  * @pages_homed: pages whose directory is here and was used
@@ -141,6 +145,7 @@ struct sdsm_region {
 	spinlock_t lock;		/* see above */
 	unsigned int nr_maps;
 	u64 dying;
+	bool in_doubt;
 	struct list_head policies;
 	unsigned int nr_policies;
 

@@ -21,7 +21,20 @@
  * up (EHOSTDOWN), since a node that misses them would act on stale state.
  * A node remembers the ids destroyed for a while (sdsm_tombstones), those
  * of undone creates it never learned too, so that a registrar's answer
- * overtaken by the destroy does not bring one back here.
+ * overtaken by the destroy does not bring one back here.  A node that
+ * does not have the region counts as done (it is gone there already).
+ *
+ * Destroys in doubt.  The destroyer commits only if every node voted yes
+ * and is still up when it decides.  A node whose destroyer went down (its
+ * session ended) while the region was prepared here cannot learn the
+ * decision from it any more: the region is in doubt, and a work item asks
+ * every other node that is up (REGION_QUERY).  One that no longer has the
+ * region saw the COMMIT: commit.  One that has it prepared by a destroyer
+ * still up there may yet see it: ask again later.  Otherwise no node can
+ * have committed but the destroyer itself: abort, and the region is
+ * usable again.  A destroyer cut off after it decided to commit and
+ * before any COMMIT arrived keeps its region destroyed while the others
+ * keep it; a destroy from another node then removes it everywhere.
  *
  * Placement.  Every page has a static manager: its home under the region's
  * creation policy if that is INTERLEAVE, else the page's interleave over all
@@ -149,6 +162,18 @@ static LIST_HEAD(sdsm_owned);
 static LIST_HEAD(sdsm_reclaim);
 static void sdsm_reclaim_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(sdsm_reclaim_work, sdsm_reclaim_fn);
+static void sdsm_in_doubt_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(sdsm_in_doubt_work, sdsm_in_doubt_fn);
+
+/*
+ * Test only: the destroyer of a region sleeps this long between the votes
+ * and its decision, so a test can cut it off then (mem_destroy_in_doubt).
+ */
+static unsigned int sdsm_inject_destroy_stall_ms;
+module_param_named(inject_destroy_stall_ms, sdsm_inject_destroy_stall_ms,
+		   uint, 0644);
+MODULE_PARM_DESC(inject_destroy_stall_ms,
+		 "test only: a destroyer's pause before it decides, ms (max 60000)");
 static struct kobject *sdsm_regions_kobj;
 
 /* ------------------------------------------------------------------ */
@@ -163,8 +188,8 @@ static struct kobject *sdsm_regions_kobj;
  * @home: HOME_REP: the answer
  * @have_region: REPLY carried a region
  * @region: that region
- * @enoent_ok: an answer ENOENT counts as success (undoing a create: a node
- *	that refused the region does not have it)
+ * @enoent_ok: an answer ENOENT counts as success (a destroy: a node that
+ *	does not have the region is done)
  *
  * Locks: sdsm_calls_lock protects everything but @node's owner fields set
  * before the call is listed.
@@ -282,6 +307,18 @@ static u64 sdsm_up_peers(void)
 static u64 sdsm_all_peers(void)
 {
 	return GENMASK_ULL(sdsm_cl.nr_nodes - 1, 0) & ~BIT_ULL(sdsm_cl.node_id);
+}
+
+/* Epochs only grow: the sum changes when a node of @mask lost messages. */
+static u64 sdsm_mask_epochs(u64 mask)
+{
+	unsigned int i;
+	u64 sum = 0;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++)
+		if (mask & BIT_ULL(i))
+			sum += sdsm_node_epoch(i);
+	return sum;
 }
 
 static void sdsm_send_mask(u64 mask, u16 type, const void *payload, u32 len)
@@ -815,9 +852,18 @@ static int sdsm_region_claim(u16 src, const struct sdsm_wire_region *w,
 	return ret;
 }
 
+/*
+ * A destroy's token: its destroyer's node above bit 56, the cookie of its
+ * call below (a counter that does not reach 2^56).
+ */
 static u64 sdsm_destroy_token(u16 node, u64 cookie)
 {
 	return ((u64)(node + 1) << 56) ^ cookie;
+}
+
+static unsigned int sdsm_destroy_token_node(u64 token)
+{
+	return (token >> 56) - 1;
 }
 
 /* Destroy phase 1 here: 0 or -EBUSY / -ENOENT. */
@@ -851,6 +897,7 @@ static void sdsm_region_finish(u32 id, u64 token, bool commit)
 		} else {
 			spin_lock(&r->lock);
 			r->dying = 0;
+			r->in_doubt = false;
 			spin_unlock(&r->lock);
 		}
 	} else if (!r && commit) {
@@ -862,6 +909,102 @@ static void sdsm_region_finish(u32 id, u64 token, bool commit)
 		sdsm_tombstone_add(id);
 	}
 	mutex_unlock(&sdsm_regions_mutex);
+}
+
+/*
+ * REGION_QUERY here, for a node whose destroyer of @id went down: -ENOENT
+ * (gone here), -EINPROGRESS (prepared by a destroyer that is up here, or
+ * is this node: its decision may still come) or 0.
+ */
+static int sdsm_region_query(u32 id)
+{
+	struct sdsm_region *r = sdsm_region_get(id);
+	unsigned int node;
+	int ret = 0;
+
+	if (!r)
+		return -ENOENT;
+	spin_lock(&r->lock);
+	if (r->dying && !r->in_doubt) {
+		node = sdsm_destroy_token_node(r->dying);
+		if (node == sdsm_cl.node_id || sdsm_node_up(node))
+			ret = -EINPROGRESS;
+	}
+	spin_unlock(&r->lock);
+	sdsm_region_put(r);
+	return ret;
+}
+
+/*
+ * Decide a destroy in doubt here (token @token of region @id): 1 commit,
+ * 0 abort, -EAGAIN not yet.  Locks: none (it waits for answers).
+ */
+static int sdsm_region_resolve(u32 id, u64 token)
+{
+	struct sdsm_wire_region w = { .id = cpu_to_be32(id) };
+	u64 up = sdsm_up_peers();
+	struct sdsm_call call;
+	bool pending = false;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
+		if (!(up & BIT_ULL(i)))
+			continue;
+		sdsm_call_start(&call, BIT_ULL(i));
+		w.cookie = cpu_to_be64(call.cookie);
+		sdsm_queue(i, SDSM_MSG_REGION_QUERY, &w, sizeof(w), NULL);
+		ret = sdsm_call_wait(&call);
+		if (ret == -ENOENT)
+			return 1;	/* it saw the COMMIT */
+		if (ret)
+			pending = true;	/* it may yet see one, or said nothing */
+	}
+	return pending ? -EAGAIN : 0;
+}
+
+#define SDSM_IN_DOUBT_RETRY_MS	500
+
+/*
+ * Every region in doubt here is decided (see "Destroys in doubt" above),
+ * or asked about again later.
+ */
+static void sdsm_in_doubt_fn(struct work_struct *work)
+{
+	unsigned long id, start = 0;
+	struct sdsm_region *r;
+	bool again = false;
+	u64 token;
+	int ret;
+
+	for (;;) {
+		token = 0;
+		mutex_lock(&sdsm_regions_mutex);
+		xa_for_each_start(&sdsm_regions, id, r, start) {
+			spin_lock(&r->lock);
+			if (r->in_doubt)
+				token = r->dying;
+			spin_unlock(&r->lock);
+			if (token)
+				break;
+		}
+		mutex_unlock(&sdsm_regions_mutex);
+		if (!token)
+			break;
+		ret = sdsm_region_resolve(id, token);
+		if (ret == -EAGAIN) {
+			again = true;
+		} else {
+			pr_info("region %lu: destroy by node %u in doubt, %s\n",
+				id, sdsm_destroy_token_node(token),
+				ret ? "committed" : "aborted");
+			sdsm_region_finish(id, token, ret);
+		}
+		start = id + 1;
+	}
+	if (again)
+		queue_delayed_work(system_unbound_wq, &sdsm_in_doubt_work,
+				   msecs_to_jiffies(SDSM_IN_DOUBT_RETRY_MS));
 }
 
 static void sdsm_policy_msg(u16 src, const struct sdsm_wire_policy_set *w)
@@ -908,6 +1051,7 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 	case SDSM_MSG_REGION_PREPARE:
 	case SDSM_MSG_REGION_COMMIT:
 	case SDSM_MSG_REGION_ABORT:
+	case SDSM_MSG_REGION_QUERY:
 		if (len < sizeof(u.region))
 			goto short_msg;
 		memcpy(&u.region, payload, sizeof(u.region));
@@ -964,6 +1108,10 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 				   sdsm_destroy_token(src, cookie),
 				   type == SDSM_MSG_REGION_COMMIT);
 		break;
+	case SDSM_MSG_REGION_QUERY:
+		ret = sdsm_region_query(be32_to_cpu(u.region.id));
+		sdsm_reply(src, cookie, -ret, NULL);
+		break;
 	}
 	return;
 
@@ -1000,10 +1148,16 @@ void sdsm_region_peer_up(unsigned int node)
 	mutex_unlock(&sdsm_regions_mutex);
 }
 
-/* A peer died: calls waiting for it fail with EHOSTDOWN. */
+/*
+ * A peer died: calls waiting for it fail with EHOSTDOWN, and the destroys
+ * it prepared here are in doubt.
+ */
 void sdsm_region_peer_down(unsigned int node)
 {
+	bool in_doubt = false;
+	struct sdsm_region *r;
 	struct sdsm_call *call;
+	unsigned long id;
 
 	spin_lock(&sdsm_calls_lock);
 	list_for_each_entry(call, &sdsm_calls, node) {
@@ -1015,6 +1169,19 @@ void sdsm_region_peer_down(unsigned int node)
 	}
 	spin_unlock(&sdsm_calls_lock);
 	wake_up_all(&sdsm_calls_wq);
+
+	mutex_lock(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_regions, id, r) {
+		spin_lock(&r->lock);
+		if (r->dying && sdsm_destroy_token_node(r->dying) == node) {
+			r->in_doubt = true;
+			in_doubt = true;
+		}
+		spin_unlock(&r->lock);
+	}
+	mutex_unlock(&sdsm_regions_mutex);
+	if (in_doubt)
+		mod_delayed_work(system_unbound_wq, &sdsm_in_doubt_work, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1037,7 +1204,7 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 {
 	u32 id = be32_to_cpu(w->id);
 	struct sdsm_call call;
-	u64 mask, token;
+	u64 mask, token, epochs;
 	int ret;
 
 	ret = undo ? 0 : sdsm_need_all_up();
@@ -1046,15 +1213,26 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 
 	mask = undo ? sdsm_up_peers() : sdsm_all_peers();
 	sdsm_call_start(&call, mask);
-	call.enoent_ok = undo;
+	call.enoent_ok = true;
 	token = sdsm_destroy_token(sdsm_cl.node_id, call.cookie);
 	w->cookie = cpu_to_be64(call.cookie);
 	ret = sdsm_region_prepare(id, token);
 	if (ret == -ENOENT && undo)
 		ret = 0;	/* this node never learned it */
 	if (!ret) {
+		epochs = sdsm_mask_epochs(mask);
 		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, w, sizeof(*w));
 		ret = sdsm_call_wait(&call);
+		if (unlikely(READ_ONCE(sdsm_inject_destroy_stall_ms)))
+			msleep(min(READ_ONCE(sdsm_inject_destroy_stall_ms),
+				   60000U));
+		/*
+		 * A node whose session ended since its PREPARE decides without
+		 * us ("Destroys in doubt"): abort, as it will unless another
+		 * node saw a COMMIT, which none can have.
+		 */
+		if (!ret && sdsm_mask_epochs(mask) != epochs)
+			ret = -EHOSTDOWN;
 	} else {
 		spin_lock(&sdsm_calls_lock);
 		list_del(&call.node);
@@ -1680,6 +1858,7 @@ void sdsm_region_exit(void)
 
 	/* Every file is closed: what is still to reclaim stays on peers. */
 	cancel_delayed_work_sync(&sdsm_reclaim_work);
+	cancel_delayed_work_sync(&sdsm_in_doubt_work);
 	list_splice_init(&sdsm_owned, &sdsm_reclaim);
 	list_for_each_entry_safe(own, tmp, &sdsm_reclaim, node) {
 		list_del(&own->node);

@@ -23,9 +23,9 @@
 /*
  * 2: authenticated connect (AUTH); 3: region owner and mode; 4: receive
  * credits in the header, CREDIT; 5: sessions (the header's seq and ack,
- * struct sdsm_wire_hello, BYE)
+ * struct sdsm_wire_hello, BYE); 6: REGION_QUERY
  */
-#define SDSM_WIRE_VERSION	5
+#define SDSM_WIRE_VERSION	6
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -59,6 +59,10 @@
  * @SDSM_MSG_POLICY: set the policy of a page range, struct
  *	sdsm_wire_policy_set; answered by REPLY
  * @SDSM_MSG_REPLY: answer to a request carrying a cookie, sdsm_wire_reply
+ * @SDSM_MSG_REGION_QUERY: what became of a destroy whose destroyer went
+ *	down: struct sdsm_wire_region (id and cookie), answered by REPLY:
+ *	ENOENT (the region is gone here), EINPROGRESS (prepared here by a
+ *	destroyer still up here) or 0 (here anyway)
  * @SDSM_MSG_COHERENCE_LAST: last type reserved for coherence
  * @SDSM_MSG_MAX: number of types; the handler table has this many slots
  *
@@ -82,6 +86,7 @@ enum sdsm_msg_type {
 	SDSM_MSG_REGION_ABORT = 0x2c,
 	SDSM_MSG_POLICY = 0x2d,
 	SDSM_MSG_REPLY = 0x2e,
+	SDSM_MSG_REGION_QUERY = 0x2f,
 	SDSM_MSG_COHERENCE_LAST = 0x5f,
 	SDSM_MSG_MAX = 0x80,
 };

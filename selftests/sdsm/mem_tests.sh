@@ -22,7 +22,7 @@ mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
-mem_link_flap mem_bad_message"
+mem_link_flap mem_bad_message mem_destroy_in_doubt"
 
 mu() {
 	local k=$1
@@ -517,6 +517,87 @@ test_mem_bad_message() {
 	mu 1 poke $pl 78 || rc=1
 	[ "$(mu 0 peek $pl)" = 78 ] || { log "page homed at $LAST broken"; rc=1; }
 	# Pages homed at 0 stay failed on node 1: start the next test afresh.
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}
+
+# A destroy whose destroyer is cut off between the votes and its decision
+# (issue 13: "a region destroy abandoned by a dying node leaves the region
+# unusable everywhere").  Node $LAST destroys a region and pauses 20 s
+# after the votes (inject_destroy_stall_ms); 2 s in, its link drops every
+# frame for 15 s, past peer_timeout_ms (3 s): every session with it ends.
+# While it is away, the others find the destroy in doubt, ask each other
+# and abort it: nodes 0 and 1 map and read the region again within 11 s of
+# the cut.  Node $LAST, whose peers lost its decision, aborts too
+# (EHOSTDOWN).  Once the nodes are up again the region maps, reads and
+# writes on every node, and node 0 then destroys it everywhere.  Before:
+# nodes 0 and 1 kept it prepared (mmap ENXIO) for as long as node $LAST
+# was away, for good if it never came back.
+test_mem_destroy_in_doubt() {
+	local name=doubt.$$ out id k v dpid cpid t0 rc=0 tmp
+	local inj=/sys/module/sdsm/parameters/inject_destroy_stall_ms
+	local want="open=OK ro=OK rw=OK mprotect=OK setpol=OK create=OK destroy=- val=77"
+	reload_all || return 1
+	out=$(mu 0 create $name $((4 * PG)) first) || return 1
+	id=${out%% *}
+	mu 0 -r $name poke 0 77 || return 1	# page 0: home and manager 0
+	run_on "$LAST" sh -c "echo 20000 >$inj" || return 1
+	mark_nodes in_doubt
+	tmp=$(mktemp) || return 1
+	run_on "$LAST" "$MEM_UTIL" destroy $name >"$tmp" 2>&1 &
+	dpid=$!
+	sleep 2
+	log "node $LAST: every frame dropped for 15 s"
+	t0=$(now_ms)
+	run_on "$LAST" sh -c 'modprobe -q sch_netem; modprobe -q cls_matchall;
+		modprobe -q act_gact;
+		tc qdisc add dev eth0 root netem loss 100% &&
+		tc qdisc add dev eth0 ingress &&
+		tc filter add dev eth0 ingress matchall action drop &&
+		sleep 15; tc qdisc del dev eth0 root;
+		tc qdisc del dev eth0 ingress' &
+	cpid=$!
+	for k in $(others "$LAST"); do
+		until v=$(mu "$k" -r $name peek 0 2>&1) && [ "$v" = 77 ]; do
+			if [ $(($(now_ms) - t0)) -gt 11000 ]; then
+				log "node $k: '$v' 11 s after the cut, want 77"
+				rc=1
+				break
+			fi
+			sleep 0.5
+		done
+		log "node $k: '$v' after $(($(now_ms) - t0)) ms"
+	done
+	wait "$cpid" || { log "tc failed"; rc=1; }
+	if wait "$dpid"; then
+		log "node $LAST: the destroy succeeded"
+		rc=1
+	elif ! grep -q "Host is down" "$tmp"; then
+		log "node $LAST: destroy: '$(cat "$tmp")', want EHOSTDOWN"
+		rc=1
+	fi
+	rm -f "$tmp"
+	run_on "$LAST" sh -c "echo 0 >$inj"
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
+	done
+	for k in $(others "$LAST"); do
+		run_on "$k" "$NODE_SH" dmesg_since in_doubt |
+			grep -E "sdsm: region $id: destroy" | sed "s/^/# node $k: /"
+	done
+	for k in $(nodes); do
+		v=$(mu "$k" access "$id" 2>&1)
+		[ "$v" = "$want" ] || { log "node $k: '$v', want '$want'"; rc=1; }
+	done
+	mu 1 -r $name poke $PG 78 || rc=1
+	[ "$(mu "$LAST" -r $name peek $PG)" = 78 ] ||
+		{ log "node $LAST does not read node 1's write"; rc=1; }
+	mu 0 destroy $name || rc=1
+	region_gone "$id" || rc=1
+	# Pages homed at $LAST are lost to the others: start the next test
+	# afresh.
 	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" unload 60 || rc=1
 	done
