@@ -42,7 +42,8 @@ UP_SEC=90
 # How long the rogue keeps trying while the cluster is watched.
 ROGUE_SEC=10
 
-ALL_TESTS="all_up no_secret auth_none_refused wrong_secret forged_connect"
+ALL_TESTS="all_up no_remote_keys no_secret auth_none_refused wrong_secret
+forged_connect"
 
 if [ "$N" -lt 3 ] || [ "$SDSM_NODE_ID" != 0 ]; then
 	echo "Bail out! run on node 0 of a vcluster of 3 or more nodes"
@@ -145,6 +146,49 @@ test_all_up() {
 	local k rc=0
 	for k in $LEGIT $ROGUE; do
 		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
+	done
+	return $rc
+}
+
+# No memory of any node is open to remote access (issue 13: "remote access
+# keys cover only what a region exposes", and no region exposes any: every
+# message is a SEND into posted buffers).  After pages went between every
+# pair of nodes, each node's RDMA resource tracker (rdma res show) lists
+# PDs of sdsm, none with an unsafe global rkey, and no memory region of
+# sdsm that a peer could use: none, or only the PD's local DMA region,
+# whose key is the PD's local_dma_lkey.
+test_no_remote_keys() {
+	local k j off v pds mrs lkeys rc=0
+	for j in $LEGIT $ROGUE; do
+		off=$(offset_homed_on "$j") || { log "no page homed on $j"; return 1; }
+		for k in $LEGIT $ROGUE; do
+			run_on "$k" "$MEM_UTIL" poke "$off" $((k * 10 + j)) || rc=1
+			v=$("$MEM_UTIL" peek "$off") || rc=1
+			[ "$v" = $((k * 10 + j)) ] ||
+				{ log "page homed on $j: $v after node $k's write"; rc=1; }
+		done
+	done
+	for k in $LEGIT $ROGUE; do
+		pds=$(run_on "$k" rdma -d res show pd | grep -F "comm [sdsm]")
+		mrs=$(run_on "$k" rdma -d res show mr | grep -F "comm [sdsm]")
+		printf '%s\n' "$pds" "$mrs" | grep . | sed "s/^/# node $k: /"
+		if [ -z "$pds" ]; then
+			log "node $k: the tracker lists no PD of sdsm"
+			rc=1
+		elif printf '%s\n' "$pds" | grep -q unsafe_global_rkey; then
+			log "node $k: a PD of sdsm has a global rkey"
+			rc=1
+		fi
+		lkeys=$(printf '%s\n' "$pds" |
+			sed -n 's/.*local_dma_lkey \(0x[0-9a-f]*\).*/\1/p')
+		[ -z "$mrs" ] && continue
+		printf '%s\n' "$mrs" | while read -r line; do
+			v=$(printf '%s\n' "$line" | sed -n 's/.* lkey \(0x[0-9a-f]*\).*/\1/p')
+			case " $(echo $lkeys) " in
+			*" $v "*) ;;
+			*) echo "$line"; exit 1 ;;
+			esac
+		done || { log "node $k: an MR of sdsm that is not a PD's local DMA region"; rc=1; }
 	done
 	return $rc
 }
