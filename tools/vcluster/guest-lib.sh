@@ -12,6 +12,8 @@
 #	cluster_barrier NAME [SEC]	meet every node that runs the test command
 #	sdsm_load [PARAM=VALUE...]	insmod sdsm with this node's parameters
 #	sdsm_unload			rmmod sdsm, bounded
+#	power_cut K			node K loses power (its QEMU killed)
+#	power_on K			node K boots again, loads sdsm
 #
 # How on_node works: every node runs an agent (vc_agent, started by
 # guest-init) that polls $SDSM_SHARED/.vcluster/q/nodeK for request files.
@@ -128,6 +130,51 @@ wait_until() {
 
 vc_qdir() {
 	echo "$SDSM_SHARED/.vcluster"
+}
+
+# power_cut K: node K loses power: the host kills its QEMU at once, with
+# no shutdown, no rmmod and no goodbye to its peers.  Its kernel log so
+# far is saved first, as dmesg.cutN.log in its output dir, where the host
+# checks it with the others.  Not for a node that runs the test command.
+# Returns 0 once the node is off, else says why and returns 1 (124: no
+# answer).  What node K was running for on_node never answers: its
+# callers time out, or should be killed by the test.
+power_cut() {
+	_pw_n=$(cat "/tmp/.vcluster-cuts-$1" 2>/dev/null || echo 0)
+	_pw_n=$((_pw_n + 1))
+	echo "$_pw_n" > "/tmp/.vcluster-cuts-$1"
+	ON_NODE_TIMEOUT=30 on_node "$1" sh -c \
+		'dmesg > "$SDSM_OUT/../dmesg.cut$1.log"' sh "$_pw_n" ||
+		vc_msg "power_cut: node $1's kernel log not saved"
+	_vc_power cut "$1" 60
+}
+
+# power_on K: node K, off after power_cut, boots again as at the start of
+# the cluster and loads sdsm (a new incarnation).  Returns 0 once it has,
+# else says why and returns 1 (124: no answer).
+power_on() {
+	_vc_power on "$1" "${VC_POWER_ON_TIMEOUT:-900}"
+}
+
+# _vc_power cut|on K SEC: ask the host (tools/vcluster/vcluster, "power
+# cuts") and wait for its answer.
+_vc_power() {
+	_pw_dir="$(vc_qdir)/power"
+	rm -f "$_pw_dir/$1.$2.done"
+	if ! : > "$_pw_dir/$1.$2.new" ||
+	   ! mv "$_pw_dir/$1.$2.new" "$_pw_dir/$1.$2"; then
+		vc_msg "power $1 $2: cannot ask the host"
+		return 1
+	fi
+	if ! wait_until "$3" test -e "$_pw_dir/$1.$2.done"; then
+		vc_msg "power $1 $2: no answer from the host in $3 s"
+		return 124
+	fi
+	_pw_ans=$(cat "$_pw_dir/$1.$2.done")
+	rm -f "$_pw_dir/$1.$2.done"
+	[ "$_pw_ans" = ok ] && return 0
+	vc_msg "power $1 $2: $_pw_ans"
+	return 1
 }
 
 # on_node K CMD [ARGS...]
