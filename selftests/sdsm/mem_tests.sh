@@ -22,7 +22,7 @@ mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
-mem_link_flap mem_bad_message mem_destroy_in_doubt"
+mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut"
 
 mu() {
 	local k=$1
@@ -55,6 +55,12 @@ region_gone() {
 		fi
 	done
 	return $rc
+}
+
+# homed_at PAGE K: the offset of the first page from PAGE on, in the
+# default region, that node K homes (page p is homed at node p % N).
+homed_at() {
+	echo $(( ($1 + ($2 - $1 % N + N) % N) * PG ))
 }
 
 stat_of() {
@@ -598,6 +604,107 @@ test_mem_destroy_in_doubt() {
 	region_gone "$id" || rc=1
 	# Pages homed at $LAST are lost to the others: start the next test
 	# afresh.
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}
+
+# A power cut with transfers in flight, and the node's return (issue 14).
+# Word A is homed at node $LAST, word B at node 0, word C at node 1.  Every
+# node increments A; nodes 0 and 1 increment B while node $LAST reads it
+# in a loop (a sharer: every write sends it an invalidation).  4 s in,
+# node $LAST loses power: vcluster kills its QEMU (no rmmod, no goodbye).
+# On the survivors, the increments of A (data that lived only on the dead
+# node) end in SIGBUS less than fault_timeout_ms (10 s) after the last
+# one done; those of B go on, and B is exactly their sum; C, homed at
+# node 1, is written on node 0 and read back, and the other way round.
+# Then node $LAST boots again and loads sdsm while the survivors keep
+# their module: every node sees every other up, node $LAST reads B, a
+# region it creates works on every node (each writes a page homed on
+# itself and reads the others'), and rmmod works on every node.
+test_mem_power_cut() {
+	local p=13400 pa pb pc k j v ms=16000 rc=0 tmp vpids='' apids='' bpids=''
+	local name=pc.$$ out sum=0 cut=0
+	pa=$(homed_at $p "$LAST")
+	pb=$(homed_at $p 0)
+	pc=$(homed_at $p 1)
+	mu 0 poke "$pa" 0 || return 1
+	mu 1 poke "$pb" 0 || return 1
+	mark_nodes power_cut
+	tmp=$(mktemp -d) || return 1
+	for k in $(others "$LAST"); do
+		run_on "$k" timeout 90 "$MEM_UTIL" hammer "$pb" $ms >"$tmp/b$k" 2>&1 &
+		bpids="$bpids $!"
+		run_on "$k" timeout 90 "$MEM_UTIL" hammer_sigbus "$pa" 60000 \
+			>"$tmp/a$k" 2>&1 &
+		apids="$apids $!"
+	done
+	run_on "$LAST" "$MEM_UTIL" hammer "$pa" $ms >/dev/null 2>&1 &
+	vpids="$vpids $!"
+	run_on "$LAST" "$MEM_UTIL" read_loop "$pb" $ms >/dev/null 2>&1 &
+	vpids="$vpids $!"
+	sleep 4
+	log "node $LAST: power cut"
+	if power_cut "$LAST"; then
+		cut=1
+	else
+		rc=1
+	fi
+	# Their answers never come: stop waiting for them.
+	# shellcheck disable=SC2086
+	kill $vpids 2>/dev/null
+	for k in $apids $bpids; do
+		wait "$k" || rc=1
+	done
+	for k in $(others "$LAST"); do
+		read -r j v < "$tmp/a$k"
+		log "node $k: A: ${j:-?} increments, SIGBUS ${v:-?} ms after the last"
+		case "$v" in
+		''|*[!0-9]*) log "node $k: A: $(cat "$tmp/a$k")"; rc=1 ;;
+		*) [ "$v" -lt 10000 ] || { log "node $k: A stalled $v ms"; rc=1; } ;;
+		esac
+		v=$(cat "$tmp/b$k")
+		log "node $k: B: $v increments"
+		case "$v" in
+		''|*[!0-9]*|0) log "node $k: B made no progress"; rc=1 ;;
+		*) sum=$((sum + v)) ;;
+		esac
+	done
+	rm -rf "$tmp"
+	v=$(mu 0 peek "$pb")
+	[ "$v" = "$sum" ] || { log "B is $v, increments $sum"; rc=1; }
+	mu 0 poke "$pc" 55 || rc=1
+	[ "$(mu 1 peek "$pc")" = 55 ] || { log "node 1 does not read C"; rc=1; }
+	mu 1 poke "$pc" 56 || rc=1
+	[ "$(mu 0 peek "$pc")" = 56 ] || { log "node 0 does not read C"; rc=1; }
+	for k in $(others "$LAST"); do
+		run_on "$k" "$NODE_SH" dmesg_since power_cut |
+			grep -E "sdsm: node $LAST .*down" | sed "s/^/# node $k: /"
+	done
+	[ $cut = 1 ] || return 1
+	log "node $LAST: power on"
+	power_on "$LAST" || return 1
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
+	done
+	[ "$(mu "$LAST" peek "$pb")" = "$sum" ] ||
+		{ log "node $LAST does not read B"; rc=1; }
+	out=$(mu "$LAST" create $name $((N * PG)) interleave) || return 1
+	for k in $(nodes); do
+		mu "$k" -r $name poke $((k * PG)) $((100 + k)) || rc=1
+	done
+	for k in $(nodes); do
+		for j in $(nodes); do
+			v=$(mu "$k" -r $name peek $((j * PG)))
+			[ "$v" = $((100 + j)) ] ||
+				{ log "node $k reads $v on page $j"; rc=1; }
+		done
+	done
+	mu "$LAST" destroy $name || rc=1
+	region_gone "${out%% *}" || rc=1
+	# Pages homed at $LAST before the cut are lost to the survivors
+	# until they reload: rmmod everywhere, which must work.
 	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" unload 60 || rc=1
 	done

@@ -43,6 +43,13 @@
  *   expect_sigbus OFF MS          read OFF; succeed if SIGBUS arrives (prints
  *                                 the ms it took) within MS ms
  *   touch_loop OFF LEN MS         read and write every page until MS pass
+ *   hammer OFF MS                 atomic increments of OFF for MS ms;
+ *                                 prints how many
+ *   hammer_sigbus OFF MS          atomic increments of OFF until SIGBUS, at
+ *                                 most MS ms; prints how many and the ms
+ *                                 from the last one done to the SIGBUS
+ *   read_loop OFF MS              read OFF for MS ms; fails if it ever goes
+ *                                 down; prints the reads
  *   burst OFF PAGES SEED          PAGES threads (at most 256) each read
  *                                 page K of OFF at once and check its
  *                                 pattern of fill SEED: PAGES read faults
@@ -656,6 +663,43 @@ int main(int argc, char **argv)
 
 		while (now_ms() < end) {
 			__atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST);
+			n++;
+		}
+		printf("%" PRIu64 "\n", n);
+		return 0;
+	}
+	if (!strcmp(cmd, "hammer_sigbus") && argc >= 2) {
+		volatile uint64_t *p = map(num(argv[0]), 4096);
+		uint64_t ms = num(argv[1]), end = now_ms() + ms;
+		volatile uint64_t n = 0, last = now_ms();
+
+		signal(SIGBUS, on_sigbus);
+		if (sigsetjmp(sigbus_jmp, 1)) {
+			printf("%" PRIu64 " %" PRIu64 "\n", (uint64_t)n,
+			       now_ms() - last);
+			return 0;
+		}
+		while (now_ms() < end) {
+			__atomic_add_fetch(p, 1, __ATOMIC_SEQ_CST);
+			n++;
+			last = now_ms();
+		}
+		fprintf(stderr, "%" PRIu64 " increments and no SIGBUS in %" PRIu64 " ms\n",
+			(uint64_t)n, ms);
+		return 1;
+	}
+	if (!strcmp(cmd, "read_loop") && argc >= 2) {
+		volatile uint64_t *p = map(num(argv[0]), 4096);
+		uint64_t end = now_ms() + num(argv[1]), n = 0, prev = 0, v;
+
+		while (now_ms() < end) {
+			v = *p;
+			if (v < prev) {
+				fprintf(stderr, "read %" PRIu64 " after %" PRIu64 "\n",
+					v, prev);
+				return 1;
+			}
+			prev = v;
 			n++;
 		}
 		printf("%" PRIu64 "\n", n);

@@ -36,7 +36,7 @@ WORK=$SDSM_SHARED/sync-tests.$$
 
 ALL_TESTS="kselftest mutual_exclusion shared_counter barrier_phases
 condvar_queue holder_dies lock_manager_dies barrier_member_dies barrier_manager_dies
-rmmod_with_waiters"
+rmmod_with_waiters holder_power_cut"
 
 # A fresh id (decimal) whose lock or barrier manager is node $2.
 id_managed_by() {
@@ -204,6 +204,39 @@ test_holder_dies() {
 	wait_bg "$DOWN_SEC" wait || rc=1
 	expect wait 0 || rc=1
 	run_on "$LAST" kill "$(held_pid hold)"
+	return $rc
+}
+
+# The holder of a lock loses power (issue 14: vcluster kills its QEMU, so
+# nothing is said to its peers): the manager (node 0) recovers the lock
+# and grants it to the waiter on node 1.  The node then boots again and
+# loads sdsm while the others keep theirs; every node sees every other up,
+# and the lock goes to the rebooted node when it asks.
+test_holder_power_cut() {
+	local rc=0 id k hpid
+	id=$(id_managed_by lock 0)
+	bg hold "$LAST" "$SYNC" hold "$id" 600
+	hpid=$!
+	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
+	bg wait 1 "$SYNC" acquire "$id" 0
+	sleep 2
+	if finished wait; then
+		log "the waiter did not wait"
+		return 1
+	fi
+	log "node $LAST: power cut"
+	power_cut "$LAST" || return 1
+	kill "$hpid" 2>/dev/null	# its answer never comes
+	wait_bg "$DOWN_SEC" wait || rc=1
+	expect wait 0 || rc=1
+	log "node $LAST: power on"
+	power_on "$LAST" || return 1
+	for k in $(seq 0 "$LAST"); do
+		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
+	done
+	bg take "$LAST" "$SYNC" acquire "$id" 30000
+	wait_bg 60 take || rc=1
+	expect take 0 || rc=1
 	return $rc
 }
 
