@@ -406,8 +406,9 @@ test_mem_contention() {
 test_mem_node_leaves() {
 	local off=$((8192 * PG)) k ms rc=0 gone=$LAST
 	# off is homed at node (8192 % N); pick pages homed at each node.
-	local p0=$(( off + ((0 - 8192 % N + N) % N) * PG ))
-	local pg=$(( off + ((gone - 8192 % N + N) % N) * PG ))
+	local p0 pg
+	p0=$(homed_at 8192 0)
+	pg=$(homed_at 8192 "$gone")
 	reload_all fault_timeout_ms=3000 || return 1
 	mu 0 poke $pg 1 || return 1	# node 0 caches a page homed at $gone
 	run_on "$gone" "$NODE_SH" unload 60 || return 1
@@ -457,8 +458,9 @@ no_node_down_since() {
 # got SIGBUS and node 0 was down for good to every node.
 test_mem_send_fails() {
 	local off=$((10240 * PG)) rc=0 v inj=/sys/module/sdsm/parameters/inject_dma_errors
-	local p0=$(( off + ((0 - 10240 % N + N) % N) * PG ))
-	local pl=$(( off + ((LAST - 10240 % N + N) % N) * PG ))
+	local p0 pl
+	p0=$(homed_at 10240 0)
+	pl=$(homed_at 10240 "$LAST")
 	reload_all fault_timeout_ms=20000 || return 1
 	# Not zero: node 0's grant to node 1 carries the page.
 	mu 0 poke $p0 77 || return 1
@@ -501,8 +503,9 @@ test_mem_send_fails() {
 # other homes work.
 test_mem_bad_message() {
 	local off=$((12288 * PG)) k ms rc=0 inj=/sys/module/sdsm/parameters/inject_short_msgs
-	local p0=$(( off + ((0 - 12288 % N + N) % N) * PG ))
-	local pl=$(( off + ((LAST - 12288 % N + N) % N) * PG ))
+	local p0 pl
+	p0=$(homed_at 12288 0)
+	pl=$(homed_at 12288 "$LAST")
 	reload_all fault_timeout_ms=20000 || return 1
 	mu 0 poke $p0 77 || return 1
 	mark_nodes bad_message
@@ -722,7 +725,8 @@ test_mem_power_cut() {
 # lost to them (SIGBUS) and the total was short.
 test_mem_link_flap() {
 	local off=$((11264 * PG)) ms=12000 k v rc=0
-	local pl=$(( off + ((LAST - 11264 % N + N) % N) * PG ))
+	local pl
+	pl=$(homed_at 11264 "$LAST")
 	reload_all peer_timeout_ms=8000 fault_timeout_ms=30000 || return 1
 	mu 0 poke $pl 0 || return 1
 	mark_nodes link_flap
@@ -859,7 +863,8 @@ test_mem_fault_costs() {
 test_mem_cgroup_charge() {
 	local off=$((11264 * PG)) len=$((16 << 20)) cg k st cur ev rc=0
 	# A page past the writer's range homed at node $LAST.
-	local pl=$(( off + len + ((LAST - 15360 % N + N) % N) * PG ))
+	local pl
+	pl=$(homed_at 15360 "$LAST")
 	reload_all || return 1
 	if [ ! -e /sys/fs/cgroup/cgroup.controllers ]; then
 		mount -t cgroup2 cgroup2 /sys/fs/cgroup ||
@@ -1269,9 +1274,10 @@ test_mem_lifecycle() {
 test_mem_node_rejoins() {
 	local off=$((14336 * PG)) k j v ms rc=0 gone=$LAST name=rj.$$
 	# off is homed at node (14336 % N): the pages homed at 0, 1 and gone.
-	local p0=$(( off + ((0 - 14336 % N + N) % N) * PG ))
-	local p1=$(( off + ((1 - 14336 % N + N) % N) * PG ))
-	local pg=$(( off + ((gone - 14336 % N + N) % N) * PG ))
+	local p0 p1 pg
+	p0=$(homed_at 14336 0)
+	p1=$(homed_at 14336 1)
+	pg=$(homed_at 14336 "$gone")
 	reload_all fault_timeout_ms=3000 || return 1
 	mu 0 poke $p1 11 && mu 1 poke $p0 22 && mu 0 poke $pg 33 || return 1
 	log "node $gone: eth0 down"
