@@ -48,7 +48,8 @@
  *         ("setname R1 R2", the calls' results), and a robust and a
  *         priority-inheritance mutex in .bss ("robust R pi R"); a
  *         thread (in a job: the next node's) signals main()'s pthread_t:
- *         "main-kill R from node K handled on node M self 1".
+ *         "main-kill R from node K handled on node M self S" (S: 1 if
+ *         the handler ran on the thread whose pthread_self() is main's).
  *   xfree  20 rounds: main (node 0) mallocs 4 blocks of 16 MiB and hands
  *         them to a thread on node 1, which frees them (and munmaps a
  *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
@@ -481,11 +482,14 @@ static long churn_nodes[64];
 static pthread_barrier_t churn_met;
 static pthread_mutex_t churn_robust, churn_pi;
 static pthread_t churn_main;
-static volatile int main_usr1_node = -1, killer_node = -1;
+static volatile int main_usr1_node = -1, main_usr1_self = -1;
+static volatile int killer_node = -1;
 
+/* Where the signal landed: the node, and whether on main()'s thread. */
 static void churn_on_usr1(int sig)
 {
 	(void)sig;
+	main_usr1_self = pthread_equal(pthread_self(), churn_main) != 0;
 	main_usr1_node = node_id();
 }
 
@@ -578,8 +582,7 @@ static int churn(int rounds)
 	for (i = 0; i < 1000 && main_usr1_node < 0; i++)
 		usleep(10000);
 	printf("main-kill %ld from node %d handled on node %d self %d\n",
-	       (long)ret, killer_node, main_usr1_node,
-	       pthread_equal(churn_main, pthread_self()) != 0);
+	       (long)ret, killer_node, main_usr1_node, main_usr1_self);
 	return 0;
 }
 
