@@ -30,13 +30,21 @@ mu() {
 	run_on "$k" "$MEM_UTIL" "$@"
 }
 
+# unload_all: rmmod on every node, each tried (the restore after the test
+# loads it again).
+unload_all() {
+	local k rc=0
+	for k in $(nodes); do
+		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}
+
 # reload_all [PARAM=VALUE...]: the module reloaded on every node with
 # these parameters, and every node up.
 reload_all() {
 	local k
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || return 1
-	done
+	unload_all || return 1
 	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" load "$@" || return 1
 	done
@@ -61,6 +69,28 @@ region_gone() {
 # default region, that node K homes (page p is homed at node p % N).
 homed_at() {
 	echo $(( ($1 + ($2 - $1 % N + N) % N) * PG ))
+}
+
+# new_region_works K NAME: a region NAME created on node K, interleaved
+# over every node, is written on each node (a page homed there) and read
+# on every node, then destroyed from node K and gone everywhere.
+new_region_works() {
+	local out k j v rc=0
+	out=$(mu "$1" create "$2" $((N * PG)) interleave) || return 1
+	for k in $(nodes); do
+		mu "$k" -r "$2" poke $((k * PG)) $((100 + k)) ||
+			{ log "node $k: write to the new region failed"; rc=1; }
+	done
+	for k in $(nodes); do
+		for j in $(nodes); do
+			v=$(mu "$k" -r "$2" peek $((j * PG)))
+			[ "$v" = $((100 + j)) ] ||
+				{ log "node $k reads '$v' from node $j's page"; rc=1; }
+		done
+	done
+	mu "$1" destroy "$2" || rc=1
+	region_gone "${out%% *}" || rc=1
+	return $rc
 }
 
 stat_of() {
@@ -206,9 +236,7 @@ test_mem_unmap_exit_inflight() {
 			rc=1
 		fi
 	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
+	unload_all || rc=1
 	return $rc
 }
 
@@ -526,9 +554,7 @@ test_mem_bad_message() {
 	mu 1 poke $pl 78 || rc=1
 	[ "$(mu 0 peek $pl)" = 78 ] || { log "page homed at $LAST broken"; rc=1; }
 	# Pages homed at 0 stay failed on node 1: start the next test afresh.
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
+	unload_all || rc=1
 	return $rc
 }
 
@@ -560,13 +586,7 @@ test_mem_destroy_in_doubt() {
 	sleep 2
 	log "node $LAST: every frame dropped for 15 s"
 	t0=$(now_ms)
-	run_on "$LAST" sh -c 'modprobe -q sch_netem; modprobe -q cls_matchall;
-		modprobe -q act_gact;
-		tc qdisc add dev eth0 root netem loss 100% &&
-		tc qdisc add dev eth0 ingress &&
-		tc filter add dev eth0 ingress matchall action drop &&
-		sleep 15; tc qdisc del dev eth0 root;
-		tc qdisc del dev eth0 ingress' &
+	run_on "$LAST" "$NODE_SH" drop_frames 15 &
 	cpid=$!
 	for k in $(others "$LAST"); do
 		until v=$(mu "$k" -r $name peek 0 2>&1) && [ "$v" = 77 ]; do
@@ -607,9 +627,7 @@ test_mem_destroy_in_doubt() {
 	region_gone "$id" || rc=1
 	# Pages homed at $LAST are lost to the others: start the next test
 	# afresh.
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
+	unload_all || rc=1
 	return $rc
 }
 
@@ -628,7 +646,7 @@ test_mem_destroy_in_doubt() {
 # itself and reads the others'), and rmmod works on every node.
 test_mem_power_cut() {
 	local p=13400 pa pb pc k j v ms=16000 rc=0 tmp vpids='' apids='' bpids=''
-	local name=pc.$$ out sum=0 cut=0
+	local name=pc.$$ sum=0 cut=0
 	pa=$(homed_at $p "$LAST")
 	pb=$(homed_at $p 0)
 	pc=$(homed_at $p 1)
@@ -693,24 +711,10 @@ test_mem_power_cut() {
 	done
 	[ "$(mu "$LAST" peek "$pb")" = "$sum" ] ||
 		{ log "node $LAST does not read B"; rc=1; }
-	out=$(mu "$LAST" create $name $((N * PG)) interleave) || return 1
-	for k in $(nodes); do
-		mu "$k" -r $name poke $((k * PG)) $((100 + k)) || rc=1
-	done
-	for k in $(nodes); do
-		for j in $(nodes); do
-			v=$(mu "$k" -r $name peek $((j * PG)))
-			[ "$v" = $((100 + j)) ] ||
-				{ log "node $k reads $v on page $j"; rc=1; }
-		done
-	done
-	mu "$LAST" destroy $name || rc=1
-	region_gone "${out%% *}" || rc=1
+	new_region_works "$LAST" $name || rc=1
 	# Pages homed at $LAST before the cut are lost to the survivors
 	# until they reload: rmmod everywhere, which must work.
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
+	unload_all || rc=1
 	return $rc
 }
 
@@ -733,13 +737,7 @@ test_mem_link_flap() {
 	hammer_start $pl $ms || return 1
 	sleep 3
 	log "node $LAST: every frame dropped for 2.5 s"
-	run_on "$LAST" sh -c 'modprobe -q sch_netem; modprobe -q cls_matchall;
-		modprobe -q act_gact;
-		tc qdisc add dev eth0 root netem loss 100% &&
-		tc qdisc add dev eth0 ingress &&
-		tc filter add dev eth0 ingress matchall action drop &&
-		sleep 2.5; tc qdisc del dev eth0 root;
-		tc qdisc del dev eth0 ingress' || { log "tc failed"; rc=1; }
+	run_on "$LAST" "$NODE_SH" drop_frames 2.5 || { log "tc failed"; rc=1; }
 	hammer_check $pl $ms || rc=1
 	for k in $(others "$LAST"); do
 		run_on "$k" "$NODE_SH" dmesg_since link_flap |
@@ -983,9 +981,7 @@ test_mem_max_region_peer() {
 	run_on "$LAST" "$NODE_SH" dmesg_since maxr.sync |
 		grep -q "node [0-9]*: region [0-9]* '$name' of 16 MiB refused: max_region_mb=8 here" ||
 		{ log "node $LAST did not refuse the synced region"; rc=1; }
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
+	unload_all || rc=1
 	return $rc
 }
 
@@ -1026,9 +1022,7 @@ test_mem_rmmod_traffic() {
 	done
 	mu 1 poke $((13312 * PG)) 9 || rc=1
 	[ "$(mu "$LAST" peek $((13312 * PG)))" = 9 ] || { log "nodes not healthy"; rc=1; }
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
+	unload_all || rc=1
 	return $rc
 }
 
@@ -1306,22 +1300,8 @@ test_mem_node_rejoins() {
 	# data went with the old incarnation) until the modules reload.
 	ms=$(mu 0 expect_sigbus $pg 20000) ||
 		{ log "node 0: the lost page came back after the rejoin"; rc=1; }
-	mu "$gone" create $name $((N * PG)) interleave > /dev/null || return 1
-	for k in $(nodes); do
-		mu "$k" -r $name poke $((k * PG)) $((100 + k)) ||
-			{ log "node $k: write to the new region failed"; rc=1; }
-	done
-	for k in $(nodes); do
-		for j in $(nodes); do
-			v=$(mu "$k" -r $name peek $((j * PG)))
-			[ "$v" = $((100 + j)) ] ||
-				{ log "node $k reads '$v' from node $j's page"; rc=1; }
-		done
-	done
-	mu 0 -r $name destroy $name || rc=1
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
+	new_region_works "$gone" $name || rc=1
+	unload_all || rc=1
 	return $rc
 }
 

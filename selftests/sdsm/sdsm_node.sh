@@ -13,6 +13,8 @@
 #   sdsm_node.sh unload SEC           rmmod, bounded; prints ms
 #   sdsm_node.sh load [PARAM=V...]    insmod with this node's parameters
 #   sdsm_node.sh restore              eth0 up, rxe0 present, sdsm loaded
+#   sdsm_node.sh drop_frames SEC      eth0 drops every frame, both ways,
+#                                     for SEC seconds (tc), then no more
 #   sdsm_node.sh dmesg_since MARK     kernel log lines after marker MARK
 #   sdsm_node.sh mark MARK            write marker MARK to the kernel log
 
@@ -110,6 +112,18 @@ restore)
 	if ! sdsm_loaded; then
 		sdsm_load || rc=1
 	fi
+	exit $rc ;;
+drop_frames)
+	modprobe -q sch_netem
+	modprobe -q cls_matchall
+	modprobe -q act_gact
+	tc qdisc add dev eth0 root netem loss 100% &&
+		tc qdisc add dev eth0 ingress &&
+		tc filter add dev eth0 ingress matchall action drop
+	rc=$?
+	sleep "$1"
+	tc qdisc del dev eth0 root 2>/dev/null
+	tc qdisc del dev eth0 ingress 2>/dev/null
 	exit $rc ;;
 mark)
 	echo "sdsm-test: $1" > /dev/kmsg ;;

@@ -187,19 +187,26 @@ test_condvar_queue() {
 	return $rc
 }
 
-# The holder of a lock dies: the manager (alive) recovers the lock and
-# grants it to the waiter on another node.
-test_holder_dies() {
-	local rc=0 id
-	id=$(id_managed_by lock 0)
-	bg hold "$LAST" "$SYNC" hold "$id" 600
+# holder_and_waiter ID: node $LAST holds lock ID (job hold, its local pid
+# in HOLD_PID) and node 1 waits for it (job wait).
+holder_and_waiter() {
+	bg hold "$LAST" "$SYNC" hold "$1" 600
+	HOLD_PID=$!
 	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
-	bg wait 1 "$SYNC" acquire "$id" 0
+	bg wait 1 "$SYNC" acquire "$1" 0
 	sleep 2
 	if finished wait; then
 		log "the waiter did not wait"
 		return 1
 	fi
+}
+
+# The holder of a lock dies: the manager (alive) recovers the lock and
+# grants it to the waiter on another node.
+test_holder_dies() {
+	local rc=0 id
+	id=$(id_managed_by lock 0)
+	holder_and_waiter "$id" || return 1
 	node_dies "$LAST"
 	wait_bg "$DOWN_SEC" wait || rc=1
 	expect wait 0 || rc=1
@@ -213,20 +220,12 @@ test_holder_dies() {
 # loads sdsm while the others keep theirs; every node sees every other up,
 # and the lock goes to the rebooted node when it asks.
 test_holder_power_cut() {
-	local rc=0 id k hpid
+	local rc=0 id k
 	id=$(id_managed_by lock 0)
-	bg hold "$LAST" "$SYNC" hold "$id" 600
-	hpid=$!
-	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
-	bg wait 1 "$SYNC" acquire "$id" 0
-	sleep 2
-	if finished wait; then
-		log "the waiter did not wait"
-		return 1
-	fi
+	holder_and_waiter "$id" || return 1
 	log "node $LAST: power cut"
 	power_cut "$LAST" || return 1
-	kill "$hpid" 2>/dev/null	# its answer never comes
+	kill "$HOLD_PID" 2>/dev/null	# its answer never comes
 	wait_bg "$DOWN_SEC" wait || rc=1
 	expect wait 0 || rc=1
 	log "node $LAST: power on"
