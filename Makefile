@@ -78,7 +78,7 @@ module-debug:
 	@dir=$$(tools/kernel/build.sh) || exit 1; \
 	rm -rf $(CACHE)/kmod-debug && mkdir -p $(CACHE)/kmod-debug/kmod \
 		$(CACHE)/kmod-debug/uapi/linux && \
-	cp Kbuild $(CACHE)/kmod-debug/ && \
+	cp Kbuild VERSION $(CACHE)/kmod-debug/ && \
 	cp kmod/Kbuild kmod/*.c kmod/*.h $(CACHE)/kmod-debug/kmod/ && \
 	rm -f $(CACHE)/kmod-debug/kmod/*.mod.c && \
 	cp uapi/linux/sdsm.h $(CACHE)/kmod-debug/uapi/linux/ && \
