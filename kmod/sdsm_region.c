@@ -1223,9 +1223,10 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 		epochs = sdsm_mask_epochs(mask);
 		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, w, sizeof(*w));
 		ret = sdsm_call_wait(&call);
+		/* Interruptible: no hung-task report for a long test pause. */
 		if (unlikely(READ_ONCE(sdsm_inject_destroy_stall_ms)))
-			msleep(min(READ_ONCE(sdsm_inject_destroy_stall_ms),
-				   60000U));
+			msleep_interruptible(min(READ_ONCE(sdsm_inject_destroy_stall_ms),
+						 60000U));
 		/*
 		 * A node whose session ended since its PREPARE decides without
 		 * us ("Destroys in doubt"): abort, as it will unless another

@@ -560,16 +560,17 @@ test_mem_bad_message() {
 
 # A destroy whose destroyer is cut off between the votes and its decision
 # (issue 13: "a region destroy abandoned by a dying node leaves the region
-# unusable everywhere").  Node $LAST destroys a region and pauses 20 s
+# unusable everywhere").  Node $LAST destroys a region and pauses 40 s
 # after the votes (inject_destroy_stall_ms); 2 s in, its link drops every
-# frame for 15 s, past peer_timeout_ms (3 s): every session with it ends.
+# frame for 30 s, past peer_timeout_ms (3 s): every session with it ends.
 # While it is away, the others find the destroy in doubt, ask each other
-# and abort it: nodes 0 and 1 map and read the region again within 11 s of
-# the cut.  Node $LAST, whose peers lost its decision, aborts too
-# (EHOSTDOWN).  Once the nodes are up again the region maps, reads and
-# writes on every node, and node 0 then destroys it everywhere.  Before:
-# nodes 0 and 1 kept it prepared (mmap ENXIO) for as long as node $LAST
-# was away, for good if it never came back.
+# and abort it, and say so: nodes 0 and 1 map and read the region again
+# before node $LAST is back (about 5 s after the cut on Debian's kernel,
+# 20 s on the debug kernel).  Node $LAST, whose peers lost its decision,
+# aborts too (EHOSTDOWN).  Once the nodes are up again the region maps,
+# reads and writes on every node, and node 0 then destroys it
+# everywhere.  Before: nodes 0 and 1 kept it prepared (mmap ENXIO) for as
+# long as node $LAST was away, for good if it never came back.
 test_mem_destroy_in_doubt() {
 	local name=doubt.$$ out id k v dpid cpid t0 rc=0 tmp
 	local inj=/sys/module/sdsm/parameters/inject_destroy_stall_ms
@@ -578,20 +579,20 @@ test_mem_destroy_in_doubt() {
 	out=$(mu 0 create $name $((4 * PG)) first) || return 1
 	id=${out%% *}
 	mu 0 -r $name poke 0 77 || return 1	# page 0: home and manager 0
-	run_on "$LAST" sh -c "echo 20000 >$inj" || return 1
+	run_on "$LAST" sh -c "echo 40000 >$inj" || return 1
 	mark_nodes in_doubt
 	tmp=$(mktemp) || return 1
 	run_on "$LAST" "$MEM_UTIL" destroy $name >"$tmp" 2>&1 &
 	dpid=$!
 	sleep 2
-	log "node $LAST: every frame dropped for 15 s"
+	log "node $LAST: every frame dropped for 30 s"
 	t0=$(now_ms)
-	run_on "$LAST" "$NODE_SH" drop_frames 15 &
+	run_on "$LAST" "$NODE_SH" drop_frames 30 &
 	cpid=$!
 	for k in $(others "$LAST"); do
 		until v=$(mu "$k" -r $name peek 0 2>&1) && [ "$v" = 77 ]; do
-			if [ $(($(now_ms) - t0)) -gt 11000 ]; then
-				log "node $k: '$v' 11 s after the cut, want 77"
+			if ! kill -0 $cpid 2>/dev/null; then
+				log "node $k: '$v' when node $LAST came back, want 77"
 				rc=1
 				break
 			fi
@@ -613,8 +614,13 @@ test_mem_destroy_in_doubt() {
 		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
 	done
 	for k in $(others "$LAST"); do
-		run_on "$k" "$NODE_SH" dmesg_since in_doubt |
-			grep -E "sdsm: region $id: destroy" | sed "s/^/# node $k: /"
+		if v=$(run_on "$k" "$NODE_SH" dmesg_since in_doubt |
+			grep "sdsm: region $id: destroy by node $LAST in doubt, aborted"); then
+			log "node $k: $v"
+		else
+			log "node $k did not abort the destroy in doubt"
+			rc=1
+		fi
 	done
 	for k in $(nodes); do
 		v=$(mu "$k" access "$id" 2>&1)
@@ -650,6 +656,8 @@ test_mem_power_cut() {
 	pa=$(homed_at $p "$LAST")
 	pb=$(homed_at $p 0)
 	pc=$(homed_at $p 1)
+	# The default timeouts (an earlier test may have loaded others).
+	reload_all || return 1
 	mu 0 poke "$pa" 0 || return 1
 	mu 1 poke "$pb" 0 || return 1
 	mark_nodes power_cut
@@ -726,12 +734,14 @@ test_mem_power_cut() {
 # is exact, every node made progress, no node was reported down, and each
 # node says it resumed its session with $LAST.  Before sessions: the nodes
 # reported $LAST down at the first failed connection, the word's page was
-# lost to them (SIGBUS) and the total was short.
+# lost to them (SIGBUS) and the total was short.  peer_timeout_ms is
+# 15 s: on the debug kernel a connection took about 7 s to come back, and
+# with 8 s one session ended.
 test_mem_link_flap() {
 	local off=$((11264 * PG)) ms=12000 k v rc=0
 	local pl
 	pl=$(homed_at 11264 "$LAST")
-	reload_all peer_timeout_ms=8000 fault_timeout_ms=30000 || return 1
+	reload_all peer_timeout_ms=15000 fault_timeout_ms=30000 || return 1
 	mu 0 poke $pl 0 || return 1
 	mark_nodes link_flap
 	hammer_start $pl $ms || return 1
