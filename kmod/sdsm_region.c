@@ -24,17 +24,21 @@
  * overtaken by the destroy does not bring one back here.  A node that
  * does not have the region counts as done (it is gone there already).
  *
- * Destroys in doubt.  The destroyer commits only if every node voted yes
- * and is still up when it decides.  A node whose destroyer went down (its
- * session ended) while the region was prepared here cannot learn the
- * decision from it any more: the region is in doubt, and a work item asks
- * every other node that is up (REGION_QUERY).  One that no longer has the
- * region saw the COMMIT: commit.  One that has it prepared by a destroyer
- * still up there may yet see it: ask again later.  Otherwise no node can
- * have committed but the destroyer itself: abort, and the region is
- * usable again.  A destroyer cut off after it decided to commit and
- * before any COMMIT arrived keeps its region destroyed while the others
- * keep it; a destroy from another node then removes it everywhere.
+ * Destroys in doubt (the rules: sdsm_destroy.c, checked by
+ * tests/host/test_destroy.c).  The destroyer commits only if every node
+ * voted yes and no node's session with it ended since its PREPARE.  A node
+ * whose destroyer went down (its session ended) while the region was
+ * prepared here cannot learn the decision from it any more: the region is
+ * in doubt, and a work item asks every other node that is up, but the
+ * destroyer (REGION_QUERY).  One that no longer has the region saw the
+ * COMMIT: commit.  One that has it prepared by a destroyer still up there
+ * may yet see it: ask again later.  Otherwise no node can have committed
+ * but the destroyer itself: abort, and the region is usable again.  A
+ * destroyer cut off after it decided to commit and before any COMMIT
+ * arrived keeps its region destroyed while the others keep it, and so
+ * does a node whose in-doubt round could not reach a node that saw the
+ * COMMIT (a partition); a destroy from a node that has the region then
+ * removes it everywhere.
  *
  * Placement.  Every page has a static manager: its home under the region's
  * creation policy if that is INTERLEAVE, else the page's interleave over all
@@ -95,6 +99,7 @@
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 
+#include "sdsm_destroy.h"
 #include "sdsm_mem.h"
 
 static unsigned int max_region_mb = 4096;
@@ -911,56 +916,70 @@ static void sdsm_region_finish(u32 id, u64 token, bool commit)
 	mutex_unlock(&sdsm_regions_mutex);
 }
 
+/* On the wire, a view is the REPLY's status (sdsm_wire.h, REGION_QUERY). */
+static int sdsm_destroy_view_errno(enum sdsm_destroy_view v)
+{
+	return v == SDSM_DESTROY_GONE ? -ENOENT :
+	       v == SDSM_DESTROY_WAIT ? -EINPROGRESS : 0;
+}
+
+/* An answer, or the failed call's errno (no answer: WAIT). */
+static enum sdsm_destroy_view sdsm_destroy_errno_view(int err)
+{
+	return err == -ENOENT ? SDSM_DESTROY_GONE :
+	       err ? SDSM_DESTROY_WAIT : SDSM_DESTROY_KEPT;
+}
+
 /*
- * REGION_QUERY here, for a node whose destroyer of @id went down: -ENOENT
- * (gone here), -EINPROGRESS (prepared by a destroyer that is up here, or
- * is this node: its decision may still come) or 0.
+ * REGION_QUERY here, for a node whose destroyer of @id went down: this
+ * node's view (sdsm_destroy_view()) as an errno.
  */
 static int sdsm_region_query(u32 id)
 {
 	struct sdsm_region *r = sdsm_region_get(id);
+	enum sdsm_destroy_view v;
 	unsigned int node;
-	int ret = 0;
+	bool up = false;
 
 	if (!r)
-		return -ENOENT;
+		return sdsm_destroy_view_errno(SDSM_DESTROY_GONE);
 	spin_lock(&r->lock);
-	if (r->dying && !r->in_doubt) {
+	if (r->dying) {
 		node = sdsm_destroy_token_node(r->dying);
-		if (node == sdsm_cl.node_id || sdsm_node_up(node))
-			ret = -EINPROGRESS;
+		up = node == sdsm_cl.node_id || sdsm_node_up(node);
 	}
+	v = sdsm_destroy_view(true, r->dying, r->in_doubt, up);
 	spin_unlock(&r->lock);
 	sdsm_region_put(r);
-	return ret;
+	return sdsm_destroy_view_errno(v);
 }
 
 /*
- * Decide a destroy in doubt here (token @token of region @id): 1 commit,
- * 0 abort, -EAGAIN not yet.  Locks: none (it waits for answers).
+ * One round of questions about the destroy in doubt of region @id, to
+ * every other node that is up but the destroyer @destroyer (back in a new
+ * session, its word would count where its decision never arrived: a
+ * node that asked the others before it came back may have aborted): how
+ * it ends here.  Locks: none (it waits for answers).
  */
-static int sdsm_region_resolve(u32 id, u64 token)
+static enum sdsm_destroy_end sdsm_region_resolve(u32 id,
+						 unsigned int destroyer)
 {
 	struct sdsm_wire_region w = { .id = cpu_to_be32(id) };
+	struct sdsm_destroy_tally t = {};
 	u64 up = sdsm_up_peers();
 	struct sdsm_call call;
-	bool pending = false;
 	unsigned int i;
-	int ret;
 
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
-		if (!(up & BIT_ULL(i)))
+		if (!(up & BIT_ULL(i)) || i == destroyer)
 			continue;
 		sdsm_call_start(&call, BIT_ULL(i));
 		w.cookie = cpu_to_be64(call.cookie);
 		sdsm_queue(i, SDSM_MSG_REGION_QUERY, &w, sizeof(w), NULL);
-		ret = sdsm_call_wait(&call);
-		if (ret == -ENOENT)
-			return 1;	/* it saw the COMMIT */
-		if (ret)
-			pending = true;	/* it may yet see one, or said nothing */
+		sdsm_destroy_tally_add(&t,
+				       sdsm_destroy_errno_view(sdsm_call_wait(&call)));
 	}
-	return pending ? -EAGAIN : 0;
+	return sdsm_destroy_end(&t);
 }
 
 #define SDSM_IN_DOUBT_RETRY_MS	500
@@ -972,10 +991,10 @@ static int sdsm_region_resolve(u32 id, u64 token)
 static void sdsm_in_doubt_fn(struct work_struct *work)
 {
 	unsigned long id, start = 0;
+	enum sdsm_destroy_end end;
 	struct sdsm_region *r;
 	bool again = false;
 	u64 token;
-	int ret;
 
 	for (;;) {
 		token = 0;
@@ -991,14 +1010,16 @@ static void sdsm_in_doubt_fn(struct work_struct *work)
 		mutex_unlock(&sdsm_regions_mutex);
 		if (!token)
 			break;
-		ret = sdsm_region_resolve(id, token);
-		if (ret == -EAGAIN) {
+		end = sdsm_region_resolve(id, sdsm_destroy_token_node(token));
+		if (end == SDSM_DESTROY_AGAIN) {
 			again = true;
 		} else {
 			pr_info("region %lu: destroy by node %u in doubt, %s\n",
 				id, sdsm_destroy_token_node(token),
-				ret ? "committed" : "aborted");
-			sdsm_region_finish(id, token, ret);
+				end == SDSM_DESTROY_COMMIT ? "committed" :
+							     "aborted");
+			sdsm_region_finish(id, token,
+					   end == SDSM_DESTROY_COMMIT);
 		}
 		start = id + 1;
 	}
@@ -1232,7 +1253,8 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 		 * us ("Destroys in doubt"): abort, as it will unless another
 		 * node saw a COMMIT, which none can have.
 		 */
-		if (!ret && sdsm_mask_epochs(mask) != epochs)
+		if (!ret && !sdsm_destroy_commits(true, sdsm_mask_epochs(mask) ==
+							epochs))
 			ret = -EHOSTDOWN;
 	} else {
 		spin_lock(&sdsm_calls_lock);
