@@ -7,6 +7,7 @@
 #ifndef SDSM_TAP_ARGS_H
 #define SDSM_TAP_ARGS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,46 @@ static inline int tap_parse_seeded(int argc, char **argv, int ntests,
 	if (!*schedules)
 		*schedules = 1;
 	return ret;
+}
+
+/*
+ * The start of a randomized test program: tap_parse_seeded(), then the
+ * plan (unless --no-plan) and a comment naming @what, the seed and how
+ * many @units (schedules, connections) a test runs.  -1 to go on, else
+ * the status to exit with.
+ */
+static inline int tap_begin_seeded(int argc, char **argv, int ntests,
+				   struct tap_args *a,
+				   unsigned long long *seed,
+				   unsigned long *schedules,
+				   const char *what, const char *units)
+{
+	int ret = tap_parse_seeded(argc, argv, ntests, a, seed, schedules);
+
+	if (ret >= 0)
+		return ret;
+	if (a->plan)
+		printf("TAP version 13\n1..%d\n", ntests);
+	printf("# %s%s: seed %llu, %lu %s (SDSM_SEED, SDSM_SCHEDULES or --seed, --schedules)\n",
+	       a->prefix, what, *seed, *schedules, units);
+	return -1;
+}
+
+/* One result line, test @n (from 0) of the program; fflush()es. */
+static inline void tap_result(const struct tap_args *a, int n, bool ok,
+			      const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static inline void tap_result(const struct tap_args *a, int n, bool ok,
+			      const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - %s", ok ? "ok" : "not ok", a->first + n, a->prefix);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
 }
 
 #endif /* SDSM_TAP_ARGS_H */

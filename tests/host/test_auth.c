@@ -853,27 +853,21 @@ int main(int argc, char **argv)
 	int i, ret, failed = 0;
 	bool ok;
 
-	ret = tap_parse_seeded(argc, argv, NTESTS + NPLANTS, &ta, &base_seed,
-			       &schedules);
+	ret = tap_begin_seeded(argc, argv, NTESTS + NPLANTS, &ta, &base_seed,
+			       &schedules, "auth input", "connections");
 	if (ret >= 0)
 		return ret;
-	if (ta.plan)
-		printf("TAP version 13\n1..%d\n", NTESTS + NPLANTS);
-	printf("# %sauth input: seed %llu, %lu connections (SDSM_SEED, SDSM_SCHEDULES or --seed, --schedules)\n",
-	       ta.prefix, (unsigned long long)base_seed, schedules);
 	for (i = 0; i < NTESTS; i++) {
 		fflush(stdout);
 		ok = tests[i].fn(tests[i].arg);
-		printf("%s %d - %s%s\n", ok ? "ok" : "not ok", ta.first + i,
-		       ta.prefix, tests[i].name);
+		tap_result(&ta, i, ok, "%s", tests[i].name);
 		failed += !ok;
 	}
 	for (i = 0; i < NPLANTS; i++) {
 		fflush(stdout);
 		ok = test_planted(i);
-		printf("%s %d - %splanted %s is caught (by %s)\n",
-		       ok ? "ok" : "not ok", ta.first + NTESTS + i, ta.prefix,
-		       plants[i].name, checks[plants[i].check].name);
+		tap_result(&ta, NTESTS + i, ok, "planted %s is caught (by %s)",
+			   plants[i].name, checks[plants[i].check].name);
 		failed += !ok;
 	}
 	return failed ? 1 : 0;

@@ -68,19 +68,6 @@ enum mut {
 	MUT_DOUBT_WAITS,	/* a node in doubt answers WAIT */
 	MUT_COMMIT_ON_DOWN,	/* in doubt: commit at once, ask nobody */
 	MUT_ASK_DESTROYER,	/* the destroyer is asked too (the first version) */
-	NMUT,
-};
-
-static const char *const mut_names[] = {
-	"none",
-	"a node in doubt aborts without asking",
-	"a GONE answer is ignored",
-	"a WAIT answer is ignored",
-	"an answer lost with its session counts as KEPT",
-	"the destroyer commits though a session ended",
-	"a node in doubt answers WAIT",
-	"a node in doubt commits without asking",
-	"the destroyer is asked too",
 };
 
 enum msg_type { M_PREPARE, M_VOTE, M_COMMIT, M_ABORT, M_QUERY, M_ANSWER };
@@ -558,12 +545,13 @@ static bool test_random(int n)
 	return true;
 }
 
-static bool test_planted(enum mut m)
+static bool test_planted(int m)
 {
 	unsigned long i, lim = 20 * schedules;
 
 	for (i = 0; i < lim; i++)
-		if (!run_one(base_seed + i, 3 + (int)(i & 1), m, false)) {
+		if (!run_one(base_seed + i, 3 + (int)(i & 1), (enum mut)m,
+			     false)) {
 			printf("# caught by schedule %llu: %s\n", base_seed + i,
 			       last_why);
 			return true;
@@ -605,10 +593,25 @@ static const struct {
 	{ "the rules, case by case", test_rules, 0 },
 	{ "random schedules, 3 nodes: no destroy stays open, the survivors agree", test_random, 3 },
 	{ "random schedules, 4 nodes: no destroy stays open, the survivors agree", test_random, 4 },
+	{ "planted bug 'a node in doubt aborts without asking' caught",
+	  test_planted, MUT_ABORT_ON_DOWN },
+	{ "planted bug 'a GONE answer is ignored' caught",
+	  test_planted, MUT_GONE_IGNORED },
+	{ "planted bug 'a WAIT answer is ignored' caught",
+	  test_planted, MUT_WAIT_IGNORED },
+	{ "planted bug 'an answer lost with its session counts as KEPT' caught",
+	  test_planted, MUT_LOST_IS_KEPT },
+	{ "planted bug 'the destroyer commits though a session ended' caught",
+	  test_planted, MUT_NO_SESSION_CHECK },
+	{ "planted bug 'a node in doubt answers WAIT' caught",
+	  test_planted, MUT_DOUBT_WAITS },
+	{ "planted bug 'a node in doubt commits without asking' caught",
+	  test_planted, MUT_COMMIT_ON_DOWN },
+	{ "planted bug 'the destroyer is asked too' caught",
+	  test_planted, MUT_ASK_DESTROYER },
 };
 
 #define NTESTS	((int)(sizeof(tests) / sizeof(tests[0])))
-#define NPLANTS	(NMUT - 1)
 
 int main(int argc, char **argv)
 {
@@ -616,27 +619,13 @@ int main(int argc, char **argv)
 	int i, ret, failed = 0;
 	bool ok;
 
-	ret = tap_parse_seeded(argc, argv, NTESTS + NPLANTS, &ta, &base_seed,
-			       &schedules);
+	ret = tap_begin_seeded(argc, argv, NTESTS, &ta, &base_seed, &schedules,
+			       "destroy model", "schedules");
 	if (ret >= 0)
 		return ret;
-	if (ta.plan)
-		printf("TAP version 13\n1..%d\n", NTESTS + NPLANTS);
-	printf("# %sdestroy: seed %llu, %lu schedules (SDSM_SEED, SDSM_SCHEDULES or --seed, --schedules)\n",
-	       ta.prefix, base_seed, schedules);
 	for (i = 0; i < NTESTS; i++) {
-		fflush(stdout);
 		ok = tests[i].fn(tests[i].arg);
-		printf("%s %d - %s%s\n", ok ? "ok" : "not ok", ta.first + i,
-		       ta.prefix, tests[i].name);
-		failed += !ok;
-	}
-	for (i = 1; i < NMUT; i++) {
-		fflush(stdout);
-		ok = test_planted((enum mut)i);
-		printf("%s %d - %splanted bug '%s' caught\n",
-		       ok ? "ok" : "not ok", ta.first + NTESTS + i - 1,
-		       ta.prefix, mut_names[i]);
+		tap_result(&ta, i, ok, "%s", tests[i].name);
 		failed += !ok;
 	}
 	return failed ? 1 : 0;

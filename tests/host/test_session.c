@@ -1429,26 +1429,21 @@ int main(int argc, char **argv)
 	int i, ret, failed = 0;
 
 	trace_plants = tap_env_ulong("SDSM_TRACE", 0);
-	ret = tap_parse_seeded(argc, argv, NTESTS, &ta, &base_seed,
-			       &schedules);
+	ret = tap_begin_seeded(argc, argv, NTESTS, &ta, &base_seed,
+			       &schedules, "session model", "schedules");
 	if (ret >= 0)
 		return ret;
-	if (ta.plan)
-		printf("TAP version 13\n1..%d\n", NTESTS);
-	printf("# %ssession model: seed %llu, %lu schedules (SDSM_SEED, SDSM_SCHEDULES or --seed, --schedules)\n",
-	       ta.prefix, (unsigned long long)base_seed, schedules);
 	for (i = 0; i < NTESTS; i++) {
 		bool ok;
 
 		fflush(stdout);
 		ok = tests[i].fn(tests[i].arg);
-		printf("%s %d - %s", ok ? "ok" : "not ok", ta.first + i,
-		       ta.prefix);
 		if (tests[i].fn == test_planted)
-			printf("planted %s is caught (after %lu schedules)\n",
-			       tests[i].name, plant_caught);
+			tap_result(&ta, i, ok,
+				   "planted %s is caught (after %lu schedules)",
+				   tests[i].name, plant_caught);
 		else
-			printf("%s\n", tests[i].name);
+			tap_result(&ta, i, ok, "%s", tests[i].name);
 		failed += !ok;
 	}
 	return failed ? 1 : 0;
