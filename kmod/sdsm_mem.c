@@ -1135,6 +1135,22 @@ static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
 }
 
 /*
+ * The protection of a read-only PTE in @vma.  A VMA mprotect()ed to
+ * PROT_WRITE alone may be read too (x86 has no write-only pages, and the
+ * kernel's own write-protected PTEs of such a VMA are readable):
+ * vm_get_page_prot() of its flags without VM_WRITE would be PAGE_NONE,
+ * and a read would fault again for ever on the PTE that inserted.
+ */
+static pgprot_t sdsm_ro_prot(struct vm_area_struct *vma)
+{
+	unsigned long flags = vma->vm_flags & ~VM_WRITE;
+
+	if (vma->vm_flags & VM_WRITE)
+		flags |= VM_READ;
+	return vm_get_page_prot(flags);
+}
+
+/*
  * A read fault that mapped page @idx of @r also maps the pages around it
  * that this node holds already, read-only (a write still faults), as
  * filemap_map_pages() does for the page cache: the aligned block of
@@ -1147,7 +1163,7 @@ static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
-	pgprot_t prot = vm_get_page_prot(vma->vm_flags & ~VM_WRITE);
+	pgprot_t prot = sdsm_ro_prot(vma);
 	u64 j = idx & ~(u64)(SDSM_FAULT_AROUND - 1);
 	u64 end = min_t(u64, j + SDSM_FAULT_AROUND, r->npages);
 	struct sdsm_page *pg;
@@ -1189,8 +1205,7 @@ static vm_fault_t sdsm_fault_insert(struct vm_fault *vmf,
 
 	if (WARN_ON_ONCE(!pg->copy))
 		return VM_FAULT_SIGBUS;
-	prot = vm_get_page_prot(rw ? vma->vm_flags :
-				vma->vm_flags & ~VM_WRITE);
+	prot = rw ? vm_get_page_prot(vma->vm_flags) : sdsm_ro_prot(vma);
 	/* Replace the read-only PTE under the page's mutex. */
 	if (mkwrite)
 		zap_vma_ptes(vma, addr, PAGE_SIZE);

@@ -22,7 +22,8 @@ mem_placement mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
-mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut"
+mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
+mem_write_only"
 
 mu() {
 	local k=$1
@@ -723,6 +724,28 @@ test_mem_power_cut() {
 	# Pages homed at $LAST before the cut are lost to the survivors
 	# until they reload: rmmod everywhere, which must work.
 	unload_all || rc=1
+	return $rc
+}
+
+# A page read through a mapping mprotect()ed to PROT_WRITE alone (x86
+# reads such pages too) while this node holds it read-only (S): node 1
+# and node 0 both read it, then node 0 reads it through the write-only
+# mapping, and node 1 too.  Before: the PTE the fault inserted had
+# vm_get_page_prot(VM_SHARED), PAGE_NONE, and the read faulted again for
+# ever (the fuzzer on the debug kernel: loads blocked 30 s, and a soft
+# lockup of a futex call that read the word with get_user()).
+test_mem_write_only() {
+	local p rc=0 k v
+	p=$(homed_at 13500 "$LAST")
+	mu "$LAST" poke "$p" 4711 || return 1
+	for k in 1 0; do
+		[ "$(mu "$k" peek "$p")" = 4711 ] || { log "node $k: no 4711"; rc=1; }
+	done
+	for k in 0 1; do
+		v=$(mu "$k" wo_read "$p" 2>&1)
+		[ "$v" = 4711 ] ||
+			{ log "node $k: read through PROT_WRITE: '$v', want 4711"; rc=1; }
+	done
 	return $rc
 }
 

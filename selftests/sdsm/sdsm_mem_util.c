@@ -50,6 +50,9 @@
  *                                 from the last one done to the SIGBUS
  *   read_loop OFF MS              read OFF for MS ms; fails if it ever goes
  *                                 down; prints the reads
+ *   wo_read OFF                   read OFF through a mapping mprotect()ed
+ *                                 to PROT_WRITE alone; prints it, or fails
+ *                                 if the read takes 10 s
  *   burst OFF PAGES SEED          PAGES threads (at most 256) each read
  *                                 page K of OFF at once and check its
  *                                 pattern of fill SEED: PAGES read faults
@@ -687,6 +690,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%" PRIu64 " increments and no SIGBUS in %" PRIu64 " ms\n",
 			(uint64_t)n, ms);
 		return 1;
+	}
+	if (!strcmp(cmd, "wo_read") && argc >= 1) {
+		volatile uint64_t *p = map(num(argv[0]), 8);
+		uintptr_t a = (uintptr_t)p & ~4095UL;
+
+		if (mprotect((void *)a, 4096, PROT_WRITE))
+			die("mprotect");
+		alarm(10);	/* SIGALRM ends a read that faults for ever */
+		printf("%" PRIu64 "\n", (uint64_t)*p);
+		return 0;
 	}
 	if (!strcmp(cmd, "read_loop") && argc >= 2) {
 		volatile uint64_t *p = map(num(argv[0]), 4096);
