@@ -51,8 +51,9 @@
  *   read_loop OFF MS              read OFF for MS ms; fails if it ever goes
  *                                 down; prints the reads
  *   wo_read OFF                   read OFF through a mapping mprotect()ed
- *                                 to PROT_WRITE alone; prints it, or fails
- *                                 if the read takes 10 s
+ *                                 to PROT_WRITE alone; prints it and the
+ *                                 page faults the read took, or fails if
+ *                                 the read takes 10 s
  *   burst OFF PAGES SEED          PAGES threads (at most 256) each read
  *                                 page K of OFF at once and check its
  *                                 pattern of fill SEED: PAGES read faults
@@ -78,6 +79,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -694,11 +696,16 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "wo_read") && argc >= 1) {
 		volatile uint64_t *p = map(num(argv[0]), 8);
 		uintptr_t a = (uintptr_t)p & ~4095UL;
+		struct rusage r0, r1;
+		uint64_t v;
 
 		if (mprotect((void *)a, 4096, PROT_WRITE))
 			die("mprotect");
 		alarm(10);	/* SIGALRM ends a read that faults for ever */
-		printf("%" PRIu64 "\n", (uint64_t)*p);
+		getrusage(RUSAGE_SELF, &r0);
+		v = *p;
+		getrusage(RUSAGE_SELF, &r1);
+		printf("%" PRIu64 " %ld\n", v, r1.ru_minflt - r0.ru_minflt);
 		return 0;
 	}
 	if (!strcmp(cmd, "read_loop") && argc >= 2) {
