@@ -39,9 +39,9 @@
 #include <linux/errno.h>
 #include "sdsm_proto.h"
 
-static inline u64 sdsm_proto_bit(u16 node)
+static inline u32 sdsm_proto_bit(u16 node)
 {
-	return (u64)1 << node;
+	return (u32)1 << node;
 }
 
 static const char * const sdsm_proto_msg_names[SDSM_PROTO_MSG_NR] = {
@@ -438,7 +438,7 @@ static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
 				  struct sdsm_proto_home *home, u16 req,
 				  bool write)
 {
-	u64 inv;
+	u32 inv;
 	u16 n;
 
 	/* Nobody holds it: the reader gets it writable, one round trip. */
@@ -495,7 +495,7 @@ static void sdsm_proto_home_pump(const struct sdsm_proto_ctx *ctx,
 	unsigned int i;
 
 	for (i = 0; i < 2 * SDSM_PROTO_MAX_NODES; i++) {
-		u64 pend = home->pend_read | home->pend_write;
+		u32 pend = home->pend_read | home->pend_write;
 		u16 n = home->cursor % SDSM_PROTO_MAX_NODES;
 		bool write;
 
@@ -515,7 +515,7 @@ static int sdsm_proto_home_request(const struct sdsm_proto_ctx *ctx,
 				   struct sdsm_proto_home *home,
 				   const struct sdsm_proto_msg *msg)
 {
-	u64 bit = sdsm_proto_bit(msg->src);
+	u32 bit = sdsm_proto_bit(msg->src);
 	bool write = msg->type == SDSM_PROTO_MSG_WRITE;
 
 	if ((home->pend_read | home->pend_write) & bit ||
@@ -607,7 +607,7 @@ int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,
 void sdsm_proto_home_peer_down(const struct sdsm_proto_ctx *ctx,
 			       struct sdsm_proto_home *home, u16 dead)
 {
-	u64 bit;
+	u32 bit;
 
 	if (dead >= SDSM_PROTO_MAX_NODES)
 		return;

@@ -8,7 +8,9 @@
  * the ordering the protocol needs.  The home serializes transactions per
  * page and parks requests that arrive while a page is busy in two bitmaps
  * (one request per node and page can exist, thanks to fault coalescing).
- * Nodes are numbered 0..SDSM_PROTO_MAX_NODES-1; bitmaps are u64.
+ * Nodes are numbered 0..SDSM_PROTO_MAX_NODES-1; bitmaps of nodes are u32
+ * and node numbers in the directory u8, to keep the directory entry small
+ * (Documentation/performance.rst, "Memory").
  *
  * The caller owns all state (struct sdsm_proto_node per page per node,
  * struct sdsm_proto_home per page at its home), holds the page's lock
@@ -24,8 +26,8 @@
 
 #include <linux/types.h>
 
-#define SDSM_PROTO_MAX_NODES	64
-#define SDSM_PROTO_NO_NODE	0xffff
+#define SDSM_PROTO_MAX_NODES	32
+#define SDSM_PROTO_NO_NODE	0xff
 
 /**
  * enum sdsm_proto_msg_type - protocol messages
@@ -130,7 +132,7 @@ enum sdsm_proto_req {
 
 /**
  * struct sdsm_proto_node - node-side state of one page (caller memory)
- * @seq: request counter, copied into each request sent.
+ * @seq: request counter, copied into each request sent (traces only).
  * @deferred_seq: the home's transaction id of the @deferred message.
  * @state: enum sdsm_proto_node_state.
  * @pending: enum sdsm_proto_req; not NONE means later faults wait.
@@ -142,8 +144,8 @@ enum sdsm_proto_req {
  * Zero-initialized means invalid, nothing pending.
  */
 struct sdsm_proto_node {
-	u32 seq;
-	u32 deferred_seq;
+	u16 seq;
+	u16 deferred_seq;
 	u8 state;
 	u8 pending;
 	u8 flags;
@@ -183,7 +185,9 @@ enum sdsm_proto_txn {
  * @acks: sharers whose INV_ACK the running transaction still awaits.
  * @pend_read: nodes whose READ waits for the running transaction to end.
  * @pend_write: nodes whose WRITE waits likewise.
- * @txn: id of the running (or last) transaction.
+ * @txn: id of the running (or last) transaction; wraps at 2^16, long after
+ *	the last answer to an old one has arrived (one transaction at a time
+ *	per page, each waits for its answers, links are FIFO).
  * @owner: the writer in state MODIFIED, else SDSM_PROTO_NO_NODE.
  * @requester: the node the running transaction serves; NO_NODE if it died.
  * @state: enum sdsm_proto_home_state.
@@ -194,13 +198,13 @@ enum sdsm_proto_txn {
  * Initialize with sdsm_proto_home_init().
  */
 struct sdsm_proto_home {
-	u64 sharers;
-	u64 acks;
-	u64 pend_read;
-	u64 pend_write;
-	u32 txn;
-	u16 owner;
-	u16 requester;
+	u32 sharers;
+	u32 acks;
+	u32 pend_read;
+	u32 pend_write;
+	u16 txn;
+	u8 owner;
+	u8 requester;
 	u8 state;
 	u8 busy;
 	u8 wait_data;
