@@ -195,9 +195,37 @@ static wait_queue_head_t *sdsm_page_wq(const struct sdsm_region *r, u64 idx)
 				      SDSM_PAGE_WQ_BITS)];
 }
 
+/* Node numbers, NO_NODE included, fit the u8 fields of the page state. */
+static_assert(SDSM_MAX_NODES <= SDSM_PROTO_MAX_NODES);
+static_assert(SDSM_MAX_NODES <= SDSM_PROTO_NO_NODE);
+static_assert(SDSM_PROTO_NO_NODE <= U8_MAX);
+/* The sizes metadata_bytes_per_page counts on: see sdsm_chunk_bytes(). */
+static_assert(sizeof(struct sdsm_page) == 24);
+static_assert(sizeof(struct sdsm_home_page) == 32);
+
 /*
- * The state of page @idx, allocated on first use if @alloc.  Chunks are
- * published with cmpxchg and live as long as the region.
+ * The memory a chunk of @size bytes takes: whole pages, exactly.  Chunks
+ * are sized in pages and allocated by alloc_pages_exact(), which frees the
+ * tail of its power-of-two block, so none is lost to a size class.
+ */
+size_t sdsm_chunk_bytes(size_t size)
+{
+	return PAGE_ALIGN(size);
+}
+
+/* Zeroed and charged; no OOM kill for it, see "Memory" above. */
+static void *sdsm_chunk_alloc(size_t size)
+{
+	void *p = alloc_pages_exact(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				    __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+
+	sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	return p;
+}
+
+/*
+ * The node-side state of page @idx, allocated on first use if @alloc.
+ * Chunks are published with cmpxchg and live as long as the region.
  */
 struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 {
@@ -210,10 +238,7 @@ struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 	chunk = READ_ONCE(r->chunks[c]);
 	if (chunk || !alloc)
 		goto out;
-	/* Charged; no OOM kill for it, see "Memory" above. */
-	chunk = kvzalloc(sizeof(*chunk), GFP_KERNEL_ACCOUNT |
-			 __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
-	sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	chunk = sdsm_chunk_alloc(sizeof(*chunk));
 	if (!chunk)
 		return NULL;
 	for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
@@ -221,15 +246,62 @@ struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 
 		pg->home = SDSM_PROTO_NO_NODE;
 		pg->mgr_home = SDSM_PROTO_NO_NODE;
-		sdsm_proto_home_init(&pg->dir);
 	}
 	old = cmpxchg(&r->chunks[c], NULL, chunk);
 	if (old) {
-		kvfree(chunk);
+		free_pages_exact(chunk, sizeof(*chunk));
 		chunk = old;
 	}
 out:
 	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
+}
+
+/*
+ * The home side of page @idx, allocated on first use if @alloc (a node
+ * serving a request as the page's home).  As sdsm_page_get().
+ */
+static struct sdsm_home_page *sdsm_home_page_get(struct sdsm_region *r,
+						 u64 idx, bool alloc)
+{
+	unsigned long c = idx >> SDSM_CHUNK_SHIFT;
+	struct sdsm_home_chunk *chunk, *old;
+	unsigned int i;
+
+	if (WARN_ON_ONCE(idx >= r->npages))
+		return NULL;
+	chunk = READ_ONCE(r->home_chunks[c]);
+	if (chunk || !alloc)
+		goto out;
+	chunk = sdsm_chunk_alloc(sizeof(*chunk));
+	if (!chunk)
+		return NULL;
+	for (i = 0; i < SDSM_CHUNK_PAGES; i++)
+		sdsm_proto_home_init(&chunk->pages[i].dir);
+	old = cmpxchg(&r->home_chunks[c], NULL, chunk);
+	if (old) {
+		free_pages_exact(chunk, sizeof(*chunk));
+		chunk = old;
+	}
+out:
+	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
+}
+
+/* This node's copy of @pg, NULL if none (the spare is not one). */
+static struct page *sdsm_page_copy(const struct sdsm_page *pg)
+{
+	return pg->flags & SDSM_PAGE_SPARE ? NULL : pg->copy;
+}
+
+/* Fail @pg's faults with @err, a negative errno (sdsm_page_err()). */
+static void sdsm_page_set_err(struct sdsm_page *pg, int err)
+{
+	pg->err = err < 0 && err >= -U8_MAX ? -err : EIO;
+}
+
+/* Microseconds, truncated: struct sdsm_page.req_us (wraps in 71 min). */
+static u32 sdsm_now_us(void)
+{
+	return div_u64(ktime_get_ns(), NSEC_PER_USEC);
 }
 
 /* Locks: the page's mutex. */
@@ -293,7 +365,7 @@ static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
 		atomic64_dec(&r->pages_cached);
 	}
 	/* Invalid: no PTE maps the copy any more (map() zapped them). */
-	if (!cached && pg->copy) {
+	if (!cached && pg->copy && !(pg->flags & SDSM_PAGE_SPARE)) {
 		__free_page(pg->copy);
 		pg->copy = NULL;
 	}
@@ -346,6 +418,7 @@ struct sdsm_pctx {
 	struct sdsm_region *r;
 	u64 idx;
 	struct sdsm_page *pg;
+	struct sdsm_home_page *hp;
 	struct page *in_page;
 	u8 in_data;
 };
@@ -364,8 +437,8 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
 	struct page *src, *snap = NULL;
 
 	if (msg->flags & SDSM_PROTO_F_DATA) {
-		src = msg->type == SDSM_PROTO_MSG_DATA ? c->pg->copy :
-							 c->pg->home_copy;
+		src = msg->type == SDSM_PROTO_MSG_DATA ?
+			sdsm_page_copy(c->pg) : c->hp->home_copy;
 		if (src && msg->type != SDSM_PROTO_MSG_DATA) {
 			/* The home copy, by reference: see sdsm_home_copy_own(). */
 			get_page(src);
@@ -398,11 +471,11 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
  * Nothing but sdsm_op_send() takes a reference, under the page's mutex, so
  * a count of 1 stays 1.  Locks: the page's mutex.
  */
-static void sdsm_home_copy_own(struct sdsm_page *pg)
+static void sdsm_home_copy_own(struct sdsm_home_page *hp)
 {
-	if (pg->home_copy && page_count(pg->home_copy) > 1) {
-		put_page(pg->home_copy);
-		pg->home_copy = NULL;
+	if (hp->home_copy && page_count(hp->home_copy) > 1) {
+		put_page(hp->home_copy);
+		hp->home_copy = NULL;
 	}
 }
 
@@ -410,16 +483,15 @@ static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 {
 	struct sdsm_pctx *c = priv;
 	bool home = msg->type == SDSM_PROTO_MSG_DATA;
-	struct page **dst = home ? &c->pg->home_copy : &c->pg->copy;
+	struct page **dst = home ? &c->hp->home_copy : &c->pg->copy;
 	bool page = c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page;
 
 	if (home)
-		sdsm_home_copy_own(c->pg);
+		sdsm_home_copy_own(c->hp);
 
 	/* A node copy: the one the fault charged to its task, if any. */
-	if (!*dst && !home && c->pg->spare) {
-		*dst = c->pg->spare;
-		c->pg->spare = NULL;
+	if (!home && (c->pg->flags & SDSM_PAGE_SPARE)) {
+		c->pg->flags &= ~SDSM_PAGE_SPARE;
 		if (!page)
 			clear_highpage(*dst);
 	} else if (!*dst && (page || !home)) {
@@ -462,16 +534,17 @@ static void sdsm_op_wake(void *priv, int err)
 	if (err == -ESTALE) {
 		/* Not the home: ask again, the woken fault retries. */
 		sdsm_page_forget_home(c->r, c->pg);
-	} else if (err == -ENOMEM) {
-		/* The home is short of memory now: fail this fault only. */
-		c->pg->flags |= SDSM_PAGE_NOMEM;
 	} else if (err) {
-		c->pg->err = err;
-	} else if (c->pg->req_ns && c->pg->home != sdsm_cl.node_id) {
+		/* ENOMEM, a home short of memory now, fails one fault only. */
+		sdsm_page_set_err(c->pg, err);
+	} else if ((c->pg->flags & SDSM_PAGE_TIMED) &&
+		   c->pg->home != sdsm_cl.node_id) {
 		/* The histogram is of remote homes' answers. */
-		sdsm_stat_fault_latency(ktime_get_ns() - c->pg->req_ns);
+		sdsm_stat_fault_latency((u64)(u32)(sdsm_now_us() -
+						   c->pg->req_us) *
+					NSEC_PER_USEC);
 	}
-	c->pg->req_ns = 0;
+	c->pg->flags &= ~SDSM_PAGE_TIMED;
 	wake_up_all(sdsm_page_wq(c->r, c->idx));
 }
 
@@ -498,6 +571,7 @@ static const struct sdsm_proto_ops sdsm_mem_proto_ops;
 static bool sdsm_op_own_fetch(void *priv, bool inv)
 {
 	struct sdsm_pctx *c = priv;
+	struct sdsm_home_page *hp = c->hp;
 	struct sdsm_page *pg = c->pg;
 	struct sdsm_proto_ctx ctx = {
 		.ops = &sdsm_mem_proto_ops,
@@ -514,18 +588,18 @@ static bool sdsm_op_own_fetch(void *priv, bool inv)
 	if (inv) {
 		sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_RECEIVED);
 		/* The old home copy goes where settle frees an I copy. */
-		swap(pg->home_copy, pg->copy);
+		swap(hp->home_copy, pg->copy);
 	} else if (pg->copy) {
-		sdsm_home_copy_own(pg);
-		if (!pg->home_copy)
-			pg->home_copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
-		copy_highpage(pg->home_copy, pg->copy);
+		sdsm_home_copy_own(hp);
+		if (!hp->home_copy)
+			hp->home_copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
+		copy_highpage(hp->home_copy, pg->copy);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
-	} else if (pg->home_copy) {
+	} else if (hp->home_copy) {
 		/* An M copy is always allocated; zero, as install would. */
-		sdsm_home_copy_own(pg);
-		if (pg->home_copy)
-			clear_highpage(pg->home_copy);
+		sdsm_home_copy_own(hp);
+		if (hp->home_copy)
+			clear_highpage(hp->home_copy);
 	}
 	sdsm_page_settle(c->r, pg);
 	return true;
@@ -765,6 +839,22 @@ static void sdsm_coh_nack_nomem(u16 src, const struct sdsm_proto_msg *msg)
 	sdsm_queue(src, SDSM_MSG_COH, &w, sizeof(w), NULL);
 }
 
+/* No memory for the state of @msg's page: refuse a request, else break. */
+static void sdsm_coh_no_state(u16 src, const struct sdsm_proto_msg *msg)
+{
+	if (msg->type == SDSM_PROTO_MSG_READ ||
+	    msg->type == SDSM_PROTO_MSG_WRITE) {
+		pr_warn_ratelimited("no memory for page state: %s from node %u refused\n",
+				    sdsm_proto_msg_name(msg->type), src);
+		sdsm_coh_nack_nomem(src, msg);
+	} else {
+		/* Its state exists wherever the protocol sends it. */
+		pr_err_ratelimited("no page state for %s from node %u\n",
+				   sdsm_proto_msg_name(msg->type), src);
+		sdsm_mem_peer_broken(src, "coherence message for no page state");
+	}
+}
+
 static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 			  struct page *page)
 {
@@ -778,6 +868,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 		.flags = w->flags,
 		.err = be16_to_cpu(w->err),
 	};
+	struct sdsm_proto_home refused;
 	struct sdsm_proto_ctx ctx;
 	struct mem_cgroup *old_memcg;
 	struct sdsm_region *r;
@@ -807,17 +898,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 	old_memcg = set_active_memcg(READ_ONCE(r->memcg));
 	pg = sdsm_page_get(r, msg.page, true);
 	if (!pg) {
-		if (msg.type == SDSM_PROTO_MSG_READ ||
-		    msg.type == SDSM_PROTO_MSG_WRITE) {
-			pr_warn_ratelimited("no memory for page state: %s from node %u refused\n",
-					    sdsm_proto_msg_name(msg.type), src);
-			sdsm_coh_nack_nomem(src, &msg);
-		} else {
-			/* Its state exists wherever the protocol sends it. */
-			pr_err_ratelimited("no page state for %s from node %u\n",
-					   sdsm_proto_msg_name(msg.type), src);
-			sdsm_mem_peer_broken(src, "coherence message for no page state");
-		}
+		sdsm_coh_no_state(src, &msg);
 		goto out_memcg;
 	}
 	if (page && src != sdsm_cl.node_id)
@@ -832,15 +913,23 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 	sdsm_pctx_init(&ctx, &c, r, msg.page, pg, home);
 	c.in_page = page;
 	c.in_data = w->data;
-	if (to_home) {
-		if (home == sdsm_cl.node_id &&
-		    (msg.type == SDSM_PROTO_MSG_READ ||
-		     msg.type == SDSM_PROTO_MSG_WRITE)) {
+	if (to_home && home != sdsm_cl.node_id) {
+		/* Refused (ESTALE), no directory used: allocate none. */
+		sdsm_proto_home_init(&refused);
+		sdsm_proto_home_recv(&ctx, &refused, &msg);
+	} else if (to_home) {
+		c.hp = sdsm_home_page_get(r, msg.page, true);
+		if (!c.hp) {
+			mutex_unlock(lock);
+			sdsm_coh_no_state(src, &msg);
+			goto out_memcg;
+		}
+		if (msg.type == SDSM_PROTO_MSG_READ ||
+		    msg.type == SDSM_PROTO_MSG_WRITE) {
 			pg->flags |= SDSM_PAGE_TOUCHED;
 			sdsm_page_homed_here(r, pg);
 		}
-		/* Refuses a request if @home is not this node (ESTALE). */
-		sdsm_proto_home_recv(&ctx, &pg->dir, &msg);
+		sdsm_proto_home_recv(&ctx, &c.hp->dir, &msg);
 	} else {
 		if (msg.type == SDSM_PROTO_MSG_INV ||
 		    msg.type == SDSM_PROTO_MSG_FETCH_INV)
@@ -885,7 +974,7 @@ static void sdsm_home_rep_recv(u16 src, const struct sdsm_wire_home *w)
 	    src == sdsm_page_manager(r, idx)) {
 		pg->flags &= ~SDSM_PAGE_HOME_ASKED;
 		if (home < 0 || home >= sdsm_cl.nr_nodes)
-			pg->err = home < 0 ? home : -EPROTO;
+			sdsm_page_set_err(pg, home < 0 ? home : -EPROTO);
 		else
 			sdsm_page_set_home(r, pg, home);
 		wake_up_all(sdsm_page_wq(r, idx));
@@ -994,8 +1083,11 @@ static bool sdsm_page_home_compute(struct sdsm_region *r, u64 idx,
  */
 static void sdsm_page_take_spare(struct sdsm_page *pg, struct page *spare)
 {
-	if (!pg->spare && !pg->copy)
-		swap(pg->spare, spare);
+	if (!pg->copy) {
+		pg->copy = spare;
+		pg->flags |= SDSM_PAGE_SPARE;
+		spare = NULL;
+	}
 	if (spare)
 		__free_page(spare);
 }
@@ -1031,7 +1123,7 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
 	w.flags = cpu_to_be32(SDSM_WIRE_HOME_ASSIGN);
 	w.page = cpu_to_be64(idx);
 	pg->flags |= SDSM_PAGE_HOME_ASKED;
-	pg->req_start = jiffies;
+	pg->req_us = sdsm_now_us();
 	sdsm_queue(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w), NULL);
 	return 1;
 }
@@ -1055,7 +1147,7 @@ static bool sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 	pg = sdsm_page_get(r, idx, true);
 	if (!pg || READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_I)
 		return false;
-	if (!READ_ONCE(pg->spare)) {
+	if (!READ_ONCE(pg->copy)) {
 		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
 				   __GFP_NORETRY | __GFP_NOWARN);
 		if (!spare)
@@ -1070,15 +1162,16 @@ static bool sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 	if (spare)
 		sdsm_page_take_spare(pg, spare);
 	/* Not computed: a first touch, which places the page, is a fault's. */
-	if (pg->err || (pg->flags & (SDSM_PAGE_HOME_ASKED | SDSM_PAGE_NOMEM)) ||
+	if (pg->err || (pg->flags & SDSM_PAGE_HOME_ASKED) ||
 	    !sdsm_page_home_compute(r, idx, pg) ||
 	    pg->home == sdsm_cl.node_id || !sdsm_node_usable(pg->home))
 		goto unlock;
 	sdsm_pctx_init(&ctx, &c, r, idx, pg, pg->home);
 	sent = sdsm_proto_prefetch(&ctx, &pg->node);
 	if (sent) {
-		pg->req_start = jiffies;
-		pg->req_ns = 0;
+		/* Timed by the fault that waits for it, if any. */
+		pg->req_us = sdsm_now_us();
+		pg->flags &= ~SDSM_PAGE_TIMED;
 		pg->flags |= SDSM_PAGE_PREFETCHED;
 		sdsm_stat_inc(SDSM_STAT_PREFETCHES);
 	}
@@ -1167,6 +1260,7 @@ static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
 	u64 j = idx & ~(u64)(SDSM_FAULT_AROUND - 1);
 	u64 end = min_t(u64, j + SDSM_FAULT_AROUND, r->npages);
 	struct sdsm_page *pg;
+	struct page *copy;
 	struct mutex *lock;	/* the page's */
 	unsigned long a;
 
@@ -1181,11 +1275,12 @@ static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
 		lock = sdsm_page_lock(r, j);
 		if (!mutex_trylock(lock))
 			continue;
-		if (pg->node.state != SDSM_PROTO_NODE_I && pg->copy &&
+		copy = sdsm_page_copy(pg);
+		if (pg->node.state != SDSM_PROTO_NODE_I && copy &&
 		    !pg->err && !pg->node.deferred &&
 		    !(pg->node.flags & (SDSM_PROTO_NODE_HELD |
 					SDSM_PROTO_NODE_DEAD)) &&
-		    vmf_insert_pfn_prot(vma, a, page_to_pfn(pg->copy), prot) ==
+		    vmf_insert_pfn_prot(vma, a, page_to_pfn(copy), prot) ==
 		    VM_FAULT_NOPAGE) {
 			sdsm_prefetch_used(pg);
 			sdsm_stat_inc(SDSM_STAT_FAULT_AROUND_PAGES);
@@ -1228,6 +1323,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	wait_queue_head_t *wq;
 	unsigned long deadline;
 	bool sent = false, ahead = false;
+	u32 waited;
 	vm_fault_t ret;
 	long left;
 	u32 seq;
@@ -1250,7 +1346,7 @@ again:
 	 * fault with nothing sent and nothing lost.  No OOM kill: the copies
 	 * are the region's, killing a process would free none of them.
 	 */
-	if (!READ_ONCE(pg->copy) && !READ_ONCE(pg->spare)) {
+	if (!READ_ONCE(pg->copy)) {
 		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
 				   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 		if (!spare) {
@@ -1264,13 +1360,10 @@ again:
 		sdsm_page_take_spare(pg, spare);
 		spare = NULL;
 	}
-	if (pg->flags & SDSM_PAGE_NOMEM) {
-		/* The home answered NACK(ENOMEM): this fault fails. */
-		pg->flags &= ~SDSM_PAGE_NOMEM;
-		rc = -ENOMEM;
-		goto fail;
-	}
-	rc = pg->err;
+	rc = sdsm_page_err(pg);
+	/* The home answered NACK(ENOMEM): this fault fails, not the next. */
+	if (rc == -ENOMEM)
+		pg->err = 0;
 	if (rc)
 		goto fail;
 	rc = sdsm_fault_home(r, idx, pg);
@@ -1307,19 +1400,21 @@ again:
 		if (rc < 0)
 			goto fail;
 		if (pg->node.seq != seq) {
-			pg->req_start = jiffies;
-			pg->req_ns = ktime_get_ns();
+			pg->req_us = sdsm_now_us();
+			pg->flags |= SDSM_PAGE_TIMED;
 			sent = true;
 			sdsm_stat_inc(write ? SDSM_STAT_WRITE_FAULTS_REMOTE :
 					      SDSM_STAT_READ_FAULTS_REMOTE);
 		}
 	}
 	/* Wait for the request in flight, bounded from when it was sent. */
-	deadline = pg->req_start + msecs_to_jiffies(sdsm_fault_timeout_ms);
-	if (time_after_eq(jiffies, deadline)) {
+	waited = sdsm_now_us() - pg->req_us;
+	if (waited >= sdsm_fault_timeout_ms * USEC_PER_MSEC) {
 		rc = -ETIMEDOUT;
 		goto fail;
 	}
+	deadline = jiffies + usecs_to_jiffies(sdsm_fault_timeout_ms *
+					      USEC_PER_MSEC - waited);
 	mutex_unlock(lock);
 	if (ahead)
 		sdsm_prefetch(r, idx);
@@ -1506,15 +1601,21 @@ void sdsm_mem_region_free(struct sdsm_region *r)
 
 		if (!chunk)
 			continue;
-		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+		/* A spare is freed as a copy: the same pointer. */
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++)
 			if (chunk->pages[i].copy)
 				__free_page(chunk->pages[i].copy);
-			if (chunk->pages[i].spare)
-				__free_page(chunk->pages[i].spare);
+		free_pages_exact(chunk, sizeof(*chunk));
+	}
+	for (c = 0; c < r->nchunks; c++) {
+		struct sdsm_home_chunk *chunk = r->home_chunks[c];
+
+		if (!chunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++)
 			if (chunk->pages[i].home_copy)
 				__free_page(chunk->pages[i].home_copy);
-		}
-		kvfree(chunk);
+		free_pages_exact(chunk, sizeof(*chunk));
 	}
 	mem_cgroup_put(r->memcg);
 	r->memcg = NULL;
@@ -1537,6 +1638,7 @@ static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
 		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
 			struct sdsm_page *pg = &chunk->pages[i];
 			u64 idx = ((u64)c << SDSM_CHUNK_SHIFT) + i;
+			struct sdsm_home_page *hp;
 			struct sdsm_proto_ctx ctx;
 			struct sdsm_pctx pc;
 			struct mutex *lock;		/* the page's, sdsm_page_lock() */
@@ -1550,10 +1652,14 @@ static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
 				sdsm_proto_node_peer_down(&ctx, &pg->node, dead);
 				sdsm_page_settle(r, pg);
 			}
-			if (pg->flags & SDSM_PAGE_TOUCHED) {
+			/* Served here: the home side exists. */
+			hp = pg->flags & SDSM_PAGE_TOUCHED ?
+				sdsm_home_page_get(r, idx, false) : NULL;
+			if (hp) {
 				sdsm_pctx_init(&ctx, &pc, r, idx, pg,
 					       sdsm_cl.node_id);
-				sdsm_proto_home_peer_down(&ctx, &pg->dir, dead);
+				pc.hp = hp;
+				sdsm_proto_home_peer_down(&ctx, &hp->dir, dead);
 			}
 			if ((pg->flags & SDSM_PAGE_HOME_ASKED) &&
 			    sdsm_page_manager(r, idx) == dead) {

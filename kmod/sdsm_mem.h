@@ -15,10 +15,15 @@
  *  - struct sdsm_region: refcounted (kref); the table holds one reference,
  *    every VMA one, every in-flight fault or handler one.  Its pages'
  *    state lives in lazily allocated chunks and is freed with it.
- *  - struct sdsm_page: node side and home side of one page, plus the copies
- *    (node copy: what this node's processes map; home copy: the directory's
- *    data, NULL while all zero).  Protected by the page's hashed mutex,
- *    sdsm_page_lock().
+ *  - struct sdsm_page: the node side of one page and this node's copy
+ *    (what its processes map), on every node that touched the page.
+ *  - struct sdsm_home_page: the home side of one page, the directory entry
+ *    and the home copy (the directory's data, NULL while all zero), only
+ *    on a node that served a request for the page as its home.
+ *    Both are protected by the page's hashed mutex, sdsm_page_lock(), and
+ *    live in chunks of SDSM_CHUNK_PAGES allocated on first use, whole
+ *    pages each (sdsm_chunk_alloc()).  Their size is the module's memory
+ *    per page: /sys/kernel/sdsm/metadata_bytes_per_page.
  */
 #ifndef SDSM_MEM_H
 #define SDSM_MEM_H
@@ -51,44 +56,59 @@ enum {
 	SDSM_PAGE_CACHED = 0x04,	/* counted in pages_cached */
 	SDSM_PAGE_HOMED = 0x08,		/* counted in pages_homed */
 	SDSM_PAGE_HOME_STALE = 0x10,	/* refused (ESTALE): ask the manager */
-	SDSM_PAGE_NOMEM = 0x20,		/* NACK ENOMEM: one fault fails */
+	SDSM_PAGE_TIMED = 0x20,		/* @req_us times a fault's request */
 	SDSM_PAGE_PREFETCHED = 0x40,	/* copy asked ahead, no fault since */
+	SDSM_PAGE_SPARE = 0x80,		/* @copy is the spare, not a copy */
 };
 
 /**
- * struct sdsm_page - all this node knows about one page
+ * struct sdsm_page - what this node knows about one page, on every node
  * @node: node-side protocol state
  * @flags: SDSM_PAGE_*
+ * @err: a positive errno, 0 if none: every fault fails with SIGBUS
+ *	(sticky), except ENOMEM, a home short of memory, which fails one
+ *	fault (sdsm_page_err())
  * @home: the page's home as resolved here, SDSM_PROTO_NO_NODE until then
  * @mgr_home: at the page's manager: the home it fixed, or NO_NODE
- * @err: sticky negative errno: every fault fails with SIGBUS
- * @req_start: jiffies when the request in flight was sent
- * @req_ns: ktime_get_ns() of the same, for the latency histogram
- * @copy: this node's copy (node state S or M), else NULL
- * @spare: a page the fault path allocated, charged to the faulting task's
- *	memory cgroup, before it sent a request; the grant's install takes it
- *	as @copy.  Freed with the region if no grant comes.
- * @home_copy: the home copy at the home; NULL means all zeroes
- * @dir: the directory entry (used at the home only)
+ * @req_us: sdsm_now_us() when the request in flight was sent; the fault's
+ *	wait is bounded from then, and if SDSM_PAGE_TIMED the answer's
+ *	latency goes to the histogram
+ * @copy: this node's copy (node state S or M), else NULL; or, with
+ *	SDSM_PAGE_SPARE (state I only), the spare: a page the fault path
+ *	allocated, charged to the faulting task's memory cgroup, before it
+ *	sent a request, which the grant's install takes as the copy.  Read
+ *	it with sdsm_page_copy().
  *
  * Locks: every field is protected by sdsm_page_lock(region, index).
  */
 struct sdsm_page {
 	struct sdsm_proto_node node;
 	u8 flags;
-	u16 home;
-	u16 mgr_home;
-	int err;
-	unsigned long req_start;
-	u64 req_ns;
+	u8 err;
+	u8 home;
+	u8 mgr_home;
+	u32 req_us;
 	struct page *copy;
-	struct page *spare;
-	struct page *home_copy;
+};
+
+/**
+ * struct sdsm_home_page - the home side of one page
+ * @dir: the directory entry
+ * @home_copy: the home copy; NULL means all zeroes
+ *
+ * Locks: sdsm_page_lock(region, index), as struct sdsm_page.
+ */
+struct sdsm_home_page {
 	struct sdsm_proto_home dir;
+	struct page *home_copy;
 };
 
 struct sdsm_chunk {
 	struct sdsm_page pages[SDSM_CHUNK_PAGES];
+};
+
+struct sdsm_home_chunk {
+	struct sdsm_home_page pages[SDSM_CHUNK_PAGES];
 };
 
 /* One SET_POLICY: pages [first, first + npages) follow @policy. */
@@ -128,8 +148,11 @@ struct sdsm_policy_range {
  * @ra_next: the page a sequential stream of read faults touches next
  * @ra_end: the first page past those it prefetched
  * @ra_win: pages it reads ahead of the fault now (0: not sequential)
- * @nchunks: entries of @chunks
- * @chunks: lazily allocated page state, never freed before the region
+ * @nchunks: entries of @chunks and of @home_chunks
+ * @chunks: lazily allocated node-side page state, never freed before the
+ *	region
+ * @home_chunks: the same of the home side, allocated where a request for
+ *	one of the chunk's pages is served as its home
  */
 struct sdsm_region {
 	struct kref ref;
@@ -165,7 +188,14 @@ struct sdsm_region {
 
 	unsigned long nchunks;
 	struct sdsm_chunk **chunks;
+	struct sdsm_home_chunk **home_chunks;
 };
+
+/* The error the page's faults fail with, 0 or a negative errno. */
+static inline int sdsm_page_err(const struct sdsm_page *pg)
+{
+	return -(int)READ_ONCE(pg->err);
+}
 
 static inline u64 sdsm_region_offset(const struct sdsm_region *r)
 {
@@ -179,6 +209,7 @@ extern unsigned int sdsm_fault_timeout_ms;
 extern atomic64_t sdsm_homed_pages[SDSM_MAX_NODES];
 struct mutex *sdsm_page_lock(const struct sdsm_region *r, u64 idx);
 struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc);
+size_t sdsm_chunk_bytes(size_t size);
 void sdsm_page_set_home(struct sdsm_region *r, struct sdsm_page *pg, u16 home);
 int sdsm_mem_open(struct inode *inode, struct file *file);
 int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma);

@@ -490,6 +490,8 @@ int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 		home = requester;
 		break;
 	}
+	if (WARN_ON_ONCE((unsigned int)home >= SDSM_MAX_NODES))
+		return -EIO;
 	if (!assign)
 		return p.mode == SDSM_POLICY_INTERLEAVE ? home : -ENOENT;
 	pg->mgr_home = home;
@@ -601,6 +603,7 @@ static void sdsm_region_release(struct kref *ref)
 	list_for_each_entry_safe(pr, tmp, &r->policies, node)
 		kfree(pr);
 	kvfree(r->chunks);
+	kvfree(r->home_chunks);
 	kfree(r);
 }
 
@@ -695,11 +698,19 @@ static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
 	atomic64_set(&r->pages_cached, 0);
 	r->nchunks = DIV_ROUND_UP(r->npages, SDSM_CHUNK_PAGES);
 	r->chunks = kvcalloc(r->nchunks, sizeof(*r->chunks), GFP_KERNEL);
-	if (!r->chunks) {
-		kfree(r);
-		return NULL;
-	}
+	if (!r->chunks)
+		goto fail;
+	r->home_chunks = kvcalloc(r->nchunks, sizeof(*r->home_chunks),
+				  GFP_KERNEL);
+	if (!r->home_chunks)
+		goto fail_chunks;
 	return r;
+
+fail_chunks:
+	kvfree(r->chunks);
+fail:
+	kfree(r);
+	return NULL;
 }
 
 static const struct attribute_group sdsm_region_group;

@@ -1353,7 +1353,7 @@ static int sdsm_futex_resolve(u64 addr, u32 *val, u64 *key,
 		lock = sdsm_page_lock(r, idx);
 		mutex_lock(lock);
 		if (pg->err) {
-			ret = pg->err;
+			ret = sdsm_page_err(pg);
 		} else if (pg->home == SDSM_PROTO_NO_NODE ||
 			   pg->home >= sdsm_cl.nr_nodes) {
 			ret = -EFAULT;

@@ -39,17 +39,22 @@ static ssize_t nr_nodes_show(struct kobject *kobj, struct kobj_attribute *attr,
 static struct kobj_attribute sdsm_attr_nr_nodes = __ATTR_RO(nr_nodes);
 
 /*
- * The module's memory per 4 KiB page of a region, the same on every node
- * (home or not: struct sdsm_page holds both sides): the page's share of its
- * chunk as kvzalloc() allocates it (kmalloc's size class; a vmalloc
- * fall-back would round to whole pages only) and of the region's chunk
- * pointer array, rounded up.  Not counted: the copies themselves (data),
- * transient state (holds, queued messages).
+ * The module's memory per 4 KiB page of a region on a node that is the
+ * page's home (the most any node spends on it): the page's share of its
+ * node-side chunk (struct sdsm_page) and of its home-side chunk (struct
+ * sdsm_home_page: the directory entry and the home copy's pointer), each
+ * as allocated (sdsm_chunk_bytes()), and of the region's two arrays of
+ * chunk pointers, rounded up.  A node that is not the page's home has no
+ * home side for it.  Not counted: the copies themselves (data), transient
+ * state (holds, queued messages).
  */
 static size_t sdsm_metadata_bytes_per_page(void)
 {
-	return DIV_ROUND_UP(kmalloc_size_roundup(sizeof(struct sdsm_chunk)) +
-			    sizeof(struct sdsm_chunk *), SDSM_CHUNK_PAGES);
+	return DIV_ROUND_UP(sdsm_chunk_bytes(sizeof(struct sdsm_chunk)) +
+			    sdsm_chunk_bytes(sizeof(struct sdsm_home_chunk)) +
+			    sizeof(struct sdsm_chunk *) +
+			    sizeof(struct sdsm_home_chunk *),
+			    SDSM_CHUNK_PAGES);
 }
 
 static ssize_t metadata_bytes_per_page_show(struct kobject *kobj,
