@@ -29,9 +29,15 @@
  * to the local handler.  Queueing under the page mutex keeps
  * the protocol's per-pair FIFO order and means no page mutex is held while
  * the transport waits.  A grant with data carries the home copy itself,
- * referenced until sent (no copy, no allocation): the home copy is never
- * mapped, and one a message still holds is replaced rather than written
- * (sdsm_home_copy_own()).  A node's DATA carries a snapshot of its copy,
+ * referenced until sent (no copy, no allocation), and one a message or
+ * this node's read copy still holds is replaced rather than written
+ * (sdsm_home_copy_own()).  The home copy is this node's own copy, one
+ * reference each, after a FETCH of it (sdsm_op_own_fetch()): mapped
+ * read-only until the node writes again, which it may only once every
+ * other copy, and every grant that carried this one, is gone or
+ * delivered (the write's INV_ACKs come after them on the same links); in
+ * state MODIFIED the home copy is stale anyway.  A node's DATA carries a
+ * snapshot of its copy,
  * which may be mapped.  A page that is all zero (a home copy never
  * written) travels as a flag instead of 4 KiB.
  *
@@ -54,7 +60,8 @@
  * carries) and every chunk of page state is charged to a memory cgroup
  * (__GFP_ACCOUNT), so a process cannot make the kernel grow past its
  * memory.max through sdsm.  A fault allocates the node copy it needs in
- * the faulting task before it sends a request (struct sdsm_page.spare):
+ * the faulting task before it sends a request (the spare: struct
+ * sdsm_page.copy with SDSM_PAGE_SPARE):
  * charged to that task's cgroup after the cgroup's reclaim, without its
  * OOM killer (__GFP_RETRY_MAYFAIL: killing a process frees none of the
  * copies, which belong to the region), and if the charge fails the fault
@@ -465,11 +472,12 @@ static void sdsm_op_send(void *priv, const struct sdsm_proto_msg *msg)
 
 /*
  * The home copy is about to be overwritten.  Grants carry it by reference
- * (sdsm_op_send()), not as a snapshot; if a message still holds it (queued,
- * or posted and not yet completed), it is left to that message and the home
- * copy starts afresh (NULL: all zero, or a new page the caller allocates).
- * Nothing but sdsm_op_send() takes a reference, under the page's mutex, so
- * a count of 1 stays 1.  Locks: the page's mutex.
+ * (sdsm_op_send()), not as a snapshot, and this node's read copy may be
+ * the same page (sdsm_op_own_fetch()); if a message or the node copy still
+ * holds it (queued, or posted and not yet completed), it is left to them
+ * and the home copy starts afresh (NULL: all zero, or a new page the
+ * caller allocates).  Nothing but those two takes a reference, under the
+ * page's mutex, so a count of 1 stays 1.  Locks: the page's mutex.
  */
 static void sdsm_home_copy_own(struct sdsm_home_page *hp)
 {
@@ -565,8 +573,9 @@ static const struct sdsm_proto_ops sdsm_mem_proto_ops;
  * zaps this node's PTEs (TLBs flushed) before the copy is taken, so no
  * store can follow the snapshot.  For FETCH_INV the node copy itself
  * becomes the home copy (no PTE maps it any more, VM_PFNMAP: no other
- * reference); for FETCH it is copied, as the node keeps it as its read
- * copy.  Locks: the page's mutex (the caller's protocol call).
+ * reference); for FETCH it becomes the home copy too, shared with the
+ * node, which keeps it as its read copy (see "Messages" above): no copy,
+ * no allocation.  Locks: the page's mutex (the caller's protocol call).
  */
 static bool sdsm_op_own_fetch(void *priv, bool inv)
 {
@@ -590,11 +599,13 @@ static bool sdsm_op_own_fetch(void *priv, bool inv)
 		/* The old home copy goes where settle frees an I copy. */
 		swap(hp->home_copy, pg->copy);
 	} else if (pg->copy) {
-		sdsm_home_copy_own(hp);
-		if (!hp->home_copy)
-			hp->home_copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
-		copy_highpage(hp->home_copy, pg->copy);
-		sdsm_cost(SDSM_STAT_COST_COPIES);
+		/* Shared, read-only here from now on; already, if unwritten. */
+		if (hp->home_copy != pg->copy) {
+			if (hp->home_copy)
+				put_page(hp->home_copy);
+			get_page(pg->copy);
+			hp->home_copy = pg->copy;
+		}
 	} else if (hp->home_copy) {
 		/* An M copy is always allocated; zero, as install would. */
 		sdsm_home_copy_own(hp);
