@@ -240,7 +240,14 @@ void bench_region_destroy(int fd, const char *name)
 
 size_t bench_check_homes(struct bench_region *r, int home)
 {
-	size_t pages = r->length / BENCH_PAGE, i, done, bad = 0;
+	return bench_check_homes_stride(r, home, 1);
+}
+
+size_t bench_check_homes_stride(struct bench_region *r, int home,
+				size_t stride)
+{
+	size_t pages = (r->length / BENCH_PAGE + stride - 1) / stride;
+	size_t i, done, bad = 0;
 	uint64_t *addrs;
 	int32_t *homes;
 
@@ -253,7 +260,8 @@ size_t bench_check_homes(struct bench_region *r, int home)
 		size_t n = pages - done < 4096 ? pages - done : 4096;
 
 		for (i = 0; i < n; i++)
-			addrs[i] = (uintptr_t)r->addr + (done + i) * BENCH_PAGE;
+			addrs[i] = (uintptr_t)r->addr +
+				   (done + i) * stride * BENCH_PAGE;
 		memset(&q, 0, sizeof(q));
 		q.size = sizeof(q);
 		q.count = n;
@@ -270,12 +278,12 @@ size_t bench_check_homes(struct bench_region *r, int home)
 			if (homes[i] < 0)
 				fprintf(stderr,
 					"%s: region %s page %zu: no home (%s), want node %d\n",
-					bench_prog, r->name, done + i,
+					bench_prog, r->name, (done + i) * stride,
 					strerror(-homes[i]), home);
 			else
 				fprintf(stderr,
 					"%s: region %s page %zu: home node %d, want node %d\n",
-					bench_prog, r->name, done + i,
+					bench_prog, r->name, (done + i) * stride,
 					homes[i], home);
 		}
 	}

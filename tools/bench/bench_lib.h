@@ -62,6 +62,9 @@ void bench_region_destroy(int fd, const char *name);
  * is not @home (errors count as wrong); prints the first few to stderr.
  */
 size_t bench_check_homes(struct bench_region *r, int home);
+/* The same, of pages 0, @stride, 2 * @stride, ... only. */
+size_t bench_check_homes_stride(struct bench_region *r, int home,
+				size_t stride);
 
 void bench_barrier(int fd, uint64_t id, uint64_t nodemask,
 		   unsigned int timeout_ms);

@@ -7,7 +7,7 @@
 # which run.sh hands to report.py.  Nothing here computes a figure.
 #
 #   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--fault-pages N]
-#            [--wf-pages N] [--fio-pages N] [--pp-rounds N] [--mm-n N]
+#            [--big-pages N] [--wf-pages N] [--fio-pages N] [--pp-rounds N] [--mm-n N]
 #            [--shim-mm-n N] [--shim-heat ROWSxCOLSxSTEPS] [--shim-bound SEC]
 #            [--profile] [--only PART,...]
 #   guest.sh trace-on | trace-dump     (run on a node via on_node)
@@ -26,6 +26,9 @@
 #   read_fault_costs.r.txt       "before|after NODE COUNTER VALUE" around
 #                                those faults, every node; VALUE "missing"
 #                                when the sysfs file is not there
+#   read_fault_{1m,1g}.r.txt     the same, --fault-pages pages spread
+#                                evenly over a 1 MiB and a 1 GiB region
+#                                (--big-pages; 262144)
 #   write_fault_{1,2}.r.txt      the same, for writes with 1 or 2 sharers
 #   pingpong.r.txt               "round t0_ns t1_ns" per round trip
 #   fio_sdsm_{remote,local}_{seq,rand}.r.json
@@ -92,6 +95,7 @@ REPS=5
 LAT_ITERS=500
 BW_ITERS=500
 FAULT_PAGES=128
+BIG_PAGES=262144
 WF_PAGES=64
 FIO_PAGES=256
 PP_ROUNDS=50
@@ -108,6 +112,7 @@ while [ $# -gt 0 ]; do
 	--lat-iters) LAT_ITERS=$2; shift ;;
 	--bw-iters) BW_ITERS=$2; shift ;;
 	--fault-pages) FAULT_PAGES=$2; shift ;;
+	--big-pages) BIG_PAGES=$2; shift ;;
 	--wf-pages) WF_PAGES=$2; shift ;;
 	--fio-pages) FIO_PAGES=$2; shift ;;
 	--pp-rounds) PP_ROUNDS=$2; shift ;;
@@ -194,6 +199,7 @@ fi
 	echo "lat_iters=$LAT_ITERS"
 	echo "bw_iters=$BW_ITERS"
 	echo "fault_pages=$FAULT_PAGES"
+	echo "big_pages=$BIG_PAGES"
 	echo "wf_pages=$WF_PAGES"
 	echo "fio_pages=$FIO_PAGES"
 	echo "pp_rounds=$PP_ROUNDS"
@@ -386,6 +392,40 @@ fig_read_fault() {
 	on_node 1 "$SDSM_ROOT/tools/bench/guest.sh" trace-dump \
 		> "$B/profile/trace.node1" 2>&1
 	status profile ok
+}
+
+# fig_read_fault_scale: does a fault cost more in a larger region?  Per
+# repetition, FAULT_PAGES read faults as read_fault's, spread evenly (a
+# stride) over a 1 MiB region, then over a 1 GiB one, both bound to node 1
+# and written there first.  Only the pages measured are touched, so the
+# large region costs no more memory than the small one.
+fig_read_fault_scale() {
+	if ! sdsm_gate read_fault_1g COHERENT_MEMORY REGIONS PLACEMENT; then
+		cp "$B/status.read_fault_1g" "$B/status.read_fault_1m"
+		return
+	fi
+	for r in $(seq 1 "$REPS"); do
+		for sz in 1m:256 1g:$BIG_PAGES; do
+			_f=read_fault_${sz%%:*}
+			_n=${sz#*:}
+			_k=$((_n / FAULT_PAGES))
+			[ "$_k" -ge 1 ] || _k=1
+			_name=bench-$_f-$r
+			log "$_f rep $r: $_n pages, every ${_k}th"
+			step $_f "create region" sb create $_name "$_n" bind:1 \
+				> /dev/null || return
+			step $_f "home writes the pages" on_node 1 \
+				"$BIN/sdsm_bench" touch $_name write \
+				--seed $((200 + r)) --stride $_k ||
+				{ destroy $_name; return; }
+			step $_f "read faults" sb fault $_name read --home 1 \
+				--seed $((200 + r)) --stride $_k \
+				> "$B/$_f.$r.txt" || { destroy $_name; return; }
+			destroy $_name
+		done
+	done
+	status read_fault_1m ok
+	status read_fault_1g ok
 }
 
 # fig_write_fault K: pages homed here (node 0), read by nodes 1..K, which
@@ -732,6 +772,7 @@ part perftest && baseline_perftest
 part fio_tmpfs && baseline_fio
 [ $MODULE_OK = 0 ] || prefetch_set 0
 part read_fault && fig_read_fault
+part read_fault_scale && fig_read_fault_scale
 if part write_fault; then
 	fig_write_fault 1
 	fig_write_fault 2

@@ -233,6 +233,8 @@ def parse_matmul(path):
 
 # Speedup of matmul on 2 nodes over 1 (issue 11).
 MATMUL_2_GOAL = 1.8
+# A fault in a 1 GiB region against one in a 1 MiB region (issue 11).
+SCALE_GOAL = 1.1
 
 # The shim figures: program -> (title, overhead goal, 2-node speedup goal).
 SHIM_PROGS = (("matmul", "shim matmul", 1.1, 1.6),
@@ -432,6 +434,27 @@ class Report:
         self.add_abs(META_COUNTER, "module metadata per 4 KiB page",
                      "bytes", st, summary(meta) if st == "ok" else None, 64)
 
+    def scale_fig(self):
+        """The read faults spread over a 1 GiB region against the same
+        number spread over a 1 MiB region, in the same run (issue 11,
+        "Memory and scale"): the cost of a fault must not grow with the
+        size of its region."""
+        med = {}
+        for name in ("read_fault_1m", "read_fault_1g"):
+            st, reps = self.load(name, name, "txt", parse_times)
+            us = [[(t1 - t0) / 1000.0 for _, t0, t1 in r] for r in reps]
+            self.samples[name] = us
+            med[name] = (st, summary([statistics.median(r) for r in us])
+                         if us else None)
+        st, val = med["read_fault_1m"]
+        self.baselines["read_fault_1m"] = {"status": st, "unit": "us",
+                                           "median": val}
+        st, val = med["read_fault_1g"]
+        self.add("read_fault_1g_median",
+                 "read fault in a 1 GiB region median", "us", st, val,
+                 "read_fault_1m", "median",
+                 "the same in a 1 MiB region median", SCALE_GOAL)
+
     def latency_fig(self, name, label, goal, p99_goal=None):
         st, reps = self.load(name, name, "txt", parse_times)
         us = [[(t1 - t0) / 1000.0 for _, t0, t1 in r] for r in reps]
@@ -449,6 +472,7 @@ class Report:
         self.latency_fig("read_fault", "read fault, remote home, clean", 1.1,
                          2.0)
         self.cost_figs()
+        self.scale_fig()
         self.latency_fig("write_fault_1", "write fault, 1 sharer", 1.5)
         self.latency_fig("write_fault_2", "write fault, 2 sharers", 2.0)
 

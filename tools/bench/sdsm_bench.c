@@ -11,17 +11,19 @@
  *                               print "offset=.. length=.. region_id=.."
  *   destroy NAME                destroy a region
  *   touch NAME read|write [--seed S] [--ready FILE] [--hold-until FILE]
- *         [--expect-after S2] [--timeout SEC]
- *                               access every page once (write: the pattern
+ *         [--expect-after S2] [--timeout SEC] [--stride K]
+ *                               access every page once (with --stride,
+ *                               pages 0, K, 2K, ... only; write: the pattern
  *                               of seed S); then, with --hold-until, keep
  *                               the mapping (so this node stays a sharer)
  *                               until FILE exists, and with --expect-after
  *                               check that every page now holds the
  *                               pattern of S2 (the writer's)
  *   homes NAME NODE             fail unless every page's home is NODE
- *   fault NAME read|write --home NODE [--seed S]
+ *   fault NAME read|write --home NODE [--seed S] [--stride K]
  *                               check the homes, then time the first touch
- *                               of each page: "page t0_ns t1_ns" lines
+ *                               of each page (or of pages 0, K, 2K, ...):
+ *                               "page t0_ns t1_ns" lines
  *                               (CLOCK_MONOTONIC); read: check the values
  *   pingpong NAME ROLE ROUNDS [--home NODE] [--timeout SEC]
  *                               two nodes alternate writes to word 0 of the
@@ -53,7 +55,8 @@ static int usage(void)
 	fprintf(stderr,
 		"usage: sdsm_bench need FEATURE... | info | create NAME PAGES POLICY |\n"
 		"       destroy NAME | touch NAME read|write [options] |\n"
-		"       homes NAME NODE | fault NAME read|write --home NODE [--seed S] |\n"
+		"       homes NAME NODE |\n"
+		"       fault NAME read|write --home NODE [--seed S] [--stride K] |\n"
 		"       pingpong NAME ROLE ROUNDS [--timeout SEC]\n");
 	return BENCH_EXIT_USAGE;
 }
@@ -148,6 +151,7 @@ static const struct option touch_opts[] = {
 	{ "expect-after", required_argument, NULL, 'e' },
 	{ "timeout", required_argument, NULL, 't' },
 	{ "home", required_argument, NULL, 'H' },
+	{ "stride", required_argument, NULL, 'k' },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -156,6 +160,7 @@ struct bench_opts {
 	uint64_t expect_seed;
 	int expect;
 	int home;
+	size_t stride;
 	const char *ready;
 	const char *hold;
 	unsigned int timeout_s;
@@ -167,6 +172,7 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->home = -1;
+	o->stride = 1;
 	o->timeout_s = 120;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "", touch_opts, NULL)) != -1) {
@@ -190,6 +196,14 @@ static void parse_opts(int argc, char **argv, struct bench_opts *o)
 		case 'H':
 			o->home = bench_parse_ulong(optarg, "node");
 			break;
+		case 'k':
+			o->stride = bench_parse_ulong(optarg, "stride");
+			if (!o->stride) {
+				fprintf(stderr, "%s: --stride must be at least 1\n",
+					bench_prog);
+				exit(BENCH_EXIT_USAGE);
+			}
+			break;
 		default:
 			exit(usage());
 		}
@@ -207,11 +221,12 @@ static int parse_access(const char *s)
 	exit(BENCH_EXIT_USAGE);
 }
 
-static size_t check_pattern(struct bench_region *r, uint64_t seed)
+static size_t check_pattern(struct bench_region *r, uint64_t seed,
+			    size_t stride)
 {
 	size_t pages = r->length / BENCH_PAGE, p, bad = 0;
 
-	for (p = 0; p < pages; p++) {
+	for (p = 0; p < pages; p += stride) {
 		volatile uint64_t *w = (uint64_t *)((char *)r->addr +
 						    p * BENCH_PAGE);
 		uint64_t want = bench_pattern(seed, p), got = w[0];
@@ -243,7 +258,7 @@ static int cmd_touch(int argc, char **argv)
 	bench_region_open(fd, argv[optind], o.timeout_s, &r);
 	bench_region_map(&r);
 	pages = r.length / BENCH_PAGE;
-	for (p = 0; p < pages; p++) {
+	for (p = 0; p < pages; p += o.stride) {
 		volatile uint64_t *w = (uint64_t *)((char *)r.addr +
 						    p * BENCH_PAGE);
 
@@ -256,7 +271,7 @@ static int cmd_touch(int argc, char **argv)
 		bench_create_file(o.ready);
 	if (o.hold && bench_wait_file(o.hold, o.timeout_s))
 		bench_die("%s did not appear in %us", o.hold, o.timeout_s);
-	if (o.expect && check_pattern(&r, o.expect_seed))
+	if (o.expect && check_pattern(&r, o.expect_seed, o.stride))
 		bench_die("region %s: stale data after the writer's writes",
 			  r.name);
 	bench_region_unmap(&r);
@@ -290,7 +305,7 @@ static int cmd_fault(int argc, char **argv)
 	struct bench_opts o;
 	struct bench_region r;
 	uint64_t *t0, *t1, *vals;
-	size_t pages, p, bad;
+	size_t n, i, bad;
 	int fd, write;
 
 	parse_opts(argc, argv, &o);
@@ -300,48 +315,53 @@ static int cmd_fault(int argc, char **argv)
 	fd = bench_open_dev();
 	bench_region_open(fd, argv[optind], 0, &r);
 	bench_region_map(&r);
-	pages = r.length / BENCH_PAGE;
-	bad = bench_check_homes(&r, o.home);
+	/* Pages 0, stride, 2 * stride, ...: n of them. */
+	n = (r.length / BENCH_PAGE + o.stride - 1) / o.stride;
+	bad = bench_check_homes_stride(&r, o.home, o.stride);
 	if (bad)
 		bench_die("region %s: %zu of %zu pages not homed on node %d; not measuring",
-			  r.name, bad, pages, o.home);
-	t0 = calloc(pages, sizeof(*t0));
-	t1 = calloc(pages, sizeof(*t1));
-	vals = calloc(pages, sizeof(*vals));
+			  r.name, bad, n, o.home);
+	t0 = calloc(n, sizeof(*t0));
+	t1 = calloc(n, sizeof(*t1));
+	vals = calloc(n, sizeof(*vals));
 	if (!t0 || !t1 || !vals)
 		bench_die("out of memory");
 
-	for (p = 0; p < pages; p++) {
+	for (i = 0; i < n; i++) {
+		size_t p = i * o.stride;
 		volatile uint64_t *w = (uint64_t *)((char *)r.addr +
 						    p * BENCH_PAGE);
 		uint64_t v = bench_pattern(o.seed, p);
 
-		t0[p] = bench_now_ns();
+		t0[i] = bench_now_ns();
 		if (write)
 			w[0] = v;
 		else
 			v = w[0];
-		t1[p] = bench_now_ns();
-		vals[p] = v;
+		t1[i] = bench_now_ns();
+		vals[i] = v;
 	}
 
 	if (!write) {
-		for (p = 0, bad = 0; p < pages; p++)
-			if (vals[p] != bench_pattern(o.seed, p) && bad++ < 4)
+		for (i = 0, bad = 0; i < n; i++) {
+			size_t p = i * o.stride;
+
+			if (vals[i] != bench_pattern(o.seed, p) && bad++ < 4)
 				fprintf(stderr,
 					"%s: region %s page %zu read %#llx, want %#llx\n",
 					bench_prog, r.name, p,
-					(unsigned long long)vals[p],
+					(unsigned long long)vals[i],
 					(unsigned long long)bench_pattern(o.seed, p));
+		}
 		if (bad)
 			bench_die("region %s: %zu pages read wrong data",
 				  r.name, bad);
 	}
-	printf("# fault %s region=%s pages=%zu home=%d\n",
-	       write ? "write" : "read", r.name, pages, o.home);
-	for (p = 0; p < pages; p++)
-		printf("%zu %llu %llu\n", p, (unsigned long long)t0[p],
-		       (unsigned long long)t1[p]);
+	printf("# fault %s region=%s pages=%zu stride=%zu home=%d\n",
+	       write ? "write" : "read", r.name, n, o.stride, o.home);
+	for (i = 0; i < n; i++)
+		printf("%zu %llu %llu\n", i * o.stride,
+		       (unsigned long long)t0[i], (unsigned long long)t1[i]);
 	free(t0);
 	free(t1);
 	free(vals);

@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..27"
+echo "1..28"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -72,7 +72,7 @@ run_guest() {
 		export BENCH_SYSFS="$FAKE_SYSFS/node0"
 		export BENCH_SDSMCTL="$HERE/fake-sdsmctl" BENCH_SDSMD="$HERE/fake-sdsmd"
 		timeout 300 "$BENCH/guest.sh" --reps 2 --lat-iters 50 \
-			--bw-iters 50 --fault-pages 16 --wf-pages 8 \
+			--bw-iters 50 --fault-pages 16 --big-pages 4096 --wf-pages 8 \
 			--fio-pages 16 --pp-rounds 10 --mm-n 64 --shim-mm-n 64 \
 			--shim-heat 64x64x5 "$@"
 	) > "$TMP/$_name/guest.log" 2>&1
@@ -117,7 +117,8 @@ figs = {f["id"]: f for f in d["figures"]}
 want = ["read_fault_median", "read_fault_p99", "write_fault_1_median",
         "write_fault_2_median", "pingpong_median",
         "fio_sdsm_remote_seq", "fio_sdsm_remote_rand",
-        "fio_sdsm_local_seq", "fio_sdsm_local_rand", "matmul_2"]
+        "fio_sdsm_local_seq", "fio_sdsm_local_rand", "matmul_2",
+        "read_fault_1g_median"]
 bad = [w for w in want if w not in figs or figs[w]["status"] != "ok"
        or figs[w]["ratio"] is None]
 assert not bad, "figures without a ratio: %s" % bad
@@ -130,6 +131,28 @@ assert len(d["samples"]["ib_read_lat_ev"]) == 2
 assert d["samples"]["matmul"]["one_node"][0]["verified"]
 PY
 ok $? "results.json has every figure with a ratio and the raw samples"
+
+# The scale figure: the same number of faults, spread by a stride over the
+# small and the big region; its baseline is the small region's median.
+python3 - "$TMP/full/report/results.json" "$TMP/full/out" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+for name, stride in (("read_fault_1m", 16), ("read_fault_1g", 256)):
+    assert len(d["samples"][name]) == 2 and \
+        all(len(r) == 16 for r in d["samples"][name]), name
+    pages = [int(l.split()[0]) for l in open("%s/%s.1.txt" % (sys.argv[2], name))
+             if not l.startswith("#")]
+    assert pages == [i * stride for i in range(16)], (name, pages)
+f = figs["read_fault_1g_median"]
+small = statistics.median(statistics.median(r)
+                          for r in d["samples"]["read_fault_1m"])
+assert f["baseline"]["name"] == "read_fault_1m", f
+assert abs(f["baseline"]["value"]["median"] - small) < 1e-6, f
+assert abs(f["ratio"] - f["value"]["median"] / small) < 1e-9, f
+assert f["goal"] == 1.1 and f["met"] is (f["ratio"] <= 1.1), f
+PY
+ok $? "the scale figure compares faults in a 1 GiB and a 1 MiB region"
 
 python3 - "$TMP/full/report/results.json" <<'PY'
 import json, sys
