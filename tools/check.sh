@@ -10,10 +10,11 @@
 # Environment: CHECK_NODES (cluster size, default 3), CHECK_ONLY (space
 # separated step names to run: build checkpatch sparse unit packages vcluster
 # cluster debug-cluster; cluster includes packages, whose build its suite
-# "packages" uses), CHECK_KERNEL=debug (also run the cluster selftests on
-# the project's debug kernel, tools/kernel/: KASAN, lockdep, kmemleak;
-# built once and cached; step debug-cluster), CHECK_DEBUG_SUITES (the
-# suites of that run, as RUN_ALL_SUITES; default all).
+# "packages" uses), CHECK_KERNEL (which suites run a second time, on the
+# project's debug kernel, tools/kernel/: KASAN, lockdep, kmemleak; built
+# once and cached; steps debug-kernel and debug-cluster: unset, the fuzz
+# suite; "debug", every suite; "stock", none), CHECK_DEBUG_SUITES (the
+# suites of that run, as RUN_ALL_SUITES, over CHECK_KERNEL's choice).
 
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,7 +85,7 @@ if want build; then
 	tap_step check-counting 60 "check counting tests" tests/build/test_tap.sh
 	tap_step install 300 "make install tests" tests/build/test_install.sh
 fi
-if want build || want cluster || want unit; then
+if want build || want cluster || want unit || want debug-cluster; then
 	step build 900 make -s all tests
 	rc=$?
 	result "build (module W=1, user space, tests)" $rc
@@ -161,10 +162,21 @@ if want cluster; then
 	[ $rc -ne 0 ] && show_tail "$logdir/cluster.log" 80
 fi
 
-# 5. The same selftests on the debug kernel (opt-in: its first build takes
-# about 40 minutes on 2 cores; see Documentation/testing.rst).
-if [ "${CHECK_KERNEL:-}" = debug ] && { want debug-cluster ||
-		[ -z "${CHECK_ONLY:-}" ]; }; then
+# 6. Suites again on the debug kernel (Documentation/testing.rst, "The
+# debug kernel"): by default the fuzzer, which reaches every ioctl and
+# mapping call at volume in a bounded time; every suite with
+# CHECK_KERNEL=debug (about two hours); none with CHECK_KERNEL=stock.
+case ${CHECK_KERNEL:-} in
+'') debug_suites=fuzz ;;
+debug) debug_suites= ;;
+stock) debug_suites=none ;;
+*)
+	note "CHECK_KERNEL='$CHECK_KERNEL': want debug, stock or nothing"
+	result "CHECK_KERNEL is debug, stock or unset" 1
+	debug_suites=none ;;
+esac
+debug_suites=${CHECK_DEBUG_SUITES:-$debug_suites}
+if [ "$debug_suites" != none ] && want debug-cluster; then
 	step debug-kernel 5400 make -s module-debug
 	rc=$?
 	result "debug kernel and module (tools/kernel/)" $rc
@@ -176,8 +188,8 @@ if [ "${CHECK_KERNEL:-}" = debug ] && { want debug-cluster ||
 			tools/vcluster/vcluster run -n "$nodes" --on 0 \
 			--kernel "$kdir" --mem 1024 --timeout 5000 \
 			--out "$logdir/debug-cluster" -- \
-			env RUN_ALL_SUITES="${CHECK_DEBUG_SUITES:-}" \
-			selftests/sdsm/run_all.sh
+			env RUN_ALL_SUITES="$debug_suites" \
+			RUN_ALL_BOUND_SCALE=4 selftests/sdsm/run_all.sh
 		rc=$?
 		count_tap "$logdir/debug-cluster.log" debug-cluster
 		n=$tap_n
