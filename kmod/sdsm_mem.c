@@ -231,65 +231,75 @@ static void *sdsm_chunk_alloc(size_t size)
 }
 
 /*
- * The node-side state of page @idx, allocated on first use if @alloc.
- * Chunks are published with cmpxchg and live as long as the region.
+ * The chunk in *@slot: if there is none and @alloc, a new one of @size
+ * bytes, zeroed and passed to @init, published with cmpxchg (a racing
+ * caller's wins).  Chunks live as long as their region.  NULL: none, or
+ * no memory.
  */
+static void *sdsm_chunk_get(void **slot, size_t size, bool alloc,
+			    void (*init)(void *chunk))
+{
+	void *chunk = READ_ONCE(*slot), *old;
+
+	if (chunk || !alloc)
+		return chunk;
+	chunk = sdsm_chunk_alloc(size);
+	if (!chunk)
+		return NULL;
+	init(chunk);
+	old = cmpxchg(slot, NULL, chunk);
+	if (old) {
+		free_pages_exact(chunk, size);
+		chunk = old;
+	}
+	return chunk;
+}
+
+static void sdsm_chunk_init(void *p)
+{
+	struct sdsm_chunk *chunk = p;
+	unsigned int i;
+
+	for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+		chunk->pages[i].home = SDSM_PROTO_NO_NODE;
+		chunk->pages[i].mgr_home = SDSM_PROTO_NO_NODE;
+	}
+}
+
+static void sdsm_home_chunk_init(void *p)
+{
+	struct sdsm_home_chunk *chunk = p;
+	unsigned int i;
+
+	for (i = 0; i < SDSM_CHUNK_PAGES; i++)
+		sdsm_proto_home_init(&chunk->pages[i].dir);
+}
+
+/* The node-side state of page @idx, allocated on first use if @alloc. */
 struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 {
-	unsigned long c = idx >> SDSM_CHUNK_SHIFT;
-	struct sdsm_chunk *chunk, *old;
-	unsigned int i;
+	struct sdsm_chunk *chunk;
 
 	if (WARN_ON_ONCE(idx >= r->npages))
 		return NULL;
-	chunk = READ_ONCE(r->chunks[c]);
-	if (chunk || !alloc)
-		goto out;
-	chunk = sdsm_chunk_alloc(sizeof(*chunk));
-	if (!chunk)
-		return NULL;
-	for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
-		struct sdsm_page *pg = &chunk->pages[i];
-
-		pg->home = SDSM_PROTO_NO_NODE;
-		pg->mgr_home = SDSM_PROTO_NO_NODE;
-	}
-	old = cmpxchg(&r->chunks[c], NULL, chunk);
-	if (old) {
-		free_pages_exact(chunk, sizeof(*chunk));
-		chunk = old;
-	}
-out:
+	chunk = sdsm_chunk_get((void **)&r->chunks[idx >> SDSM_CHUNK_SHIFT],
+			       sizeof(*chunk), alloc, sdsm_chunk_init);
 	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
 }
 
 /*
  * The home side of page @idx, allocated on first use if @alloc (a node
- * serving a request as the page's home).  As sdsm_page_get().
+ * serving a request as the page's home).
  */
 static struct sdsm_home_page *sdsm_home_page_get(struct sdsm_region *r,
 						 u64 idx, bool alloc)
 {
-	unsigned long c = idx >> SDSM_CHUNK_SHIFT;
-	struct sdsm_home_chunk *chunk, *old;
-	unsigned int i;
+	struct sdsm_home_chunk *chunk;
 
 	if (WARN_ON_ONCE(idx >= r->npages))
 		return NULL;
-	chunk = READ_ONCE(r->home_chunks[c]);
-	if (chunk || !alloc)
-		goto out;
-	chunk = sdsm_chunk_alloc(sizeof(*chunk));
-	if (!chunk)
-		return NULL;
-	for (i = 0; i < SDSM_CHUNK_PAGES; i++)
-		sdsm_proto_home_init(&chunk->pages[i].dir);
-	old = cmpxchg(&r->home_chunks[c], NULL, chunk);
-	if (old) {
-		free_pages_exact(chunk, sizeof(*chunk));
-		chunk = old;
-	}
-out:
+	chunk = sdsm_chunk_get((void **)&r->home_chunks[idx >> SDSM_CHUNK_SHIFT],
+			       sizeof(*chunk), alloc, sdsm_home_chunk_init);
 	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
 }
 
