@@ -23,7 +23,7 @@ mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
-mem_write_only"
+mem_write_only mem_home_shared_copy"
 
 mu() {
 	local k=$1
@@ -751,6 +751,39 @@ test_mem_write_only() {
 			rc=1
 		}
 	done
+	return $rc
+}
+
+# After a remote read takes the home node's modified copy (FETCH), the
+# home node's read copy and its home copy are one page (sdsm_op_own_fetch()).
+# Rounds over 8 pages bound to node 1: node 1 writes, nodes 0 and 2 and 1
+# read; node 1 writes again (an upgrade: its writes go into the shared
+# page once the sharers are gone); node 0 writes, nodes 1 and 2 read (a
+# DATA install into a home copy that node 1's copy may still hold).
+# Every read must see the last write.  A home copy written in place while
+# a sharer or a grant still had it, or a node copy overwritten by a DATA
+# install, would show as a wrong or stale pattern.
+test_mem_home_shared_copy() {
+	local t=shcopy len=$((8 * PG)) i k v rc=0
+	mu 0 create $t $len bind 0x2 >/dev/null || return 1
+	for i in 1 2 3; do
+		v=$((1000 + 10 * i))
+		mu 1 -r $t fill 0 $len $v || rc=1
+		mu 0 -r $t check 0 $len $v || { log "round $i: node 0 misses node 1's write"; rc=1; }
+		mu "$LAST" -r $t check 0 $len $v || { log "round $i: node $LAST misses node 1's write"; rc=1; }
+		mu 1 -r $t check 0 $len $v || { log "round $i: node 1 misses its own write"; rc=1; }
+		mu 1 -r $t fill 0 $len $((v + 1)) || rc=1
+		for k in 0 "$LAST" 1; do
+			mu "$k" -r $t check 0 $len $((v + 1)) ||
+				{ log "round $i: node $k misses node 1's second write"; rc=1; }
+		done
+		mu 0 -r $t fill 0 $len $((v + 2)) || rc=1
+		for k in 1 "$LAST" 0; do
+			mu "$k" -r $t check 0 $len $((v + 2)) ||
+				{ log "round $i: node $k misses node 0's write"; rc=1; }
+		done
+	done
+	mu 0 -r $t destroy $t || rc=1
 	return $rc
 }
 
