@@ -12,6 +12,8 @@
 #            [--profile] [--only PART,...]
 #   guest.sh trace-on | trace-dump     (run on a node via on_node)
 #   guest.sh costs                     (the same: this node's cost counters)
+#   guest.sh wait-up K SEC             (the same: until this node sees
+#                                      node K up, at most SEC seconds)
 #   guest.sh stats                     (the same: every counter of stats/
 #                                      and every peer's tx_msgs, tx_bytes)
 #
@@ -29,6 +31,9 @@
 #   read_fault_{1m,1g}.r.txt     the same, --fault-pages pages spread
 #                                evenly over a 1 MiB and a 1 GiB region
 #                                (--big-pages; 262144)
+#   read_fault_{3n,2n}.r.txt     the same, read_fault's pages, with all the
+#                                nodes in the cluster and with nodes 0
+#                                and 1 alone (the module reloaded)
 #   write_fault_{1,2}.r.txt      the same, for writes with 1 or 2 sharers
 #   pingpong.r.txt               "round t0_ns t1_ns" per round trip
 #   fio_sdsm_{remote,local}_{seq,rand}.r.json
@@ -67,6 +72,14 @@ trace-dump)
 	cat "$T/trace"
 	echo 0 > "$T/events/sdsm/enable"
 	echo > "$T/trace"
+	exit 0 ;;
+wait-up)
+	i=0
+	while [ "$(cat "$S/nodes/$2/state" 2>/dev/null)" != up ]; do
+		i=$((i + 1))
+		[ $i -le $(($3 * 10)) ] || exit 1
+		sleep 0.1
+	done
 	exit 0 ;;
 costs)
 	for c in $COSTS; do
@@ -357,13 +370,15 @@ costs_snap() {
 # read_fault_rep NAME SEED OUT [COSTS]: pages homed on node 1, written
 # there (and unmapped again: clean at the home), then first-touch reads
 # here; with COSTS, every node's cost counters just before and after them.
+# A failure is figure RF_FIG's (default read_fault).
 read_fault_rep() {
-	step read_fault "create region" sb create "$1" "$FAULT_PAGES" bind:1 \
+	_rf=${RF_FIG:-read_fault}
+	step $_rf "create region" sb create "$1" "$FAULT_PAGES" bind:1 \
 		> /dev/null || return 1
-	step read_fault "home writes the pages" on_node 1 "$BIN/sdsm_bench" \
+	step $_rf "home writes the pages" on_node 1 "$BIN/sdsm_bench" \
 		touch "$1" write --seed "$2" || { destroy "$1"; return 1; }
 	[ -z "${4:-}" ] || { : > "$4"; costs_snap before "$4"; }
-	step read_fault "read faults" sb fault "$1" read --home 1 \
+	step $_rf "read faults" sb fault "$1" read --home 1 \
 		--seed "$2" > "$3" || { destroy "$1"; return 1; }
 	[ -z "${4:-}" ] || costs_snap after "$4"
 	destroy "$1"
@@ -426,6 +441,64 @@ fig_read_fault_scale() {
 	done
 	status read_fault_1m ok
 	status read_fault_1g ok
+}
+
+# cluster_reload FIG N [PARAM=VALUE...]: sdsm unloaded on every node, then
+# loaded on nodes 0..N-1 (with PARAMs: nodes= makes a smaller cluster),
+# each seeing the others up within 90 s, prefetch off as for every fault
+# figure.  A failure is FIG's.
+cluster_reload() {
+	_cf=$1
+	_cn=$2
+	shift 2
+	for k in $(seq 0 $((NR - 1))); do
+		on_node "$k" sdsm_unload >> "$B/log.txt" 2>&1
+	done
+	for k in $(seq 0 $((_cn - 1))); do
+		step "$_cf" "load sdsm on node $k" on_node "$k" sdsm_load "$@" ||
+			return 1
+	done
+	for k in $(seq 0 $((_cn - 1))); do
+		for j in $(seq 0 $((_cn - 1))); do
+			[ "$j" = "$k" ] && continue
+			step "$_cf" "node $k sees node $j up" on_node "$k" \
+				"$SDSM_ROOT/tools/bench/guest.sh" wait-up "$j" 90 ||
+				return 1
+		done
+	done
+	prefetch_set 0
+}
+
+# fig_read_fault_nodes: does a fault cost more in a larger cluster?  Per
+# repetition, read_fault's measurement with every node of the cluster in
+# it, then with nodes 0 and 1 alone: the module reloaded with nodes= of
+# theirs (a cluster of two, not three with one down), then again on all.
+fig_read_fault_nodes() {
+	if [ "$NR" -lt 3 ]; then
+		status read_fault_3n "n/a (needs 3 nodes, cluster has $NR)"
+		cp "$B/status.read_fault_3n" "$B/status.read_fault_2n"
+		return
+	fi
+	if ! sdsm_gate read_fault_3n COHERENT_MEMORY REGIONS PLACEMENT; then
+		cp "$B/status.read_fault_3n" "$B/status.read_fault_2n"
+		return
+	fi
+	_two=$(echo "${SDSM_NODES:-}" | cut -d, -f1-2)
+	for r in $(seq 1 "$REPS"); do
+		log "read_fault_3n rep $r: $NR nodes"
+		RF_FIG=read_fault_3n read_fault_rep bench-rf3-$r $((300 + r)) \
+			"$B/read_fault_3n.$r.txt" || break
+		log "read_fault_2n rep $r: nodes 0 and 1 alone"
+		if cluster_reload read_fault_2n 2 "nodes=$_two"; then
+			RF_FIG=read_fault_2n read_fault_rep bench-rf2-$r \
+				$((300 + r)) "$B/read_fault_2n.$r.txt"
+		fi
+		# Back to every node, whatever happened: the parts after need it.
+		cluster_reload read_fault_2n "$NR" || break
+		[ -f "$B/status.read_fault_2n" ] && break
+	done
+	[ -f "$B/status.read_fault_3n" ] || status read_fault_3n ok
+	[ -f "$B/status.read_fault_2n" ] || status read_fault_2n ok
 }
 
 # fig_write_fault K: pages homed here (node 0), read by nodes 1..K, which
@@ -773,6 +846,7 @@ part fio_tmpfs && baseline_fio
 [ $MODULE_OK = 0 ] || prefetch_set 0
 part read_fault && fig_read_fault
 part read_fault_scale && fig_read_fault_scale
+part read_fault_nodes && fig_read_fault_nodes
 if part write_fault; then
 	fig_write_fault 1
 	fig_write_fault 2

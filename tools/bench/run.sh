@@ -11,8 +11,8 @@
 #
 # Environment (for `make bench`): BENCH_REPS, BENCH_NODES, BENCH_LONG=1,
 # BENCH_PROFILE=1, BENCH_TIMEOUT, BENCH_ONLY.  PARTS: comma-separated
-# perftest, fio_tmpfs, read_fault, read_fault_scale, write_fault, pingpong,
-# fio_sdsm, matmul, shim.
+# perftest, fio_tmpfs, read_fault, read_fault_scale, read_fault_nodes,
+# write_fault, pingpong, fio_sdsm, matmul, shim.
 #
 # Output: out/bench/<stamp>/{table.txt,results.json,fault-latency.png};
 # the raw samples are in <dir>/vcluster/node0/out/.  Exit status: 0 when

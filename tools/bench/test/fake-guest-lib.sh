@@ -40,3 +40,7 @@ on_node() {
 sdsm_load() {
 	[ -z "${FAKE_LOAD_FAIL:-}" ]
 }
+
+sdsm_unload() {
+	:
+}

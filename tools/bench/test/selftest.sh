@@ -46,6 +46,10 @@ fake_sysfs() {
 			echo $((_k * 100)) > "$1/node$_k/stats/$_c"
 		done
 		echo 129 > "$1/node$_k/metadata_bytes_per_page"
+		for _j in 0 1 2; do
+			mkdir -p "$1/node$_k/nodes/$_j"
+			echo up > "$1/node$_k/nodes/$_j/state"
+		done
 	done
 }
 
@@ -118,7 +122,7 @@ want = ["read_fault_median", "read_fault_p99", "write_fault_1_median",
         "write_fault_2_median", "pingpong_median",
         "fio_sdsm_remote_seq", "fio_sdsm_remote_rand",
         "fio_sdsm_local_seq", "fio_sdsm_local_rand", "matmul_2",
-        "read_fault_1g_median"]
+        "read_fault_1g_median", "read_fault_3n_median"]
 bad = [w for w in want if w not in figs or figs[w]["status"] != "ok"
        or figs[w]["ratio"] is None]
 assert not bad, "figures without a ratio: %s" % bad
@@ -151,8 +155,12 @@ assert f["baseline"]["name"] == "read_fault_1m", f
 assert abs(f["baseline"]["value"]["median"] - small) < 1e-6, f
 assert abs(f["ratio"] - f["value"]["median"] / small) < 1e-9, f
 assert f["goal"] == 1.1 and f["met"] is (f["ratio"] <= 1.1), f
+f = figs["read_fault_3n_median"]
+assert f["baseline"]["name"] == "read_fault_2n" and f["goal"] == 1.1, f
+assert all(len(r) == 16 for n in ("read_fault_3n", "read_fault_2n")
+           for r in d["samples"][n]) and len(d["samples"]["read_fault_2n"]) == 2
 PY
-ok $? "the scale figure compares faults in a 1 GiB and a 1 MiB region"
+ok $? "the scale figures: 1 GiB against 1 MiB regions, 3 against 2 nodes"
 
 python3 - "$TMP/full/report/results.json" <<'PY'
 import json, sys
