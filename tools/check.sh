@@ -164,7 +164,7 @@ fi
 
 # 6. Suites again on the debug kernel (Documentation/testing.rst, "The
 # debug kernel"), opt-in: every suite with CHECK_KERNEL=debug (about two
-# hours), the fuzz suite alone with CHECK_KERNEL=fuzz (about 12 minutes),
+# hours), the fuzz suite alone with CHECK_KERNEL=fuzz (over 20 minutes),
 # none without.
 case ${CHECK_KERNEL:-} in
 '') debug_suites=none ;;
