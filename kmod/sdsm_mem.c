@@ -382,7 +382,7 @@ static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
 		atomic64_dec(&r->pages_cached);
 	}
 	/* Invalid: no PTE maps the copy any more (map() zapped them). */
-	if (!cached && pg->copy && !(pg->flags & SDSM_PAGE_SPARE)) {
+	if (!cached && sdsm_page_copy(pg)) {
 		__free_page(pg->copy);
 		pg->copy = NULL;
 	}
