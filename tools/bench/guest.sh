@@ -370,16 +370,20 @@ costs_snap() {
 # read_fault_rep NAME SEED OUT [COSTS]: pages homed on node 1, written
 # there (and unmapped again: clean at the home), then first-touch reads
 # here; with COSTS, every node's cost counters just before and after them.
-# A failure is figure RF_FIG's (default read_fault).
+# A failure is figure RF_FIG's (default read_fault).  The region has
+# RF_PAGES pages (default FAULT_PAGES), of which every RF_STRIDE-th
+# (default 1) is written and read.
 read_fault_rep() {
 	_rf=${RF_FIG:-read_fault}
-	step $_rf "create region" sb create "$1" "$FAULT_PAGES" bind:1 \
-		> /dev/null || return 1
+	_st=${RF_STRIDE:-1}
+	step $_rf "create region" sb create "$1" "${RF_PAGES:-$FAULT_PAGES}" \
+		bind:1 > /dev/null || return 1
 	step $_rf "home writes the pages" on_node 1 "$BIN/sdsm_bench" \
-		touch "$1" write --seed "$2" || { destroy "$1"; return 1; }
+		touch "$1" write --seed "$2" --stride "$_st" ||
+		{ destroy "$1"; return 1; }
 	[ -z "${4:-}" ] || { : > "$4"; costs_snap before "$4"; }
 	step $_rf "read faults" sb fault "$1" read --home 1 \
-		--seed "$2" > "$3" || { destroy "$1"; return 1; }
+		--seed "$2" --stride "$_st" > "$3" || { destroy "$1"; return 1; }
 	[ -z "${4:-}" ] || costs_snap after "$4"
 	destroy "$1"
 }
@@ -425,18 +429,9 @@ fig_read_fault_scale() {
 			_n=${sz#*:}
 			_k=$((_n / FAULT_PAGES))
 			[ "$_k" -ge 1 ] || _k=1
-			_name=bench-$_f-$r
 			log "$_f rep $r: $_n pages, every ${_k}th"
-			step $_f "create region" sb create $_name "$_n" bind:1 \
-				> /dev/null || return
-			step $_f "home writes the pages" on_node 1 \
-				"$BIN/sdsm_bench" touch $_name write \
-				--seed $((200 + r)) --stride $_k ||
-				{ destroy $_name; return; }
-			step $_f "read faults" sb fault $_name read --home 1 \
-				--seed $((200 + r)) --stride $_k \
-				> "$B/$_f.$r.txt" || { destroy $_name; return; }
-			destroy $_name
+			RF_FIG=$_f RF_PAGES=$_n RF_STRIDE=$_k read_fault_rep \
+				bench-$_f-$r $((200 + r)) "$B/$_f.$r.txt" || return
 		done
 	done
 	status read_fault_1m ok
