@@ -74,6 +74,18 @@ else
 	}
 fi
 
+# vc_backoff MAX: the next pause of a poll that backs off, in _vc_bo
+# (0.02 s first, set by the caller, then 0.05, 0.1 and MAX; MAX is 0.1 or
+# more).  A command that ends at once is seen at once, and one that runs
+# long costs a few polls more than a fixed MAX would.
+vc_backoff() {
+	case "$_vc_bo" in
+	0.02) _vc_bo=0.05 ;;
+	0.05) _vc_bo=0.1 ;;
+	*) _vc_bo=$1 ;;
+	esac
+}
+
 # vc_bounded SEC CMD [ARGS...]: run CMD, return its status, or 124 after
 # SEC seconds without waiting for it (a task stuck in the kernel cannot be
 # killed, and waiting for it would hang the caller too).  From bash, CMD
@@ -96,6 +108,7 @@ vc_bounded() {
 	_b_pid=$!
 	_vc_clock
 	_b_end=$((_vc_t + _b_to))
+	_vc_bo=0.02
 	while [ ! -e "$_b_st" ]; do
 		_vc_clock
 		if [ "$_vc_t" -ge "$_b_end" ]; then
@@ -103,7 +116,8 @@ vc_bounded() {
 				kill -KILL "$_b_pid" 2>/dev/null
 			return 124
 		fi
-		vc_sleep 0.2
+		vc_sleep "$_vc_bo"
+		vc_backoff 0.2
 	done
 	read -r _b_rc < "$_b_st"
 	rm -f "$_b_st"
@@ -118,13 +132,15 @@ wait_until() {
 	shift
 	_vc_clock
 	_wu_end=$((_vc_t + _wu_to))
+	_vc_bo=0.02
 	while :; do
 		if "$@"; then
 			return 0
 		fi
 		_vc_clock
 		[ "$_vc_t" -lt "$_wu_end" ] || return 1
-		vc_sleep 0.25
+		vc_sleep "$_vc_bo"
+		vc_backoff 0.25
 	done
 }
 
