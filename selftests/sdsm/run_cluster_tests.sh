@@ -44,7 +44,7 @@ rmmod_mid_connect bad_params mtu_mismatch"
 ALL_TESTS="$ALL_TESTS $MEM_TESTS"
 
 now_ms() {
-	echo $(( $(date +%s%N) / 1000000 ))
+	tap_now_ms
 }
 
 others() {
@@ -52,23 +52,6 @@ others() {
 	for k in $(nodes); do
 		[ "$k" = "$1" ] || echo "$k"
 	done
-}
-
-# par_on_nodes CMD...: run CMD on every node at once; fail if any fails.
-par_on_nodes() {
-	local k rc=0 tmpd
-	local -a pids=()
-	tmpd=$(mktemp -d /tmp/sdsm-par.XXXXXX)
-	for k in $(nodes); do
-		run_on "$k" "$@" > "$tmpd/$k" 2>&1 &
-		pids[k]=$!
-	done
-	for k in $(nodes); do
-		wait "${pids[k]}" || rc=1
-		cat "$tmpd/$k"
-	done
-	rm -rf "$tmpd"
-	return $rc
 }
 
 every_node_all_up() {
@@ -359,7 +342,7 @@ EOF
 # ------------------------------------------------------------------ runner
 
 restore_cluster() {
-	par_on_nodes "$NODE_SH" restore && every_node_all_up
+	par_on_nodes "$NODE_SH" restore_up "$UP_SEC"
 }
 
 tests=${*:-$ALL_TESTS}

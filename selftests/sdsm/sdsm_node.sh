@@ -13,6 +13,7 @@
 #   sdsm_node.sh unload SEC           rmmod, bounded; prints ms
 #   sdsm_node.sh load [PARAM=V...]    insmod with this node's parameters
 #   sdsm_node.sh restore              eth0 up, rxe0 present, sdsm loaded
+#   sdsm_node.sh restore_up SEC       restore, then wait_all_up SEC
 #   sdsm_node.sh drop_frames SEC      eth0 drops every frame, both ways,
 #                                     for SEC seconds (tc), then no more
 #   sdsm_node.sh dmesg_since MARK     kernel log lines after marker MARK
@@ -24,18 +25,30 @@ set -u
 
 SYS=/sys/kernel/sdsm
 
+# Under TCG a fork+exec costs a tenth of a second and more, and the
+# cluster suites call restore_up and wait_all_up after every test: what
+# they poll is read with builtins.
 now_ms() {
-	echo $(( $(date +%s%N) / 1000000 ))
+	local us=${EPOCHREALTIME/[.,]/}
+
+	echo $((us / 1000))
+}
+
+# state_of K: node K's state as seen here, in $st.
+state_of() {
+	read -r st 2>/dev/null < "$SYS/nodes/$1/state" || st=absent
 }
 
 state() {
-	cat "$SYS/nodes/$1/state" 2>/dev/null || echo absent
+	state_of "$1"
+	echo "$st"
 }
 
 states() {
 	local k out=
 	for ((k = 0; k < SDSM_NR_NODES; k++)); do
-		out="$out $k=$(state "$k")"
+		state_of "$k"
+		out="$out $k=$st"
 	done
 	echo "${out# }"
 }
@@ -45,12 +58,59 @@ all_up() {
 	[ -d "$SYS" ] || return 1
 	for ((k = 0; k < SDSM_NR_NODES; k++)); do
 		[ "$k" = "$SDSM_NODE_ID" ] && continue
-		[ "$(state "$k")" = up ] || return 1
+		state_of "$k"
+		[ "$st" = up ] || return 1
 	done
 }
 
 not_up() {
-	[ "$(state "$1")" != up ]
+	state_of "$1"
+	[ "$st" != up ]
+}
+
+# restored: eth0 up, rxe0 ACTIVE and sdsm loaded already.
+restored() {
+	local flags port
+
+	read -r flags 2>/dev/null < /sys/class/net/eth0/flags || return 1
+	((flags & 1)) || return 1
+	read -r port 2>/dev/null < /sys/class/infiniband/rxe0/ports/1/state ||
+		return 1
+	[ "$port" = "4: ACTIVE" ] && sdsm_loaded
+}
+
+restore() {
+	local rc=0
+
+	restored && return 0
+	# rxe0 accepts no connection after eth0 went down and up (Debian 6.1
+	# rxe, with or without sdsm): a test that took eth0 down gets rxe0
+	# made again.
+	if ! ip -o link show eth0 | grep -q '[<,]UP[,>]'; then
+		ip link set eth0 up || rc=1
+		rdma link delete rxe0 2>/dev/null
+	fi
+	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
+		rdma link add rxe0 type rxe netdev eth0 || rc=1
+	fi
+	wait_until 30 sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE"' ||
+		{ echo "node $SDSM_NODE_ID: rxe0 not ACTIVE"; rc=1; }
+	if ! sdsm_loaded; then
+		sdsm_load || rc=1
+	fi
+	return $rc
+}
+
+wait_all_up() {
+	local t0
+
+	t0=$(now_ms)
+	if wait_until "$1" all_up; then
+		echo "node $SDSM_NODE_ID: all up after $(( $(now_ms) - t0 )) ms"
+	else
+		echo "node $SDSM_NODE_ID: not all up after $1 s: $(states)"
+		return 1
+	fi
 }
 
 cmd=${1:-}
@@ -61,13 +121,7 @@ state)
 states)
 	states ;;
 wait_all_up)
-	t0=$(now_ms)
-	if wait_until "$1" all_up; then
-		echo "node $SDSM_NODE_ID: all up after $(( $(now_ms) - t0 )) ms"
-	else
-		echo "node $SDSM_NODE_ID: not all up after $1 s: $(states)"
-		exit 1
-	fi ;;
+	wait_all_up "$1" ;;
 wait_not_up)
 	t0=$(now_ms)
 	if wait_until "$2" not_up "$1"; then
@@ -96,23 +150,9 @@ unload)
 load)
 	sdsm_load "$@" ;;
 restore)
-	rc=0
-	# rxe0 accepts no connection after eth0 went down and up (Debian 6.1
-	# rxe, with or without sdsm): a test that took eth0 down gets rxe0
-	# made again.
-	if ! ip -o link show eth0 | grep -q '[<,]UP[,>]'; then
-		ip link set eth0 up || rc=1
-		rdma link delete rxe0 2>/dev/null
-	fi
-	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
-		rdma link add rxe0 type rxe netdev eth0 || rc=1
-	fi
-	wait_until 30 sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE"' ||
-		{ echo "node $SDSM_NODE_ID: rxe0 not ACTIVE"; rc=1; }
-	if ! sdsm_loaded; then
-		sdsm_load || rc=1
-	fi
-	exit $rc ;;
+	restore ;;
+restore_up)
+	restore && wait_all_up "$1" ;;
 drop_frames)
 	modprobe -q sch_netem
 	modprobe -q cls_matchall

@@ -499,11 +499,9 @@ restore_cluster() {
 	local k rc=0
 	# A test that overran its bound may leave its job behind: end it, so
 	# that the next test starts clean (the test has failed already).
-	for k in $(nodes); do
-		# (pkill matches at most 15 characters of a name: one per name)
-		run_on "$k" sh -c 'pkill -KILL -x shim_prog; pkill -KILL -x shim_sync_prog' ||
-			true
-	done
+	# (pkill matches at most 15 characters of a name: one per name)
+	par_on_nodes sh -c 'pkill -KILL -x shim_prog; pkill -KILL -x shim_sync_prog' ||
+		true
 	if [ "$TEST" = node_dies ]; then
 		stop_agents
 		for k in $(nodes); do
@@ -516,9 +514,7 @@ restore_cluster() {
 			run_on "$k" "$NODE_SH" load > /dev/null || rc=1
 		done
 	fi
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up 60 > /dev/null || rc=1
-	done
+	par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null || rc=1
 	[ "$TEST" = node_dies ] && start_agents
 	return "$rc"
 }

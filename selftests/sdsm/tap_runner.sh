@@ -16,7 +16,9 @@
 # Exits with status 1 if any test failed.
 
 tap_now_ms() {
-	echo $(( $(date +%s%N) / 1000000 ))
+	local us=${EPOCHREALTIME/[.,]/}
+
+	echo $((us / 1000))
 }
 
 # tap_skip_all REASON NAME...: the TAP stream of a suite that cannot run
@@ -91,23 +93,40 @@ run_on() {
 }
 
 nodes() {
-	seq 0 $((SDSM_NR_NODES - 1))
+	local k
+
+	for ((k = 0; k < SDSM_NR_NODES; k++)); do
+		echo "$k"
+	done
 }
 
-# restore_nodes: the restore_cluster of most suites.  Every node restored
-# by $NODE_SH (sdsm_node.sh: eth0 up, rxe0 present, sdsm loaded), then
-# every node sees every other up within UP_SEC (default 90) seconds; and
-# a second more: UP reaches the lock layer just after sysfs shows it.
-restore_nodes() {
-	local k rc=0
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" restore || rc=1
+# par_on_nodes CMD...: run CMD on every node at once, then print each
+# node's output in node order; fail if any fails.  (Under TCG a fork+exec
+# costs a tenth of a second and more: the waits and prints are builtins.)
+par_on_nodes() {
+	local k rc=0 tmpd
+	local -a pids=()
+
+	tmpd=$(mktemp -d /tmp/sdsm-par.XXXXXX) || return 1
+	for ((k = 0; k < SDSM_NR_NODES; k++)); do
+		run_on "$k" "$@" > "$tmpd/$k" 2>&1 &
+		pids[k]=$!
 	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "${UP_SEC:-90}" || rc=1
+	for ((k = 0; k < SDSM_NR_NODES; k++)); do
+		wait "${pids[k]}" || rc=1
+		vc_cat "$tmpd/$k"
 	done
-	sleep 1
+	rm -rf "$tmpd"
 	return $rc
+}
+
+# restore_nodes: the restore_cluster of most suites.  Every node, all at
+# once, restored by $NODE_SH restore_up (eth0 up, rxe0 present, sdsm
+# loaded, then every other node up within UP_SEC, default 90, seconds);
+# and a second more: UP reaches the lock layer just after sysfs shows it.
+restore_nodes() {
+	par_on_nodes "$NODE_SH" restore_up "${UP_SEC:-90}" || return 1
+	vc_sleep 1
 }
 
 # dev_open_to_all: /dev/sdsm mode 0666 on every node, for tests that run
