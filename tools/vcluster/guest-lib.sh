@@ -86,6 +86,18 @@ vc_backoff() {
 	esac
 }
 
+# vc_killpg PID: SIGKILL to process group PID; fails if there is none.
+# Not bash's builtin kill: for -PID of one of its jobs it signals the group
+# the job was started in, and a job started where job control is off (in
+# a subshell) is in the caller's group, so the caller would kill itself.
+vc_killpg() {
+	if [ -n "${BASH_VERSION:-}" ] && [ -x /bin/kill ]; then
+		/bin/kill -KILL -- "-$1" 2>/dev/null
+	else
+		kill -KILL -- "-$1" 2>/dev/null
+	fi
+}
+
 # vc_bounded SEC CMD [ARGS...]: run CMD, return its status, or 124 after
 # SEC seconds without waiting for it (a task stuck in the kernel cannot be
 # killed, and waiting for it would hang the caller too).  From bash, CMD
@@ -95,33 +107,43 @@ vc_backoff() {
 vc_bounded() {
 	_b_to=$1
 	shift
-	_b_st=$(mktemp /tmp/.vcluster-bounded.XXXXXX) || return 125
-	rm -f "$_b_st"
+	# CMD's status goes to an empty file, in one write (vc_status).  In
+	# bash the file is named without mktemp: no exec (see vc_sleep).
+	if [ -n "${BASH_VERSION:-}" ]; then
+		_b_st=/tmp/.vcluster-bounded.$BASHPID.$RANDOM$RANDOM
+		: > "$_b_st" || return 125
+	else
+		_b_st=$(mktemp /tmp/.vcluster-bounded.XXXXXX) || return 125
+	fi
 	# bash gives a background job its own group under set -m without a
-	# tty; dash and busybox sh refuse, and run CMD in the caller's group.
+	# tty; dash and busybox sh refuse, and run CMD in the caller's group,
+	# as does bash in a subshell, where $- may show m with job control
+	# off.  The job keeps the file's name in _b_f: a CMD that calls
+	# vc_bounded itself sets _b_st in its shell.
 	case ${BASH_VERSION:+bash}$- in
-	bash*m*|[!b]*) ( "$@"; echo $? > "$_b_st.tmp"; mv "$_b_st.tmp" "$_b_st" ) & ;;
+	bash*m*|[!b]*) ( _b_f=$_b_st; "$@"; echo $? > "$_b_f" ) & ;;
 	*)	set -m
-		( "$@"; echo $? > "$_b_st.tmp"; mv "$_b_st.tmp" "$_b_st" ) &
+		( _b_f=$_b_st; "$@"; echo $? > "$_b_f" ) &
 		set +m ;;
 	esac
 	_b_pid=$!
 	_vc_clock
 	_b_end=$((_vc_t + _b_to))
 	_vc_bo=0.02
-	while [ ! -e "$_b_st" ]; do
+	until vc_status "$_b_st"; do
 		_vc_clock
 		if [ "$_vc_t" -ge "$_b_end" ]; then
-			kill -KILL -- -"$_b_pid" 2>/dev/null ||
+			vc_killpg "$_b_pid" ||
 				kill -KILL "$_b_pid" 2>/dev/null
+			rm -f "$_b_st"
 			return 124
 		fi
 		vc_sleep "$_vc_bo"
 		vc_backoff 0.2
 	done
-	read -r _b_rc < "$_b_st"
+	_b_rc=$_vc_rc
 	rm -f "$_b_st"
-	kill -KILL -- -"$_b_pid" 2>/dev/null
+	vc_killpg "$_b_pid"
 	wait "$_b_pid" 2>/dev/null
 	return "$_b_rc"
 }
@@ -231,11 +253,17 @@ on_node() {
 	return "$_on_rc"
 }
 
-# vc_on_done PREFIX: true once the agent has written PREFIX.rc (sets _on_rc).
-# The agent writes the status and its newline in one write after the output
-# is complete, so a status line without its newline is not there yet.
+# vc_status FILE: true once FILE holds a status line (sets _vc_rc).  Its
+# writer writes the status and its newline in one write, once the command
+# is over, so a line without its newline is not there yet.
+vc_status() {
+	IFS= read -r _vc_rc 2>/dev/null < "$1" && [ -n "$_vc_rc" ]
+}
+
+# vc_on_done PREFIX: true once the agent has written PREFIX.rc (sets _on_rc)
+# after the output is complete.
 vc_on_done() {
-	[ -e "$1.rc" ] && IFS= read -r _on_rc < "$1.rc" && [ -n "$_on_rc" ]
+	vc_status "$1.rc" && _on_rc=$_vc_rc
 }
 
 # vc_cat FILE: cat without an exec in bash (see vc_sleep).

@@ -95,6 +95,28 @@ d>" ]
 		( sleep 1; : > "$f" ) &
 		wait_until 20 test -e "$f"
 	}
+	bounded_status() {
+		vc_bounded 20 sh -c 'exit 3'
+		[ $? = 3 ]
+	}
+	bounded_timeout() {
+		vc_bounded 2 sleep 60 2>/dev/null
+		[ $? = 124 ]
+	}
+	# A vc_bounded inside another's CMD: the outer one answers with the
+	# inner status at once, not at its own bound.
+	bounded_nested() {
+		local rc t0=$EPOCHSECONDS
+		vc_bounded 60 vc_bounded 20 sh -c 'exit 4'
+		rc=$?
+		[ $rc = 4 ] && [ $((EPOCHSECONDS - t0)) -lt 20 ]
+	}
+	# (guest-init, PID 1, runs this command under vc_bounded: its file
+	# is in use.)
+	bounded_no_files() {
+		! ls -a /tmp | grep '^\.vcluster-bounded\.' |
+			grep -qv '^\.vcluster-bounded\.1\.'
+	}
 	barrier_twice() {
 		cluster_barrier selftest 60 && cluster_barrier selftest 60
 	}
@@ -120,6 +142,10 @@ d>" ]
 	t "on_node timeout gives 124" onnode_timeout
 	t "on_node runs library functions" onnode_libfn
 	t "on_node rejects a missing node" onnode_badnode
+	t "vc_bounded exit status" bounded_status
+	t "vc_bounded timeout gives 124" bounded_timeout
+	t "vc_bounded inside vc_bounded" bounded_nested
+	t "vc_bounded leaves no file" bounded_no_files
 	t "wait_until gives up" wait_until_false
 	t "wait_until waits" wait_until_later
 	t "cluster_barrier twice" barrier_twice
@@ -183,8 +209,8 @@ ok $rc "2-node guest checks exit 0"
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p' "$WORK/guest.out" | sed 's/^/# /'
 g_ok=$(grep -c '^ok ' "$WORK/guest.out")
 g_bad=$(grep -c '^not ok ' "$WORK/guest.out")
-ok "$([ "$g_ok" = 38 ] && [ "$g_bad" = 0 ]; echo $?)" \
-	"guest checks: $g_ok ok, $g_bad not ok (want 38, 0)"
+ok "$([ "$g_ok" = 46 ] && [ "$g_bad" = 0 ]; echo $?)" \
+	"guest checks: $g_ok ok, $g_bad not ok (want 46, 0)"
 ok "$(grep -qx '# ---- node 1 output ----' "$WORK/guest.out"; echo $?)" \
 	"output block per node"
 ok "$([ -f "$WORK/guest/node1/out/guest-was-here" ]; echo $?)" \
