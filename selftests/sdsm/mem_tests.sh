@@ -49,9 +49,7 @@ reload_all() {
 	for k in $(nodes); do
 		run_on "$k" "$NODE_SH" load "$@" || return 1
 	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
-	done
+	every_node_all_up || return 1
 }
 
 # region_gone ID: no node has region ID in sysfs.
@@ -513,9 +511,7 @@ test_mem_send_fails() {
 	*) log "node 0: resumes of node 1 is '$v'"; rc=1 ;;
 	esac
 	no_node_down_since send_fails || rc=1
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
+	every_node_all_up || rc=1
 	mu 1 poke $pl 78 || rc=1
 	[ "$(mu 0 peek $pl)" = 78 ] || { log "page homed at $LAST broken"; rc=1; }
 	mu 1 poke $p0 79 || rc=1
@@ -549,9 +545,7 @@ test_mem_bad_message() {
 		{ log "node 1 did not log the reset"; rc=1; }
 	[ "$(run_on 1 cat $inj)" = 0 ] ||
 		{ log "the injected error was not consumed"; rc=1; }
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
+	every_node_all_up || rc=1
 	mu 1 poke $pl 78 || rc=1
 	[ "$(mu 0 peek $pl)" = 78 ] || { log "page homed at $LAST broken"; rc=1; }
 	# Pages homed at 0 stay failed on node 1: start the next test afresh.
@@ -611,9 +605,7 @@ test_mem_destroy_in_doubt() {
 	fi
 	rm -f "$tmp"
 	run_on "$LAST" sh -c "echo 0 >$inj"
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
+	every_node_all_up || rc=1
 	for k in $(others "$LAST"); do
 		if v=$(run_on "$k" "$NODE_SH" dmesg_since in_doubt |
 			grep "sdsm: region $id: destroy by node $LAST in doubt, aborted"); then
@@ -715,9 +707,7 @@ test_mem_power_cut() {
 	[ $cut = 1 ] || return 1
 	log "node $LAST: power on"
 	power_on "$LAST" || return 1
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
+	every_node_all_up || rc=1
 	[ "$(mu "$LAST" peek "$pb")" = "$sum" ] ||
 		{ log "node $LAST does not read B"; rc=1; }
 	new_region_works "$LAST" $name || rc=1
@@ -1002,9 +992,7 @@ test_mem_max_region_peer() {
 			run_on "$k" "$NODE_SH" load || return 1
 		fi
 	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
-	done
+	every_node_all_up || return 1
 	for name in mr.a mr.b mr.c mr.d mr.e mr.f; do
 		run_on 0 "$NODE_SH" mark "maxr.$name"
 		run_on "$LAST" "$NODE_SH" mark "maxr.$name"
@@ -1071,9 +1059,7 @@ test_mem_rmmod_traffic() {
 	local i k t rc=0 bad
 	for i in 1 2 3; do
 		t=rt$i.$$
-		for k in $(nodes); do
-			run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || return 1
-		done
+		every_node_all_up || return 1
 		mu 1 create $t $((8 * PG)) bind 0x1 >/dev/null || return 1
 		run_on 0 "$NODE_SH" mark "rmmod_traffic.$i"
 		for k in $(others 0); do
@@ -1091,9 +1077,7 @@ test_mem_rmmod_traffic() {
 		done
 		run_on 0 "$NODE_SH" load || return 1
 	done
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
+	every_node_all_up || rc=1
 	mu 1 poke $((13312 * PG)) 9 || rc=1
 	[ "$(mu "$LAST" peek $((13312 * PG)))" = 9 ] || { log "nodes not healthy"; rc=1; }
 	unload_all || rc=1
@@ -1363,9 +1347,7 @@ test_mem_node_rejoins() {
 	# The restart: nothing of the old incarnation is left on it.
 	run_on "$gone" "$NODE_SH" unload 60 || rc=1
 	run_on "$gone" "$NODE_SH" restore || rc=1
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
+	every_node_all_up || rc=1
 	[ $rc = 0 ] || return 1
 	v="$(mu "$gone" peek $p0) $(mu "$gone" peek $p1)"
 	[ "$v" = "23 12" ] ||
