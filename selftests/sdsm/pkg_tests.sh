@@ -152,11 +152,7 @@ for f in "$STAGE/sdsm.ko" "$STAGE/pkg_prog"; do
 done
 
 all_up() {
-	local k rc=0
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
-	done
-	return $rc
+	par_on_nodes "$NODE_SH" wait_all_up "$UP_SEC"
 }
 
 joined_everywhere() {
@@ -289,10 +285,8 @@ test_boot() {
 # After each test: no booted system left, a module on every node (the
 # harness's where none is loaded), every node sees every other up.
 restore_cluster() {
-	local k rc=0
-	for k in $(nodes); do
-		run_on "$k" "$SELF" --node restore || rc=1
-	done
+	local rc=0
+	par_on_nodes "$SELF" --node restore || rc=1
 	all_up || rc=1
 	return $rc
 }
