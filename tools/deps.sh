@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Install what building and testing sdsm needs on a Debian 12 machine
-# (systemd and udev: the packages suite boots the guests with them).
+# (systemd and udev: the packages suite boots the guests with them;
+# procps: the guests run kill(1), pkill and pgrep).
 # Idempotent and quiet when everything is present; needs root otherwise.
 # `deps.sh deb`: also what `make deb` and its test need (debhelper, DKMS,
 # lintian); the plain build never needs them.
@@ -9,7 +10,7 @@ set -eu
 
 pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils \
 linux-image-amd64 linux-headers-amd64 linux-source-6.1 \
-qemu-system-x86 busybox-static iproute2 \
+qemu-system-x86 busybox-static iproute2 procps \
 rdma-core ibverbs-utils perftest fio sparse python3 \
 pkg-config gnuplot-nox man-db groff-base keyutils systemd udev"
 if [ "${1:-}" = deb ]; then
