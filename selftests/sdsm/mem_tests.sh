@@ -3,7 +3,7 @@
 #
 # mem_tests.sh - cluster tests of coherent memory, regions and placement
 # (issue 3).  Sourced by run_cluster_tests.sh, which provides run_on, nodes,
-# others, log, now_ms, N, LAST, NODE_SH and restores the cluster after each
+# others, log, vc_now_ms, N, LAST, NODE_SH and restores the cluster after each
 # test; each test_mem_* returns 0 on success.  Every wait is bounded; sizes
 # are small because the guests are slow TCG VMs.
 #
@@ -360,19 +360,19 @@ test_mem_big_region() {
 	local name=big.$$ blk=$((86 << 20)) k j rc=0 t0
 	[ "$N" = 3 ] || { log "needs 3 nodes"; return 77; }
 	mu 0 create $name $((3 * blk)) interleave 0x7 $blk >/dev/null || return 1
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	for k in $(nodes); do
 		mu "$k" -r $name fill $((k * blk)) $blk 31 &
 	done
 	wait || rc=1
-	log "filled 258 MiB in $(( $(now_ms) - t0 )) ms"
-	t0=$(now_ms)
+	log "filled 258 MiB in $(( $(vc_now_ms) - t0 )) ms"
+	t0=$(vc_now_ms)
 	for k in $(nodes); do
 		for j in $(others "$k"); do
 			mu "$k" -r $name check $((j * blk)) $blk 31 97 || rc=1
 		done
 	done
-	log "verified a 1/97 sample in $(( $(now_ms) - t0 )) ms"
+	log "verified a 1/97 sample in $(( $(vc_now_ms) - t0 )) ms"
 	for k in $(nodes); do
 		log "node $k: region pages_homed $(run_on "$k" sh -c "cat /sys/kernel/sdsm/regions/*/pages_homed | tr '\n' ' '")"
 	done
@@ -581,7 +581,7 @@ test_mem_destroy_in_doubt() {
 	dpid=$!
 	sleep 2
 	log "node $LAST: every frame dropped for 30 s"
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	run_on "$LAST" "$NODE_SH" drop_frames 30 &
 	cpid=$!
 	for k in $(others "$LAST"); do
@@ -593,7 +593,7 @@ test_mem_destroy_in_doubt() {
 			fi
 			sleep 0.5
 		done
-		log "node $k: '$v' after $(($(now_ms) - t0)) ms"
+		log "node $k: '$v' after $(($(vc_now_ms) - t0)) ms"
 	done
 	wait "$cpid" || { log "tc failed"; rc=1; }
 	if wait "$dpid"; then
@@ -1382,9 +1382,9 @@ test_mem_flow_control() {
 	nak0=$(rxe_counter 0 rcvd_rnr_err) && rnr0=$(rxe_counter 1 send_rnr_err) ||
 		{ log "no rxe0 hw_counters"; rc=1; }
 	run_on 1 sh -c "echo 20 > $delay" || rc=1
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	mu 0 -r $name burst 0 64 "$seed" || { log "node 0: burst failed"; rc=1; }
-	t1=$(now_ms)
+	t1=$(vc_now_ms)
 	run_on 1 sh -c "echo 0 > $delay" || rc=1
 	set_prefetch 0 "$PREFETCH_DEFAULT" || rc=1
 	nak1=$(rxe_counter 0 rcvd_rnr_err) && rnr1=$(rxe_counter 1 send_rnr_err) ||

@@ -43,10 +43,6 @@ rmmod_mid_connect bad_params mtu_mismatch"
 . "$HERE/mem_tests.sh" || { echo "Bail out! mem_tests.sh"; exit 1; }
 ALL_TESTS="$ALL_TESTS $MEM_TESTS"
 
-now_ms() {
-	tap_now_ms
-}
-
 others() {
 	local k
 	for k in $(nodes); do
@@ -158,10 +154,10 @@ test_module_reload() {
 	for k in $(others "$LAST"); do
 		run_on "$k" "$NODE_SH" wait_not_up "$LAST" "$DOWN_SEC" || rc=1
 	done
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	run_on "$LAST" "$NODE_SH" load || return 1
 	every_node_all_up || rc=1
-	log "cluster up again $(( $(now_ms) - t0 )) ms after reload"
+	log "cluster up again $(( $(vc_now_ms) - t0 )) ms after reload"
 	return $rc
 }
 
@@ -169,18 +165,18 @@ test_module_reload() {
 # peers see it down; re-adding the device brings every connection back.
 test_rdma_link_delete() {
 	local k rc=0 t0 v=1
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	run_on $v rdma link delete rxe0 || return 1
-	log "rdma link delete rxe0 on node $v took $(( $(now_ms) - t0 )) ms"
+	log "rdma link delete rxe0 on node $v took $(( $(vc_now_ms) - t0 )) ms"
 	for k in $(others $v); do
 		run_on $v "$NODE_SH" wait_not_up "$k" 10 || rc=1
 		run_on "$k" "$NODE_SH" wait_not_up $v "$DOWN_SEC" || rc=1
 	done
 	run_on $v sh -c 'dmesg | grep "sdsm: RDMA device rxe0 removed"' || rc=1
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	run_on $v rdma link add rxe0 type rxe netdev eth0 || return 1
 	every_node_all_up || rc=1
-	log "cluster up again $(( $(now_ms) - t0 )) ms after rdma link add"
+	log "cluster up again $(( $(vc_now_ms) - t0 )) ms after rdma link add"
 	return $rc
 }
 

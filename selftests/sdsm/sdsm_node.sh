@@ -28,11 +28,6 @@ SYS=/sys/kernel/sdsm
 # Under TCG a fork+exec costs a tenth of a second and more, and the
 # cluster suites call restore_up and wait_all_up after every test: what
 # they poll is read with builtins.
-now_ms() {
-	local us=${EPOCHREALTIME/[.,]/}
-
-	echo $((us / 1000))
-}
 
 # state_of K: node K's state as seen here, in $st.
 state_of() {
@@ -104,9 +99,9 @@ restore() {
 wait_all_up() {
 	local t0
 
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	if wait_until "$1" all_up; then
-		echo "node $SDSM_NODE_ID: all up after $(( $(now_ms) - t0 )) ms"
+		echo "node $SDSM_NODE_ID: all up after $(( $(vc_now_ms) - t0 )) ms"
 	else
 		echo "node $SDSM_NODE_ID: not all up after $1 s: $(states)"
 		return 1
@@ -123,9 +118,9 @@ states)
 wait_all_up)
 	wait_all_up "$1" ;;
 wait_not_up)
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	if wait_until "$2" not_up "$1"; then
-		echo "node $SDSM_NODE_ID: node $1 $(state "$1") after $(( $(now_ms) - t0 )) ms"
+		echo "node $SDSM_NODE_ID: node $1 $(state "$1") after $(( $(vc_now_ms) - t0 )) ms"
 	else
 		echo "node $SDSM_NODE_ID: node $1 still up after $2 s"
 		exit 1
@@ -142,10 +137,10 @@ counters_all)
 		     "$(cat "$d/tx_bytes") $(cat "$d/rx_bytes") $(cat "$d/rtt_us")"
 	done ;;
 unload)
-	t0=$(now_ms)
+	t0=$(vc_now_ms)
 	SDSM_RMMOD_TIMEOUT=$1 sdsm_unload
 	rc=$?
-	echo "node $SDSM_NODE_ID: rmmod exit $rc after $(( $(now_ms) - t0 )) ms"
+	echo "node $SDSM_NODE_ID: rmmod exit $rc after $(( $(vc_now_ms) - t0 )) ms"
 	exit $rc ;;
 load)
 	sdsm_load "$@" ;;

@@ -359,10 +359,10 @@ test_heap_homes() {
 test_missing_binary() {
 	local rc=0 t0 ms
 	cp "$PROG" /tmp/shim_prog
-	t0=$(tap_now_ms)
+	t0=$(vc_now_ms)
 	"$SDSMCTL" -N all -- /tmp/shim_prog run > "$T/miss.out" 2> "$T/miss.err"
 	st=$?
-	ms=$(($(tap_now_ms) - t0))
+	ms=$(($(vc_now_ms) - t0))
 	log "missing: status $st in $ms ms; stderr: $(tr '\n' '|' < "$T/miss.err")"
 	rm -f /tmp/shim_prog
 	[ "$st" = 127 ] || { log "want status 127"; rc=1; }

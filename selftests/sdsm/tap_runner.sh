@@ -15,12 +15,6 @@
 # SDSM_TEST_TIMEOUT).
 # Exits with status 1 if any test failed.
 
-tap_now_ms() {
-	local us=${EPOCHREALTIME/[.,]/}
-
-	echo $((us / 1000))
-}
-
 # tap_skip_all REASON NAME...: the TAP stream of a suite that cannot run
 # here by design (too few nodes): every test a SKIP with REASON.
 tap_skip_all() {
@@ -49,7 +43,7 @@ run_tap_tests() {
 		! declare -F tap_before_test >/dev/null || tap_before_test "$t"
 		b=$SDSM_TEST_TIMEOUT
 		! declare -F tap_test_bound >/dev/null || b=$(tap_test_bound "$t")
-		t0=$(tap_now_ms)
+		t0=$(vc_now_ms)
 		TAP_BOUND=$b
 		vc_bounded "$b" "test_$t" > "$out" 2>&1
 		rc=$?
@@ -60,7 +54,7 @@ run_tap_tests() {
 			rc=1
 		fi
 		sed 's/^/# /' "$out"
-		echo "# $t: $(( $(tap_now_ms) - t0 )) ms including restore"
+		echo "# $t: $(( $(vc_now_ms) - t0 )) ms including restore"
 		if [ $rc = 0 ]; then
 			echo "ok $i $t"
 		elif [ $rc = 77 ]; then

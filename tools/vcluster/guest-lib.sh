@@ -8,6 +8,7 @@
 # Functions (see Documentation/vcluster.rst):
 #	on_node K CMD [ARGS...]		run CMD on node K, print its output,
 #					return its status (124 on timeout)
+#	vc_now, vc_now_ms		the time in seconds, milliseconds
 #	wait_until SEC CMD [ARGS...]	retry CMD until it succeeds or SEC pass
 #	cluster_barrier NAME [SEC]	meet every node that runs the test command
 #	sdsm_load [PARAM=VALUE...]	insmod sdsm with this node's parameters
@@ -45,6 +46,10 @@ if [ -n "${BASH_VERSION:-}" ] && [ -n "${EPOCHSECONDS:-}" ]; then
 	vc_now() {
 		echo "$EPOCHSECONDS"
 	}
+	vc_now_ms() {
+		_vc_us=${EPOCHREALTIME/[.,]/}
+		echo $((_vc_us / 1000))
+	}
 	_vc_fifo=/run/vcluster-sleep.fifo
 	[ -p "$_vc_fifo" ] || mkfifo -m 600 "$_vc_fifo" 2>/dev/null
 	# shellcheck disable=SC3020 # bash only, inside the BASH_VERSION test
@@ -65,6 +70,9 @@ if [ -n "${BASH_VERSION:-}" ] && [ -n "${EPOCHSECONDS:-}" ]; then
 else
 	vc_now() {
 		date +%s
+	}
+	vc_now_ms() {
+		echo $(($(date +%s%N) / 1000000))
 	}
 	vc_sleep() {
 		sleep "$1"
