@@ -26,8 +26,8 @@ set -u
 SYS=/sys/kernel/sdsm
 
 # Under TCG a fork+exec costs a tenth of a second and more, and the
-# cluster suites call restore_up and wait_all_up after every test: what
-# they poll is read with builtins.
+# cluster suites call restore_up and wait_all_up after every test: the
+# states, eth0's flags and rxe0's port are read with builtins.
 
 # state_of K: node K's state as seen here, in $st.
 state_of() {
@@ -63,32 +63,33 @@ not_up() {
 	[ "$st" != up ]
 }
 
-# restored: eth0 up, rxe0 ACTIVE and sdsm loaded already.
-restored() {
-	local flags port
+eth0_up() {
+	local flags
 
-	read -r flags 2>/dev/null < /sys/class/net/eth0/flags || return 1
-	((flags & 1)) || return 1
-	read -r port 2>/dev/null < /sys/class/infiniband/rxe0/ports/1/state ||
-		return 1
-	[ "$port" = "4: ACTIVE" ] && sdsm_loaded
+	read -r flags 2>/dev/null < /sys/class/net/eth0/flags && ((flags & 1))
+}
+
+rxe0_active() {
+	local port
+
+	read -r port 2>/dev/null < /sys/class/infiniband/rxe0/ports/1/state &&
+		[ "$port" = "4: ACTIVE" ]
 }
 
 restore() {
 	local rc=0
 
-	restored && return 0
 	# rxe0 accepts no connection after eth0 went down and up (Debian 6.1
 	# rxe, with or without sdsm): a test that took eth0 down gets rxe0
 	# made again.
-	if ! ip -o link show eth0 | grep -q '[<,]UP[,>]'; then
+	if ! eth0_up; then
 		ip link set eth0 up || rc=1
 		rdma link delete rxe0 2>/dev/null
 	fi
-	if ! rdma link show rxe0/1 >/dev/null 2>&1; then
+	if [ ! -d /sys/class/infiniband/rxe0/ports/1 ]; then
 		rdma link add rxe0 type rxe netdev eth0 || rc=1
 	fi
-	wait_until 30 sh -c 'rdma link show rxe0/1 | grep -q "state ACTIVE"' ||
+	wait_until 30 rxe0_active ||
 		{ echo "node $SDSM_NODE_ID: rxe0 not ACTIVE"; rc=1; }
 	if ! sdsm_loaded; then
 		sdsm_load || rc=1
