@@ -3,8 +3,8 @@
 #
 # mem_tests.sh - cluster tests of coherent memory, regions and placement
 # (issue 3).  Sourced by run_cluster_tests.sh, which provides run_on, nodes,
-# others, log, vc_now_ms, N, LAST, NODE_SH and restores the cluster after each
-# test; each test_mem_* returns 0 on success.  Every wait is bounded; sizes
+# others, log, N, LAST, NODE_SH (and guest-lib.sh's vc_now_ms) and restores
+# the cluster after each test; each test_mem_* returns 0 on success.  Every wait is bounded; sizes
 # are small because the guests are slow TCG VMs.
 #
 # Offsets into the default region are chosen per test so that tests do not
