@@ -167,11 +167,32 @@ struct sdsm_policy {
  * @SDSM_REGION_F_MODE: @mode holds the region's permission bits (without
  *	it they are 0600).  Ignored when CREATE opens an existing region.  A
  *	module without it fails with EOPNOTSUPP.
+ * @SDSM_REGION_F_RELEASE: the region's consistency is
+ *	SDSM_CONSISTENCY_RELEASE (without it SDSM_CONSISTENCY_SEQUENTIAL).
+ *	CREATE of an existing name of the other consistency fails with
+ *	EEXIST.  A module without it fails with EOPNOTSUPP.
  */
 enum sdsm_region_flags {
 	SDSM_REGION_F_EXCL = 1 << 0,
 	SDSM_REGION_F_OWNED = 1 << 1,
 	SDSM_REGION_F_MODE = 1 << 2,
+	SDSM_REGION_F_RELEASE = 1 << 3,
+};
+
+/**
+ * enum sdsm_consistency - the memory model of a region
+ * @SDSM_CONSISTENCY_SEQUENTIAL: every write is visible to every node once
+ *	the writing access returns (one writer or many readers per page;
+ *	the default)
+ * @SDSM_CONSISTENCY_RELEASE: release consistency: many nodes may write a
+ *	page at once; a node's writes become visible to another node at
+ *	the other node's next acquire (cluster lock grant, barrier
+ *	departure) that follows the writer's release (lock release, barrier
+ *	arrival).  See Documentation/protocol.rst, "Release consistency".
+ */
+enum sdsm_consistency {
+	SDSM_CONSISTENCY_SEQUENTIAL = 0,
+	SDSM_CONSISTENCY_RELEASE = 1,
 };
 
 /**
@@ -228,7 +249,7 @@ struct sdsm_region_create {
  * @uid: out: the owner's user id
  * @gid: out: the owner's group id
  * @mode: out: the permission bits
- * @__reserved2: out: 0
+ * @consistency: out: enum sdsm_consistency
  *
  * OPEN looks a region up by @name from any node; INFO by @region_id.  OPEN
  * needs read permission (as mmap does; INFO, like sysfs, does not).
@@ -247,7 +268,7 @@ struct sdsm_region_info {
 	__u32 uid;
 	__u32 gid;
 	__u32 mode;
-	__u32 __reserved2;
+	__u32 consistency;
 };
 
 /**
