@@ -12,6 +12,9 @@
  * exec or death.  (A module without F_OWNED answers EOPNOTSUPP; the chunk
  * is then created without it and lives until destroyed by hand.)
  * sdsm_alloc*() hand out whole pages, zero-filled, as numa_alloc() does.
+ * Every chunk of the process has one consistency, read once from
+ * SDSM_CONSISTENCY (sdsmctl --consistency sets it): "release" creates
+ * the chunks with SDSM_REGION_F_RELEASE, "sequential" or nothing without.
  *
  * fork().  The heap's metadata is in the shared chunks, so a child must
  * not allocate from its parent's chunks.  By default the child forgets
@@ -38,6 +41,7 @@ static pthread_mutex_t sdsm_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long sdsm_alloc_seq;
 static bool sdsm_heap_ready;
 static bool sdsm_no_owned;	/* the module lacks SDSM_REGION_F_OWNED */
+static int sdsm_heap_cons = -1;	/* SDSM_REGION_F_* of SDSM_CONSISTENCY, once read */
 struct sdsm_heap_space sdsm_heap_space;
 bool sdsm_heap_fork_private;
 
@@ -144,8 +148,18 @@ static void *sdsm_create_map(const char *name, size_t size,
 	strcpy(c.name, name);
 	snprintf(what, sizeof(what), "create region '%s'", name);
 	if (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c, SDSM_FEATURE_REGIONS,
-			   what) < 0)
+			   what) < 0) {
+		/* A module with F_RELEASE has F_MODE and F_OWNED too. */
+		if (errno == EOPNOTSUPP && (flags & SDSM_REGION_F_RELEASE))
+			sdsm_fail(EOPNOTSUPP,
+				  "%s: the loaded module lacks release consistency",
+				  what);
+		else if (errno == EEXIST && !(flags & SDSM_REGION_F_EXCL))
+			sdsm_fail(EEXIST,
+				  "%s: it exists with another size, policy or consistency",
+				  what);
 		return NULL;
+	}
 	fd = sdsm_dev(NULL);
 	addr = sdsm_map(fd, c.length, c.offset, name);
 	if (!addr) {
@@ -163,12 +177,41 @@ static void *sdsm_create_map(const char *name, size_t size,
 /* ---- the heap's backend: chunks are owned regions ---- */
 
 /*
- * Create region @name (EXCL, OWNED where the module has it) of @len bytes
- * under @policy and map it at @addr with @mapflags (MAP_FIXED or
- * MAP_FIXED_NOREPLACE).  0 or a negative errno (-EEXIST: @addr is taken).
+ * The SDSM_REGION_F_* of the heap's consistency into *@flags: 0 for
+ * SDSM_CONSISTENCY unset, empty or "sequential", SDSM_REGION_F_RELEASE for
+ * "release".  Read once per process, so all its chunks agree.  0, or -1
+ * (EINVAL) for another value.
+ */
+int sdsm_heap_consistency(unsigned int *flags)
+{
+	const char *env;
+	int f = __atomic_load_n(&sdsm_heap_cons, __ATOMIC_RELAXED);
+
+	if (f < 0) {
+		env = getenv("SDSM_CONSISTENCY");
+		if (!env || !*env || !strcmp(env, "sequential"))
+			f = 0;
+		else if (!strcmp(env, "release"))
+			f = SDSM_REGION_F_RELEASE;
+		else
+			return sdsm_fail(EINVAL,
+					 "SDSM_CONSISTENCY: '%s' is neither sequential nor release",
+					 env);
+		__atomic_store_n(&sdsm_heap_cons, f, __ATOMIC_RELAXED);
+	}
+	*flags = f;
+	return 0;
+}
+
+/*
+ * Create region @name (EXCL, OWNED where the module has it, and @flags:
+ * 0 or SDSM_REGION_F_RELEASE) of @len bytes under @policy and map it at
+ * @addr with @mapflags (MAP_FIXED or MAP_FIXED_NOREPLACE).  0 or a negative
+ * errno (-EEXIST: @addr is taken; -EOPNOTSUPP: the module lacks @flags).
  */
 int sdsm_owned_map(const char *name, void *addr, size_t len,
-		   const struct sdsm_policy *policy, int mapflags, uint32_t *id)
+		   const struct sdsm_policy *policy, unsigned int flags,
+		   int mapflags, uint32_t *id)
 {
 	struct sdsm_region_create c;
 	void *got;
@@ -179,7 +222,7 @@ int sdsm_owned_map(const char *name, void *addr, size_t len,
 		return -errno;
 	memset(&c, 0, sizeof(c));
 	c.size = sizeof(c);
-	c.flags = SDSM_REGION_F_EXCL |
+	c.flags = SDSM_REGION_F_EXCL | flags |
 		  (__atomic_load_n(&sdsm_no_owned, __ATOMIC_RELAXED) ? 0 :
 		   SDSM_REGION_F_OWNED);
 	c.policy = *policy;
@@ -187,6 +230,16 @@ int sdsm_owned_map(const char *name, void *addr, size_t len,
 	snprintf(c.name, sizeof(c.name), "%s", name);
 	if (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c, SDSM_FEATURE_REGIONS,
 			   "create a heap region") < 0) {
+		/*
+		 * F_RELEASE is newer than F_OWNED: a module without it is
+		 * what refused, and the region must not be made sequential.
+		 */
+		if (errno == EOPNOTSUPP && (flags & SDSM_REGION_F_RELEASE)) {
+			sdsm_fail(EOPNOTSUPP,
+				  "create heap region '%s': the loaded module lacks release consistency",
+				  c.name);
+			return -EOPNOTSUPP;
+		}
 		if (errno != EOPNOTSUPP || !(c.flags & SDSM_REGION_F_OWNED))
 			return -errno;
 		/* An older module: the region outlives the process. */
@@ -218,18 +271,19 @@ static int sdsm_chunk_map(void *ctx, void *addr, size_t len,
 {
 	struct sdsm_info info;
 	char name[SDSM_NAME_MAX];
+	unsigned int flags;
 	unsigned long seq;
 
 	(void)ctx;
-	if (sdsm_dev(&info) < 0)
+	if (sdsm_dev(&info) < 0 || sdsm_heap_consistency(&flags) < 0)
 		return -errno;
 	pthread_mutex_lock(&sdsm_alloc_lock);
 	seq = sdsm_alloc_seq++;
 	pthread_mutex_unlock(&sdsm_alloc_lock);
 	snprintf(name, sizeof(name), "a.%u.%d.%lu", info.node_id,
 		 (int)getpid(), seq);
-	return sdsm_owned_map(name, addr, len, policy, MAP_FIXED_NOREPLACE,
-			      id);
+	return sdsm_owned_map(name, addr, len, policy, flags,
+			      MAP_FIXED_NOREPLACE, id);
 }
 
 static void sdsm_chunk_unmap(void *ctx, void *addr, size_t len, uint32_t id)
@@ -370,6 +424,7 @@ static unsigned int sdsm_rotation(const struct sdsm_policy *p, uint64_t len)
 void *sdsm_alloc_policy(size_t size, const struct sdsm_policy *policy)
 {
 	struct sdsm_heap *h;
+	unsigned int cflags;
 	uint64_t len = 0;
 	void *addr;
 
@@ -379,7 +434,8 @@ void *sdsm_alloc_policy(size_t size, const struct sdsm_policy *policy)
 		sdsm_fail(EINVAL, "NULL policy");
 		return NULL;
 	}
-	if (sdsm_round_size(size, &len) < 0 || sdsm_policy_usable(policy) < 0)
+	if (sdsm_round_size(size, &len) < 0 || sdsm_policy_usable(policy) < 0 ||
+	    sdsm_heap_consistency(&cflags) < 0)
 		return NULL;
 	h = sdsm_heap_of(policy);
 	if (!h)
@@ -459,7 +515,10 @@ int sdsm_free(void *addr, size_t size)
 	return 0;
 }
 
-/* sdsm_region_create(_mode): @flags may add SDSM_REGION_F_MODE. */
+/*
+ * sdsm_region_create(_mode): @flags may add SDSM_REGION_F_MODE; the
+ * caller's are SDSM_REGION_F_EXCL and SDSM_REGION_F_RELEASE.
+ */
 static void *sdsm_region_make(const char *name, size_t size,
 			      const struct sdsm_policy *policy,
 			      unsigned int flags, unsigned int mode)
@@ -473,7 +532,8 @@ static void *sdsm_region_make(const char *name, size_t size,
 			return NULL;
 		policy = &def;
 	}
-	if (flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_MODE)) {
+	if (flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_MODE |
+		      SDSM_REGION_F_RELEASE)) {
 		sdsm_fail(EINVAL, "region '%s': unknown flags %#x", name ? name : "",
 			  flags);
 		return NULL;

@@ -38,7 +38,8 @@ void *sdsm_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		    long off);
 int sdsm_sys_munmap(void *addr, size_t len);
 int sdsm_owned_map(const char *name, void *addr, size_t len,
-		   const struct sdsm_policy *policy, int mapflags,
-		   uint32_t *id);
+		   const struct sdsm_policy *policy, unsigned int flags,
+		   int mapflags, uint32_t *id);
+int sdsm_heap_consistency(unsigned int *flags);
 
 #endif /* SDSM_INTERNAL_H */

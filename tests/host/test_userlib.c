@@ -107,6 +107,8 @@ static struct {
 	uint32_t futex_woken;
 	unsigned int futex_calls;
 	char lock_trace[16];		/* A(cquire), T(ry), R(elease) */
+	bool no_release;		/* a module without SDSM_REGION_F_RELEASE */
+	unsigned int creates;		/* REGION_CREATE calls */
 	uint32_t *bump_on_release;	/* a signal racing a cond wait */
 } fake;
 
@@ -147,6 +149,9 @@ static int fake_ioctl(unsigned long req, void *arg)
 
 		if (!(fake.features & SDSM_FEATURE_REGIONS))
 			return -ENOTTY;
+		fake.creates++;
+		if (fake.no_release && (c->flags & SDSM_REGION_F_RELEASE))
+			return -EOPNOTSUPP;
 		for (i = 0; i < FAKE_REGIONS; i++)
 			if (fake.regions[i].used &&
 			    !strcmp(fake.regions[i].name, c->name))
@@ -181,6 +186,9 @@ static int fake_ioctl(unsigned long req, void *arg)
 		ri->length = fake.regions[i].length;
 		ri->offset = fake.regions[i].offset;
 		ri->policy = fake.regions[i].policy;
+		ri->consistency = fake.regions[i].flags & SDSM_REGION_F_RELEASE ?
+				  SDSM_CONSISTENCY_RELEASE :
+				  SDSM_CONSISTENCY_SEQUENTIAL;
 		return 0;
 	}
 	case SDSM_IOC_REGION_DESTROY: {
@@ -988,6 +996,100 @@ static bool test_regions(void)
 	return true;
 }
 
+/* SDSM_REGION_F_RELEASE reaches the module; info tells the consistency. */
+static bool test_region_consistency(void)
+{
+	struct sdsm_policy pol = { .mode = SDSM_POLICY_FIRST_TOUCH };
+	struct sdsm_region_info ri;
+	char *a;
+
+	fake_start(ALL_FEATURES);
+	a = sdsm_region_create("rc.a", 4096, &pol,
+			       SDSM_REGION_F_EXCL | SDSM_REGION_F_RELEASE);
+	CHECK(a && fake.regions[1].flags ==
+		   (SDSM_REGION_F_EXCL | SDSM_REGION_F_RELEASE),
+	      "create: flags %#x: %s", fake.regions[1].flags, sdsm_last_error());
+	CHECK(sdsm_region_info("rc.a", &ri) == 0 &&
+	      ri.consistency == SDSM_CONSISTENCY_RELEASE, "info: %u: %s",
+	      ri.consistency, sdsm_last_error());
+	a = sdsm_region_create_mode("rc.b", 4096, &pol, SDSM_REGION_F_RELEASE,
+				    0640);
+	CHECK(a && fake.regions[2].flags ==
+		   (SDSM_REGION_F_MODE | SDSM_REGION_F_RELEASE),
+	      "create_mode: flags %#x: %s", fake.regions[2].flags,
+	      sdsm_last_error());
+	a = sdsm_region_create("rc.c", 4096, &pol, 0);
+	CHECK(a && !(fake.regions[3].flags & SDSM_REGION_F_RELEASE) &&
+	      sdsm_region_info("rc.c", &ri) == 0 &&
+	      ri.consistency == SDSM_CONSISTENCY_SEQUENTIAL, "sequential: %s",
+	      sdsm_last_error());
+	/* The name exists (here: as sequential): the message says why. */
+	errno = 0;
+	CHECK_ERR(sdsm_region_create("rc.c", 4096, &pol,
+				     SDSM_REGION_F_RELEASE) == NULL ? -1 : 0,
+		  -1, EEXIST);
+	CHECK(strstr(sdsm_last_error(), "another size, policy or consistency"),
+	      "EEXIST message: %s", sdsm_last_error());
+	/* A module without release consistency: EOPNOTSUPP, named. */
+	fake.no_release = true;
+	errno = 0;
+	CHECK_ERR(sdsm_region_create("rc.d", 4096, &pol,
+				     SDSM_REGION_F_RELEASE) == NULL ? -1 : 0,
+		  -1, EOPNOTSUPP);
+	CHECK(strstr(sdsm_last_error(), "lacks release consistency"),
+	      "EOPNOTSUPP message: %s", sdsm_last_error());
+	return true;
+}
+
+/* SDSM_CONSISTENCY=release: the heap's chunks are release regions. */
+static bool test_heap_consistency(void)
+{
+	char *p, *q;
+
+	fake_start(ALL_FEATURES);
+	setenv("SDSM_CONSISTENCY", "release", 1);
+	p = sdsm_alloc(4096);
+	CHECK(p && fake.regions[1].used && !strncmp(fake.regions[1].name, "a.", 2) &&
+	      (fake.regions[1].flags & SDSM_REGION_F_RELEASE) &&
+	      (fake.regions[1].flags & SDSM_REGION_F_OWNED),
+	      "chunk flags %#x: %s", fake.regions[1].flags, sdsm_last_error());
+	/* Read once: a later change does not split the heap. */
+	setenv("SDSM_CONSISTENCY", "sequential", 1);
+	q = sdsm_alloc_interleaved(4096);
+	CHECK(q && (fake.regions[2].flags & SDSM_REGION_F_RELEASE),
+	      "second chunk flags %#x: %s", fake.regions[2].flags,
+	      sdsm_last_error());
+	return true;
+}
+
+static bool test_heap_consistency_bad(void)
+{
+	unsigned int n;
+
+	fake_start(ALL_FEATURES);
+	setenv("SDSM_CONSISTENCY", "relaxed", 1);
+	errno = 0;
+	CHECK_ERR(sdsm_alloc(4096) == NULL ? -1 : 0, -1, EINVAL);
+	CHECK(strstr(sdsm_last_error(), "SDSM_CONSISTENCY: 'relaxed'"),
+	      "message: %s", sdsm_last_error());
+	CHECK(!fake.creates, "%u regions created", fake.creates);
+	/* A module without release consistency: no sequential chunk. */
+	setenv("SDSM_CONSISTENCY", "release", 1);
+	fake.no_release = true;
+	errno = 0;
+	CHECK_ERR(sdsm_alloc_local(4096) == NULL ? -1 : 0, -1, EOPNOTSUPP);
+	CHECK(strstr(sdsm_last_error(), "lacks release consistency"),
+	      "message: %s", sdsm_last_error());
+	/* One try: no retry without SDSM_REGION_F_OWNED, none sequential. */
+	n = fake.creates;
+	CHECK(n == 1 && !fake.regions[1].used, "%u creates", n);
+	/* Sequential named regions are still made. */
+	CHECK(sdsm_region_create("rc.s", 4096, NULL, 0) &&
+	      !(fake.regions[1].flags & SDSM_REGION_F_RELEASE),
+	      "sequential region: %s", sdsm_last_error());
+	return true;
+}
+
 static bool test_placement(void)
 {
 	enum { N = 5000 };
@@ -1339,6 +1441,10 @@ static const struct test tests[] = {
 	{ "heap: four threads", test_heap_threads, true },
 	{ "heap: partial munmap, huge chunks", test_heap_trim_huge, true },
 	{ "libsdsm: named regions", test_regions, true },
+	{ "libsdsm: release-consistent regions", test_region_consistency, true },
+	{ "libsdsm: SDSM_CONSISTENCY=release heap chunks", test_heap_consistency, true },
+	{ "libsdsm: bad SDSM_CONSISTENCY, module without release",
+	  test_heap_consistency_bad, true },
 	{ "libsdsm: home queries and set_policy", test_placement, true },
 	{ "libsdsm: locks and barriers", test_locks, true },
 	{ "libsdsm: futex wait and wake", test_futex, true },
@@ -1407,6 +1513,7 @@ int main(int argc, char **argv)
 	mkdir(sysfs_dir, 0755);
 	make_fixture();
 	unsetenv("SDSM_POLICY");
+	unsetenv("SDSM_CONSISTENCY");
 	if (plan)
 		printf("TAP version 13\n1..%d\n", ntests);
 	for (i = 0; i < ntests; i++) {

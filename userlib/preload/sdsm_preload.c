@@ -618,7 +618,7 @@ static int find_globals(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;	/* the first object is the executable */
 }
 
-static int move_globals(const struct sdsm_policy *policy)
+static int move_globals(const struct sdsm_policy *policy, unsigned int cflags)
 {
 	struct globals g = { 0, 0 };
 	char name[SDSM_NAME_MAX];
@@ -639,8 +639,8 @@ static int move_globals(const struct sdsm_policy *policy)
 	if (!shim_globals_name(name, sizeof(name)))
 		snprintf(name, sizeof(name), "g.%d.%d", sdsm_node_id(),
 			 (int)getpid());
-	ret = sdsm_owned_map(name, (void *)g.start, len, policy, MAP_FIXED,
-			     &id);
+	ret = sdsm_owned_map(name, (void *)g.start, len, policy, cflags,
+			     MAP_FIXED, &id);
 	if (ret) {
 		/* MAP_FIXED failed before replacing anything, or the region
 		 * could not be made: the globals are untouched. */
@@ -725,25 +725,36 @@ __attribute__((constructor(101)))
 static void sdsm_preload_init(void)
 {
 	struct sdsm_policy policy;
+	unsigned int cflags;
 	struct sdsm_heap *h;
 	char pol[320];
 	int ret;
 
 	heap_busy++;
-	if (sdsm_available() < 0 || sdsm_get_policy(&policy) < 0) {
+	if (sdsm_available() < 0 || sdsm_get_policy(&policy) < 0 ||
+	    sdsm_heap_consistency(&cflags) < 0) {
 		say("cannot place this program in sdsm memory: %s",
 		    sdsm_last_error());
 		_exit(127);
 	}
 	if (shim_init(&policy) < 0)
 		_exit(127);
+	/*
+	 * A job's threads synchronize through glibc's futexes, which are
+	 * no acquire or release of release consistency: its memory stays
+	 * sequential (sdsmctl refuses -N with --consistency=release).
+	 */
+	if (sdsm_shim_role && cflags) {
+		say("SDSM_CONSISTENCY=release: not for a job over several nodes (sdsmctl -N)");
+		_exit(127);
+	}
 	sdsm_heap_fork_private = true;
 	h = sdsm_heap_of(&policy);
 	if (!h) {
 		say("%s", sdsm_last_error());
 		_exit(127);
 	}
-	ret = sdsm_shim_role == 2 ? 0 : move_globals(&policy);
+	ret = sdsm_shim_role == 2 ? 0 : move_globals(&policy, cflags);
 	if (ret) {
 		say("cannot move .data/.bss into sdsm memory: %s",
 		    sdsm_last_error());
@@ -754,8 +765,9 @@ static void sdsm_preload_init(void)
 		    !pthread_key_create(&tcache_key, tcache_flush);
 	if (getenv("SDSM_PRELOAD_VERBOSE") &&
 	    sdsm_format_policy(&policy, pol, sizeof(pol)) == 0)
-		say("heap, globals [%p, +%zu) and anonymous mmaps under %s",
-		    globals_addr, globals_len, pol);
+		say("heap, globals [%p, +%zu) and anonymous mmaps under %s, %s consistency",
+		    globals_addr, globals_len, pol,
+		    cflags ? "release" : "sequential");
 	heap_busy--;
 	__atomic_store_n(&heap, h, __ATOMIC_RELEASE);
 }

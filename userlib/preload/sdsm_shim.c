@@ -98,7 +98,8 @@ static int create_at(const char *name, void *addr, size_t len,
 {
 	uint32_t id;
 
-	return sdsm_owned_map(name, addr, len, pol, MAP_FIXED_NOREPLACE, &id);
+	return sdsm_owned_map(name, addr, len, pol, 0, MAP_FIXED_NOREPLACE,
+			      &id);
 }
 
 /* ---- the heap backend: a reservation per node ---- */
