@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Host tests of the sdsmctl binary (tools/sdsmctl/sdsmctl): exit codes and
-# one-line messages for bad flags, node lists and values; SDSM_POLICY handed
-# to the command; --hardware, --show and stat against a fixture sysfs tree
-# (SDSM_SYSFS_ROOT); join --dry-run with good and bad config files; and the
-# man pages render without warnings.  No module and no network is used.
+# one-line messages for bad flags, node lists and values; SDSM_POLICY and
+# SDSM_CONSISTENCY handed to the command; --hardware, --show and stat
+# against a fixture sysfs tree (SDSM_SYSFS_ROOT); join --dry-run with good
+# and bad config files; and the man pages render without warnings.  No module and no network is used.
 #
 # TAP 13 with the options of test_proto (--count, --first N, --prefix STR,
 # --no-plan) so tests/host/run.sh joins it to the other streams.
@@ -34,6 +34,7 @@ NAMES=(
 	"sdsmctl: man pages render without warnings"
 	"sdsmctl: a policy runs the command under libsdsm-preload.so"
 	"sdsmctl: -N/--cpunodebind hands SDSM_CPUNODES and the shim to the command; sdsmd refuses without the module"
+	"sdsmctl: --consistency hands SDSM_CONSISTENCY to the command, bad values exit 2"
 )
 
 first=1 prefix='' plan=1
@@ -73,9 +74,10 @@ put regions/1/name shared.a
 put regions/1/size 65536
 put regions/1/uid 1000
 put regions/1/mode 0640
+put regions/1/consistency release
 
 export SDSM_SYSFS_ROOT=$FIX SDSM_DEVICE=$NOFIX/sdsm
-unset SDSM_POLICY
+unset SDSM_POLICY SDSM_CONSISTENCY
 
 fail=0
 say() { echo "#   $*"; fail=1; }
@@ -261,7 +263,8 @@ t_10() {
 }
 
 t_11() {
-	expect_out 0 '^1 +shared\.a +65536 +- +- +- +1000 +- +0640$' "$SDSMCTL" region list
+	expect_out 0 '^1 +shared\.a +65536 +- +- +- +1000 +- +0640 +release$' "$SDSMCTL" region list
+	grep -qE '^id +name .* mode +consistency$' <<< "$out" || say "region list: header: $out"
 	expect 2 "region needs list" "$SDSMCTL" region
 	expect 2 "unknown subcommand 'frob'" "$SDSMCTL" region frob
 	expect 2 "region list takes no argument" "$SDSMCTL" region list x
@@ -381,6 +384,56 @@ t_16() {
 	# The agent: one line and status 1 without the module, 2 on usage.
 	expect 1 "^sdsmd: .*nonexistent/sdsm: missing" "$ROOT/tools/sdsmd/sdsmd"
 	expect 2 "^usage: sdsmd" "$ROOT/tools/sdsmd/sdsmd" --bogus
+}
+
+t_17() {
+	local libm pre prog='printf "%s %s %s" "${SDSM_CONSISTENCY-unset}" "${SDSM_POLICY-unset}" "${LD_PRELOAD-unset}"'
+	libm=$(gcc -print-file-name=libm.so.6)
+	local v
+	for v in bogus '' Release 'release ' seq; do
+		expect 2 "^sdsmctl: --consistency=$v: expected sequential or release" \
+			"$SDSMCTL" --consistency="$v" true
+	done
+	expect 2 "'--consistency' needs a value" "$SDSMCTL" --consistency
+	expect 2 "no command to run under --consistency" "$SDSMCTL" --consistency=release
+	expect 2 "--consistency cannot precede 'region'" "$SDSMCTL" --consistency=release region list
+	expect 2 "--hardware takes no other option" "$SDSMCTL" -H --consistency=release
+	expect 2 "--consistency=release cannot be used with --cpunodebind" \
+		"$SDSMCTL" -N all --consistency=release true
+	# Alone or with a policy, without the preload library or with it.
+	expect_out 0 '^release unset unset$' "$SDSMCTL" --no-preload --consistency=release -- sh -c "$prog"
+	expect_out 0 '^sequential interleave:all unset$' "$SDSMCTL" --no-preload -i all \
+		--consistency=sequential sh -c "$prog"
+	expect_out 0 '^unset unset unset$' "$SDSMCTL" -- sh -c "$prog"
+	pre=$(SDSM_PRELOAD_LIB=$libm "$SDSMCTL" --consistency=release -- sh -c "$prog" 2>/dev/null)
+	[ "$pre" = "release unset $libm" ] || say "--consistency=release: $pre"
+	pre=$(SDSM_PRELOAD_LIB=$libm "$SDSMCTL" --consistency=release -l -- sh -c "$prog" 2>/dev/null)
+	[ "$pre" = "release local $libm" ] || say "--consistency=release -l: $pre"
+	# Without the module the preload library refuses, exit 127.
+	expect 127 "^libsdsm-preload: cannot place this program in sdsm memory: .*nonexistent/sdsm: missing" \
+		"$SDSMCTL" --consistency=release true
+	# --show: the option, else SDSM_CONSISTENCY, else the default.
+	run "$SDSMCTL" --show
+	grep -qx 'consistency: sequential (default: SDSM_CONSISTENCY not set)' <<< "$out" ||
+		say "--show: default consistency: $out"
+	run "$SDSMCTL" --consistency=release --show
+	grep -qx 'consistency: release (from --consistency)' <<< "$out" ||
+		say "--show --consistency=release: $out"
+	SDSM_CONSISTENCY=release run "$SDSMCTL" --show
+	grep -qx 'consistency: release (from SDSM_CONSISTENCY)' <<< "$out" ||
+		say "--show with SDSM_CONSISTENCY=release: $out"
+	SDSM_CONSISTENCY=frob run "$SDSMCTL" --show
+	[ "$rc" = 1 ] && grep -q "SDSM_CONSISTENCY: 'frob' is neither sequential nor release" <<< "$err" ||
+		say "--show with a bad SDSM_CONSISTENCY: exit $rc: $err"
+	# region create: the option checked before the module is asked.
+	expect 2 "region create: --consistency=bogus: expected sequential or release" \
+		"$SDSMCTL" region create a 4k --consistency=bogus
+	expect 2 "region create: --consistency=: expected" \
+		"$SDSMCTL" region create a 4k --consistency=
+	expect 2 "option '--consistency' needs a value" "$SDSMCTL" region create a 4k --consistency
+	expect 1 "missing, but the sdsm module is loaded" "$SDSMCTL" region \
+		create a 4k --consistency=release
+	expect_out 0 'consistency=C' "$SDSMCTL" --help
 }
 
 if [ ! -x "$SDSMCTL" ]; then

@@ -4,11 +4,13 @@
  * placement policy (numactl(8) for an sdsm cluster).
  *
  * Like numactl, getopt_long() runs with a leading '+' so parsing stops at
- * the command; the policy travels to the command in SDSM_POLICY, which
- * libsdsm reads for sdsm_alloc(), then sdsmctl execvp()s it.  With a
- * policy, the command also gets libsdsm-preload.so in front of LD_PRELOAD
- * (its heap, globals and anonymous mmaps in sdsm memory under the policy,
- * Documentation/preload.rst) and ASLR off, unless --no-preload.  Node lists
+ * the command; the policy travels to the command in SDSM_POLICY and the
+ * consistency (--consistency) in SDSM_CONSISTENCY, which libsdsm reads
+ * for sdsm_alloc(), then sdsmctl execvp()s it.  With a policy or a
+ * consistency, the command also gets libsdsm-preload.so in front of
+ * LD_PRELOAD (its heap, globals and anonymous mmaps in sdsm memory under
+ * the policy, Documentation/preload.rst) and ASLR off, unless
+ * --no-preload.  Node lists
  * are checked against the live cluster (nr_nodes in sysfs) when the module
  * is loaded, else against SDSM_MAX_NODES.
  */
@@ -80,6 +82,28 @@ int sdsmctl_parse_size(const char *s, unsigned long long *out)
 		return -1;
 	*out = v * mul;
 	return 0;
+}
+
+/* ---- consistency ---- */
+
+int sdsmctl_parse_consistency(const char *arg)
+{
+	if (!strcmp(arg, "sequential"))
+		return SDSM_CONSISTENCY_SEQUENTIAL;
+	if (!strcmp(arg, "release"))
+		return SDSM_CONSISTENCY_RELEASE;
+	return -1;
+}
+
+const char *sdsmctl_consistency_name(unsigned int consistency)
+{
+	switch (consistency) {
+	case SDSM_CONSISTENCY_SEQUENTIAL:
+		return "sequential";
+	case SDSM_CONSISTENCY_RELEASE:
+		return "release";
+	}
+	return "unknown";
 }
 
 /* ---- policy options ---- */
@@ -173,7 +197,31 @@ static void sdsmctl_print_features(uint64_t f)
 	printf("%s\n", any ? "" : " none");
 }
 
-static int sdsmctl_show(const struct sdsmctl_policy_opt *po)
+/* The consistency line of --show: the option, else SDSM_CONSISTENCY. */
+static int sdsmctl_show_consistency(int consistency)
+{
+	const char *env = getenv("SDSM_CONSISTENCY");
+
+	if (consistency >= 0) {
+		printf("consistency: %s (from --consistency)\n",
+		       sdsmctl_consistency_name(consistency));
+		return 0;
+	}
+	if (!env || !*env) {
+		printf("consistency: sequential (default: SDSM_CONSISTENCY not set)\n");
+		return 0;
+	}
+	if (sdsmctl_parse_consistency(env) < 0) {
+		printf("consistency: invalid\n");
+		sdsmctl_err("SDSM_CONSISTENCY: '%s' is neither sequential nor release",
+			    env);
+		return 1;
+	}
+	printf("consistency: %s (from SDSM_CONSISTENCY)\n", env);
+	return 0;
+}
+
+static int sdsmctl_show(const struct sdsmctl_policy_opt *po, int consistency)
 {
 	struct sdsm_node_info nodes[SDSM_MAX_NODES];
 	const char *env = getenv("SDSM_POLICY");
@@ -195,6 +243,8 @@ static int sdsmctl_show(const struct sdsmctl_policy_opt *po)
 		sdsm_format_policy(&pol, buf, sizeof(buf));
 		printf("policy: %s (from SDSM_POLICY=%s)\n", buf, env);
 	}
+	if (sdsmctl_show_consistency(consistency))
+		ret = 1;
 	id = sdsm_sysfs_node_id();
 	n = sdsm_node_table(nodes, SDSM_MAX_NODES);
 	if (id < 0 || n < 0) {
@@ -331,10 +381,11 @@ static int sdsmctl_hardware(void)
 
 static void sdsmctl_help(void)
 {
-	printf("Usage: %s [POLICY] [--] COMMAND [ARGS...]\n"
+	printf("Usage: %s [POLICY] [--consistency=C] [--] COMMAND [ARGS...]\n"
 	       "       %s --hardware | -H\n"
-	       "       %s [POLICY] --show | -s\n"
-	       "       %s region list | create NAME SIZE [POLICY] [--excl] [--mode OCTAL] | destroy NAME | show NAME\n"
+	       "       %s [POLICY] [--consistency=C] --show | -s\n"
+	       "       %s region list | create NAME SIZE [POLICY] [--excl] [--mode OCTAL]\n"
+	       "                [--consistency=C] | destroy NAME | show NAME\n"
 	       "       %s stat [-i SECONDS] [-c COUNT]\n"
 	       "       %s join [--node K] [--module PATH] [--dry-run] CONFIG\n"
 	       "\n"
@@ -344,15 +395,21 @@ static void sdsmctl_help(void)
 	       "  -m, --membind=NODES      homes only on NODES\n"
 	       "  -p, --preferred=NODE     home on NODE while it is up\n"
 	       "  -l, --localalloc         home on the node that touches first\n"
-	       "      --no-preload         only set SDSM_POLICY, no libsdsm-preload.so\n"
+	       "\n"
+	       "      --consistency=C      C = sequential (the default) or release: the\n"
+	       "                           memory model of COMMAND's sdsm memory\n"
+	       "                           (SDSM_CONSISTENCY), or of the region created\n"
+	       "      --no-preload         only set SDSM_POLICY and SDSM_CONSISTENCY,\n"
+	       "                           no libsdsm-preload.so\n"
 	       "\n"
 	       "  -N, --cpunodebind=NODES  run COMMAND's threads on NODES: a worker process\n"
 	       "                           on each (started by sdsmd there), threads placed\n"
 	       "                           round-robin (SDSM_PLACE); see preload.rst\n"
 	       "\n"
-	       "The policy reaches COMMAND in SDSM_POLICY (libsdsm's sdsm_alloc() uses it),\n"
-	       "and libsdsm-preload.so puts COMMAND's heap, globals and anonymous mmaps\n"
-	       "in sdsm memory under it (LD_PRELOAD, ASLR off).\n"
+	       "The policy reaches COMMAND in SDSM_POLICY, the consistency in\n"
+	       "SDSM_CONSISTENCY (libsdsm's sdsm_alloc() uses them), and\n"
+	       "libsdsm-preload.so puts COMMAND's heap, globals and anonymous mmaps\n"
+	       "in sdsm memory under them (LD_PRELOAD, ASLR off).\n"
 	       "  -h, --help               this text\n"
 	       "  -V, --version            version\n"
 	       "See sdsmctl(8).\n",
@@ -426,7 +483,7 @@ static int sdsmctl_set_preload(void)
 }
 
 static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po,
-			int no_preload, const char *cpunodes)
+			int consistency, int no_preload, const char *cpunodes)
 {
 	char buf[320];
 	uint64_t mask;
@@ -452,7 +509,16 @@ static int sdsmctl_exec(char **argv, const struct sdsmctl_policy_opt *po,
 			sdsmctl_err("setenv SDSM_CPUNODES: %s", strerror(errno));
 			return 1;
 		}
-		if (!po->set && sdsmctl_set_preload() < 0)
+		if (!po->set && consistency < 0 && sdsmctl_set_preload() < 0)
+			return 1;
+	}
+	if (consistency >= 0) {
+		if (setenv("SDSM_CONSISTENCY",
+			   sdsmctl_consistency_name(consistency), 1) < 0) {
+			sdsmctl_err("setenv: %s", strerror(errno));
+			return 1;
+		}
+		if (!no_preload && !po->set && sdsmctl_set_preload() < 0)
 			return 1;
 	}
 	if (po->set) {
@@ -485,6 +551,7 @@ int main(int argc, char **argv)
 		{ "localalloc",	no_argument,		NULL, 'l' },
 		{ "block-size",	required_argument,	NULL, 'b' },
 		{ "no-preload",	no_argument,		NULL, 'N' + 256 },
+		{ "consistency", required_argument,	NULL, 'C' + 256 },
 		{ "cpunodebind", required_argument,	NULL, 'N' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ "version",	no_argument,		NULL, 'V' },
@@ -492,6 +559,7 @@ int main(int argc, char **argv)
 	};
 	struct sdsmctl_policy_opt po;
 	int hardware = 0, show = 0, no_preload = 0, c, ret, dashdash, i;
+	int consistency = -1;
 	const char *cpunodes = NULL;
 	char **rest;
 	int nrest;
@@ -534,6 +602,12 @@ int main(int argc, char **argv)
 		case 'N' + 256:
 			no_preload = 1;
 			break;
+		case 'C' + 256:
+			consistency = sdsmctl_parse_consistency(optarg);
+			if (consistency < 0)
+				return sdsmctl_usage_err("--consistency=%s: expected sequential or release",
+							 optarg);
+			break;
 		case 'N':
 			if (!*optarg)
 				return sdsmctl_usage_err("--cpunodebind=: empty node list");
@@ -568,12 +642,15 @@ int main(int argc, char **argv)
 						 hardware ? "hardware" : "show");
 		if (cpunodes)
 			return sdsmctl_usage_err("--cpunodebind needs a command");
-		if (hardware && (show || po.set))
+		if (hardware && (show || po.set || consistency >= 0))
 			return sdsmctl_usage_err("--hardware takes no other option");
-		return hardware ? sdsmctl_hardware() : sdsmctl_show(&po);
+		return hardware ? sdsmctl_hardware() :
+				  sdsmctl_show(&po, consistency);
 	}
 	if (!nrest && cpunodes)
 		return sdsmctl_usage_err("no command to run under --cpunodebind");
+	if (!nrest && !po.set && consistency >= 0)
+		return sdsmctl_usage_err("no command to run under --consistency");
 	if (!nrest)
 		return sdsmctl_usage_err(po.set ? "no command to run under --%s" :
 					 "no command given%s",
@@ -582,6 +659,9 @@ int main(int argc, char **argv)
 			  !strcmp(rest[0], "stat") || !strcmp(rest[0], "join"))) {
 		if (po.set)
 			return sdsmctl_usage_err("policy options cannot precede '%s'",
+						 rest[0]);
+		if (consistency >= 0)
+			return sdsmctl_usage_err("--consistency cannot precede '%s'",
 						 rest[0]);
 		for (i = 1; i < nrest && strcmp(rest[i], "--"); i++) {
 			if (!strcmp(rest[i], "--help") || !strcmp(rest[i], "-h")) {
@@ -596,9 +676,12 @@ int main(int argc, char **argv)
 			return sdsmctl_stat_main(nrest, rest);
 		return sdsmctl_join_main(nrest, rest);
 	}
-	if (no_preload && !po.set)
-		return sdsmctl_usage_err("--no-preload needs a policy option");
+	if (no_preload && !po.set && consistency < 0)
+		return sdsmctl_usage_err("--no-preload needs a policy option or --consistency");
 	if (no_preload && cpunodes)
 		return sdsmctl_usage_err("--cpunodebind needs libsdsm-preload.so: no --no-preload");
-	return sdsmctl_exec(rest, &po, no_preload, cpunodes);
+	/* A job's threads synchronize through glibc: no release points. */
+	if (cpunodes && consistency == SDSM_CONSISTENCY_RELEASE)
+		return sdsmctl_usage_err("--consistency=release cannot be used with --cpunodebind");
+	return sdsmctl_exec(rest, &po, consistency, no_preload, cpunodes);
 }

@@ -45,6 +45,13 @@ int sdsmctl_policy_option(struct sdsmctl_policy_opt *po, const char *opt,
 int sdsmctl_policy_finish(struct sdsmctl_policy_opt *po);
 int sdsmctl_parse_size(const char *s, unsigned long long *out);
 
+/*
+ * --consistency=sequential|release: the enum sdsm_consistency of @arg, or
+ * -1 for any other word; and the word of a consistency, for output.
+ */
+int sdsmctl_parse_consistency(const char *arg);
+const char *sdsmctl_consistency_name(unsigned int consistency);
+
 int sdsmctl_region_main(int argc, char **argv);
 int sdsmctl_stat_main(int argc, char **argv);
 int sdsmctl_join_main(int argc, char **argv);

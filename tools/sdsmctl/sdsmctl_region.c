@@ -3,9 +3,12 @@
  * sdsmctl region list | create | destroy | show.
  *
  * "list" reads /sys/kernel/sdsm/regions/<id>/ and prints "-" for what the
- * module does not export.  "show" maps the region (mapping places no page)
- * and asks SDSM_IOC_QUERY_HOME for every page, like move_pages(2) with a
- * NULL target, to count pages per home node.
+ * module does not export.  "create" and "show" print the region's
+ * consistency from struct sdsm_region_info (a module older than release
+ * consistency leaves it 0, sequential, which is all it has).  "show" maps
+ * the region (mapping places no page) and asks SDSM_IOC_QUERY_HOME for
+ * every page, like move_pages(2) with a NULL target, to count pages per
+ * home node.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -21,7 +24,7 @@ static int sdsmctl_region_list(void)
 {
 	static const char *const cols[] = {
 		"name", "size", "policy", "pages_homed", "pages_cached",
-		"uid", "gid", "mode",
+		"uid", "gid", "mode", "consistency",
 	};
 	char path[512], rel[300], val[128];
 	struct dirent **ents;
@@ -42,9 +45,9 @@ static int sdsmctl_region_list(void)
 			sdsmctl_err("%s: %s", path, strerror(errno));
 		return 1;
 	}
-	printf("%-6s %-31s %12s %-24s %12s %12s %6s %6s %4s\n", "id", "name",
-	       "size", "policy", "pages_homed", "pages_cached", "uid", "gid",
-	       "mode");
+	printf("%-6s %-31s %12s %-24s %12s %12s %6s %6s %4s %s\n", "id",
+	       "name", "size", "policy", "pages_homed", "pages_cached", "uid",
+	       "gid", "mode", "consistency");
 	for (i = 0; i < n; i++) {
 		const char *id = ents[i]->d_name;
 
@@ -53,7 +56,7 @@ static int sdsmctl_region_list(void)
 		printf("%-6s", id);
 		for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
 			static const int width[] = {
-				-31, 12, -24, 12, 12, 6, 6, 4,
+				-31, 12, -24, 12, 12, 6, 6, 4, 0,
 			};
 
 			snprintf(rel, sizeof(rel), "regions/%s/%s", id, cols[c]);
@@ -79,6 +82,7 @@ static int sdsmctl_region_create(int argc, char **argv)
 		{ "block-size",	required_argument,	NULL, 'b' },
 		{ "excl",	no_argument,		NULL, 'x' },
 		{ "mode",	required_argument,	NULL, 'M' },
+		{ "consistency", required_argument,	NULL, 'C' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sdsmctl_policy_opt po;
@@ -88,7 +92,7 @@ static int sdsmctl_region_create(int argc, char **argv)
 	char *end;
 	const char *name;
 	char pol[320];
-	int c, ret;
+	int c, ret, cons;
 	void *addr;
 
 	memset(&po, 0, sizeof(po));
@@ -110,6 +114,16 @@ static int sdsmctl_region_create(int argc, char **argv)
 			if (errno || !*optarg || *end || mode > 0777)
 				return sdsmctl_usage_err("region create: bad mode '%s' (octal, 0..0777)",
 							 optarg);
+			continue;
+		case 'C':
+			cons = sdsmctl_parse_consistency(optarg);
+			if (cons < 0)
+				return sdsmctl_usage_err("region create: --consistency=%s: expected sequential or release",
+							 optarg);
+			if (cons == SDSM_CONSISTENCY_RELEASE)
+				flags |= SDSM_REGION_F_RELEASE;
+			else
+				flags &= ~SDSM_REGION_F_RELEASE;
 			continue;
 		case ':':
 			return sdsmctl_usage_err("region create: option '%s' needs a value",
@@ -144,9 +158,10 @@ static int sdsmctl_region_create(int argc, char **argv)
 	}
 	if (sdsm_format_policy(&ri.policy, pol, sizeof(pol)) < 0)
 		snprintf(pol, sizeof(pol), "?");
-	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o\n",
+	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o, consistency %s\n",
 	       name, ri.region_id, (unsigned long long)ri.length, pol,
-	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode);
+	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode,
+	       sdsmctl_consistency_name(ri.consistency));
 	return 0;
 }
 
@@ -168,9 +183,10 @@ static int sdsmctl_region_show(const char *name)
 	}
 	if (sdsm_format_policy(&ri.policy, pol, sizeof(pol)) < 0)
 		snprintf(pol, sizeof(pol), "?");
-	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o\n",
+	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o, consistency %s\n",
 	       ri.name, ri.region_id, (unsigned long long)ri.length, pol,
-	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode);
+	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode,
+	       sdsmctl_consistency_name(ri.consistency));
 	base = sdsm_region_open(name, &len);
 	if (!base) {
 		sdsmctl_err("%s", sdsm_last_error());
