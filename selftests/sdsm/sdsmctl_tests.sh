@@ -7,15 +7,18 @@
 #	tools/vcluster/vcluster run -n 3 --on 0 -- selftests/sdsm/sdsmctl_tests.sh
 #
 # Placement, region and statistics tests SKIP, with the reason, on a module
-# without SDSM_FEATURE_PLACEMENT / _REGIONS or stats/.  The last test takes
-# node 2 out of the cluster and brings it back with `sdsmctl join`.
-# Needs userlib/build/placement_prog (make -C userlib), else builds it in
+# without SDSM_FEATURE_PLACEMENT / _REGIONS or stats/.  The consistency
+# tests (10-13) have no feature bit to skip on: a module without release
+# consistency fails them.  The last test takes node 2 out of the cluster
+# and brings it back with `sdsmctl join`.  Needs userlib/build/placement_prog
+# and userlib/build/preload_prog (make -C userlib), else builds them in
 # /tmp with the guest's gcc.
 set -u
 
 ROOT=${SDSM_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 SDSMCTL=$ROOT/tools/sdsmctl/sdsmctl
 PROG=$ROOT/userlib/build/placement_prog
+PPROG=$ROOT/userlib/build/preload_prog
 SYSFS=/sys/kernel/sdsm
 NR=${SDSM_NR_NODES:-3}
 # shellcheck source=/dev/null
@@ -24,7 +27,7 @@ NR=${SDSM_NR_NODES:-3}
 n=0
 failed=0
 echo "TAP version 13"
-echo "1..10"
+echo "1..14"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $*"; failed=1; }
@@ -83,6 +86,14 @@ if [ ! -x "$PROG" ]; then
 		"$ROOT/selftests/sdsm/placement_prog.c" "$ROOT/userlib/libsdsm.a" \
 		-lpthread 2>&1 | diag
 fi
+if [ ! -x "$PPROG" ]; then
+	PPROG=/tmp/preload_prog
+	gcc -O2 -pthread -o "$PPROG" "$ROOT/selftests/sdsm/preload_prog.c" 2>&1 | diag
+fi
+T=$(mktemp -d /tmp/sdsmctl-tests.XXXXXX)
+held=
+# A held program never outlives the script (it would pin the module).
+trap '[ -n "$held" ] && kill -KILL "$held" 2>/dev/null; rm -rf "$T"' EXIT
 
 # 1: every node listed, all up.
 wait_until 60 all_up || echo "# not every node is up after 60 s"
@@ -216,7 +227,135 @@ else
 	fi
 fi
 
-# 10: a node leaves; sdsmctl on it says the module is not loaded; it joins
+# consistency_of NAME: region NAME's consistency in this node's sysfs.
+consistency_of() {
+	local d name
+	for d in "$SYSFS"/regions/*/; do
+		read -r name < "$d/name" 2>/dev/null || continue
+		[ "$name" = "$1" ] || continue
+		cat "$d/consistency" 2>&1
+		return
+	done
+	echo "no region $1 in $SYSFS/regions"
+}
+
+# region_consistency NAME WANT TEST: create NAME (with --consistency=WANT
+# unless WANT is "default"); show here and on node 1, list and sysfs all
+# say the consistency; destroy.
+region_consistency() {
+	local name=$1 want=$2 t=$3 out out1 rc rc1 listed sys good=1
+	local -a opt=()
+	if [ "$want" = default ]; then
+		want=sequential
+	else
+		opt=(--consistency="$want")
+	fi
+	if [ -n "$region_reason" ]; then
+		skip_or_fail "$t" "$region_reason"
+		return
+	fi
+	out=$( { vc_bounded 60 "$SDSMCTL" region create "$name" 16k "${opt[@]}" &&
+		 vc_bounded 60 "$SDSMCTL" region show "$name"; } 2>&1); rc=$?
+	out1=$(on_node 1 "$SDSMCTL" region show "$name" 2>&1); rc1=$?
+	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1)
+	sys=$(consistency_of "$name")
+	[ $rc = 0 ] && [ $rc1 = 0 ] || good=0
+	# The line of create and the one of show (a '.' of NAME matches itself).
+	[ "$(grep -c "^region $name: .*, consistency $want\$" <<< "$out")" = 2 ] ||
+		good=0
+	grep -q "^region $name: .*, consistency $want\$" <<< "$out1" || good=0
+	[ "$(awk -v n="$name" '$2 == n { print $NF }' <<< "$listed")" = "$want" ] ||
+		good=0
+	[ "$sys" = "$want" ] || good=0
+	if [ $good = 1 ] && [ "$want" = release ]; then
+		# The other consistency is another region: EEXIST, named.
+		out=$(vc_bounded 60 "$SDSMCTL" region create "$name" 16k 2>&1); rc=$?
+		if [ $rc != 1 ] || ! grep -q 'another size, policy or consistency' <<< "$out"; then
+			echo "# sequential create of release region $name: exit $rc: $out"
+			good=0
+		fi
+	fi
+	vc_bounded 60 "$SDSMCTL" region destroy "$name" 2>&1 | diag
+	if [ $good = 1 ]; then
+		ok "$t"
+	else
+		not_ok "$t"
+		diag <<< "$out (exit $rc)"$'\n'"node 1: $out1 (exit $rc1)"$'\n'"$listed"$'\n'"sysfs: $sys"
+	fi
+}
+
+# 10, 11: a named region's consistency, given or the default.
+region_consistency sdsmctl.rel release \
+	"region create --consistency=release: show (both nodes), list, sysfs say release"
+region_consistency sdsmctl.seq default \
+	"region create: the default consistency is sequential"
+
+# 12: a bad consistency is a usage error, and nothing is created.
+t="region create --consistency=bogus: usage error, no region"
+if [ -n "$region_reason" ]; then
+	skip_or_fail "$t" "$region_reason"
+else
+	err=$("$SDSMCTL" region create sdsmctl.bad 16k --consistency=bogus 2>&1 >/dev/null); rc=$?
+	out=$("$SDSMCTL" region show sdsmctl.bad 2>&1); rc2=$?
+	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1)
+	if [ $rc = 2 ] && [ "$(wc -l <<< "$err")" = 1 ] &&
+	   grep -q -- '--consistency=bogus: expected sequential or release' <<< "$err" &&
+	   [ $rc2 = 1 ] && ! grep -q 'sdsmctl\.bad' <<< "$listed"; then
+		ok "$t"
+	else
+		not_ok "$t"
+		diag <<< "create: $err (exit $rc)"$'\n'"show: $out (exit $rc2)"$'\n'"$listed"
+		"$SDSMCTL" region destroy sdsmctl.bad > /dev/null 2>&1
+	fi
+fi
+
+# 13: sdsmctl --consistency=release -- prog: the program's heap (libsdsm's
+# allocator, as for sdsm_alloc(), here through libsdsm-preload.so) and its
+# globals are release regions while it runs; with --no-preload,
+# placement_prog's sdsm_alloc() gets release memory it can use.
+t="--consistency=release -- prog: its heap and globals are release regions"
+if [ -n "$placement_reason" ]; then
+	skip_or_fail "$t" "$placement_reason"
+else
+	good=1
+	rm -f "$T/go"
+	"$SDSMCTL" --consistency=release -- "$PPROG" hold "$T/go" > "$T/out" 2> "$T/err" &
+	held=$!
+	ready_or_gone() {
+		grep -q '^ready' "$T/out" || ! kill -0 "$held" 2>/dev/null
+	}
+	wait_until 120 ready_or_gone
+	if grep -q '^ready' "$T/out"; then
+		for r in $(cat "$SYSFS"/regions/*/name 2>/dev/null |
+			   grep -E "^[ag]\.[0-9]+\.$held(\.|\$)"); do
+			echo "$r $(consistency_of "$r")"
+		done > "$T/cons"
+	else
+		echo "# preload_prog hold: not ready (exited, or 120 s passed)"
+		good=0
+	fi
+	touch "$T/go"
+	wait "$held"; rc=$?
+	held=
+	[ $rc = 0 ] || { echo "# preload_prog hold: exit $rc"; good=0; }
+	grep -qE "^a\.[0-9]+\.[0-9]+\.[0-9]+ release\$" "$T/cons" 2>/dev/null ||
+		{ echo "# no heap chunk of release consistency"; good=0; }
+	! grep -v ' release$' "$T/cons" 2>/dev/null | grep -q . ||
+		{ echo "# a region of the program is not release"; good=0; }
+	out=$(vc_bounded 120 "$SDSMCTL" --consistency=release --no-preload -l -- "$PROG" 6 2>&1); rc=$?
+	if [ $rc != 0 ] || ! grep -qx 'homes: 0 0 0 0 0 0' <<< "$out"; then
+		echo "# --no-preload placement_prog: exit $rc: $out"
+		good=0
+	fi
+	if [ $good = 1 ]; then
+		ok "$t"
+	else
+		not_ok "$t"
+		cat "$T/cons" "$T/out" "$T/err" 2>/dev/null | diag
+	fi
+fi
+
+# 14: a node leaves; sdsmctl on it says the module is not loaded; it joins
 # again from a config file with `sdsmctl join`, and every node sees it up.
 j=$((NR - 1))
 cfg=$SDSM_SHARED/sdsmctl-join.$$.conf
