@@ -1005,12 +1005,726 @@ out_put:
 	sdsm_region_put(r);
 }
 
+/* ------------------------------------------------------------------ */
+/* Release consistency                                                 */
+
+/*
+ * Regions of SDSM_CONSISTENCY_RELEASE run the protocol of sdsm_rc.c
+ * (Documentation/protocol.rst, "Release consistency") instead of MSI:
+ * their page state is struct sdsm_rc_slot next to struct sdsm_page, whose
+ * home, copy, spare, error and timing fields serve both.  Every core call
+ * holds the page's mutex, then the region's rc_lock (the core updates the
+ * region's rc_local for any page).  The home copy is the slot's; a
+ * GRANT_READ carries a snapshot of it, so a DIFF applied while it waits
+ * in a queue does not change what was granted.  A DIFF carries, in one
+ * page, a diff of each half of the page (each at most
+ * SDSM_RC_DIFF_MAX(SDSM_RC_HALF) bytes), or two messages when both do not
+ * fit: a PART with half 0, applied on arrival, then the DIFF with half 1,
+ * which the core counts.  A PART is a diff of bytes the writer owns, so
+ * applying it early changes nothing another node may read before the
+ * writer's release.
+ *
+ * sdsm_rc_release() (a lock release, a barrier arrival) flushes every
+ * written page of every release region of this node and waits for the
+ * acknowledgments; sdsm_rc_knowledge() and sdsm_rc_notice() are the
+ * write notices the synchronization layer carries (sdsm_sync.c).
+ */
+#define SDSM_RC_HALF	(PAGE_SIZE / SDSM_WIRE_RC_HALVES)
+
+static_assert(PAGE_SIZE == SDSM_RC_PAGE_MAX);
+static_assert(SDSM_RC_DIFF_MAX(SDSM_RC_HALF) <= PAGE_SIZE);
+
+/* Release regions on this node; none: synchronization skips all of it. */
+static atomic_t sdsm_rc_regions = ATOMIC_INIT(0);
+/* DIFFs sent and not acknowledged, and DIFFs lost, over all regions. */
+static atomic_t sdsm_rc_unacked = ATOMIC_INIT(0);
+static atomic_t sdsm_rc_lost = ATOMIC_INIT(0);
+/* sdsm_rc_release() waits here for sdsm_rc_unacked to reach 0. */
+static DECLARE_WAIT_QUEUE_HEAD(sdsm_rc_wq);
+
+bool sdsm_rc_in_use(void)
+{
+	return atomic_read(&sdsm_rc_regions) > 0;
+}
+
+/* A release region was allocated: sdsm_rc_region_free() undoes it. */
+void sdsm_rc_region_init(struct sdsm_region *r)
+{
+	atomic_inc(&sdsm_rc_regions);
+}
+
+static void sdsm_rc_chunk_init(void *p)
+{
+}
+
+static struct sdsm_rc_slot *sdsm_rc_slot_get(struct sdsm_region *r, u64 idx,
+					     bool alloc)
+{
+	struct sdsm_rc_chunk *chunk;
+
+	if (WARN_ON_ONCE(idx >= r->npages || !r->rc_chunks))
+		return NULL;
+	chunk = sdsm_chunk_get((void **)&r->rc_chunks[idx >> SDSM_CHUNK_SHIFT],
+			       sizeof(*chunk), alloc, sdsm_rc_chunk_init);
+	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
+}
+
+/* One core call: the page, and the message being received. */
+struct sdsm_rctx {
+	struct sdsm_region *r;
+	u64 idx;
+	struct sdsm_page *pg;
+	struct sdsm_rc_slot *rs;
+	const struct sdsm_wire_rc *in;
+	struct page *in_page;
+	u32 unacked;
+	u32 lost;
+};
+
+/* Make the diff of half @h of @rs's page into @buf; its length. */
+static int sdsm_rc_half_diff(struct sdsm_rctx *c, const u8 *copy,
+			     const u8 *twin, unsigned int h, u8 *buf)
+{
+	u32 off = h * SDSM_RC_HALF;
+
+	return sdsm_rc_diff_make(twin + off, copy + off, SDSM_RC_HALF, buf,
+				 SDSM_RC_DIFF_MAX(SDSM_RC_HALF),
+				 SDSM_RC_DIFF_MAX(SDSM_RC_HALF));
+}
+
+/*
+ * Queue the DIFF of @c's page: the diff of its copy against the twin,
+ * both halves in one page if they fit, else a PART and the DIFF.  The
+ * copy is write-protected already (sdsm_rc_flush() mapped it RO).
+ */
+static void sdsm_rc_send_diff(struct sdsm_rctx *c, struct sdsm_wire_rc *w,
+			      u16 dst)
+{
+	struct page *out = sdsm_copy_alloc_nofail(GFP_KERNEL);
+	struct page *part = NULL;
+	int len[SDSM_WIRE_RC_HALVES];
+	u8 *copy, *twin, *buf;
+
+	copy = kmap_local_page(c->pg->copy);
+	twin = kmap_local_page(c->rs->twin);
+	buf = kmap_local_page(out);
+	len[0] = sdsm_rc_half_diff(c, copy, twin, 0, buf);
+	if (len[0] + SDSM_RC_DIFF_MAX(SDSM_RC_HALF) > PAGE_SIZE) {
+		/* Half 0 goes alone, as a PART. */
+		part = out;
+		kunmap_local(buf);
+		out = sdsm_copy_alloc_nofail(GFP_KERNEL);
+		buf = kmap_local_page(out);
+		len[1] = sdsm_rc_half_diff(c, copy, twin, 1, buf);
+	} else {
+		len[1] = sdsm_rc_half_diff(c, copy, twin, 1, buf + len[0]);
+	}
+	kunmap_local(buf);
+	kunmap_local(twin);
+	kunmap_local(copy);
+	/* Not reached: the buffers are the codec's largest. */
+	if (WARN_ON_ONCE(len[0] < 0 || len[1] < 0)) {
+		len[0] = 0;
+		len[1] = 0;
+	}
+	if (part) {
+		struct sdsm_wire_rc pw = *w;
+
+		pw.flags |= SDSM_WIRE_RC_PART;
+		pw.diff_len[0] = cpu_to_be16(len[0]);
+		sdsm_queue(dst, SDSM_MSG_RC, &pw, sizeof(pw), part);
+		w->diff_len[1] = cpu_to_be16(len[1]);
+	} else {
+		w->diff_len[0] = cpu_to_be16(len[0]);
+		w->diff_len[1] = cpu_to_be16(len[1]);
+	}
+	sdsm_stat_inc(SDSM_STAT_DIFFS_SENT);
+	sdsm_stat_add(SDSM_STAT_DIFF_BYTES_SENT, len[0] + len[1]);
+	sdsm_queue(dst, SDSM_MSG_RC, w, sizeof(*w), out);
+}
+
+static void sdsm_rc_op_send(void *priv, const struct sdsm_rc_msg *msg)
+{
+	struct sdsm_rctx *c = priv;
+	struct sdsm_wire_rc w = {
+		.region = cpu_to_be32(msg->region),
+		.seq = cpu_to_be32(msg->seq),
+		.page = cpu_to_be64(msg->page),
+		.version = cpu_to_be32(msg->version),
+		.err = cpu_to_be16(msg->err),
+		.type = msg->type,
+		.flags = msg->flags,
+	};
+	struct page *snap = NULL;
+
+	if (msg->type == SDSM_RC_MSG_DIFF) {
+		sdsm_rc_send_diff(c, &w, msg->dst);
+		return;
+	}
+	if (msg->flags & SDSM_RC_F_DATA) {
+		if (c->rs->home_copy) {
+			snap = sdsm_copy_alloc_nofail(GFP_KERNEL);
+			copy_highpage(snap, c->rs->home_copy);
+			sdsm_cost(SDSM_STAT_COST_COPIES);
+			w.data = SDSM_WIRE_DATA_PAGE;
+		} else {
+			w.data = SDSM_WIRE_DATA_ZERO;
+		}
+	}
+	sdsm_queue(msg->dst, SDSM_MSG_RC, &w, sizeof(w), snap);
+}
+
+static void sdsm_rc_op_install(void *priv, const struct sdsm_rc_msg *msg)
+{
+	struct sdsm_rctx *c = priv;
+	struct sdsm_page *pg = c->pg;
+	bool page = c->in->data == SDSM_WIRE_DATA_PAGE && c->in_page;
+
+	if (pg->flags & SDSM_PAGE_SPARE)
+		pg->flags &= ~SDSM_PAGE_SPARE;
+	else if (!pg->copy)
+		pg->copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
+	if (page) {
+		copy_highpage(pg->copy, c->in_page);
+		sdsm_cost(SDSM_STAT_COST_COPIES);
+	} else {
+		clear_highpage(pg->copy);
+	}
+	sdsm_stat_inc(SDSM_STAT_PAGES_FETCHED);
+}
+
+/*
+ * Check, then apply the halves of the received DIFF or PART to the home
+ * copy: all or nothing.  Return 0 or -EPROTO.
+ */
+static int sdsm_rc_apply_halves(struct sdsm_rctx *c)
+{
+	u32 len[SDSM_WIRE_RC_HALVES], off = 0;
+	int ret = 0;
+	unsigned int h;
+	u8 *diff, *home;
+
+	for (h = 0; h < SDSM_WIRE_RC_HALVES; h++) {
+		len[h] = be16_to_cpu(c->in->diff_len[h]);
+		off += len[h];
+	}
+	if (!c->in_page || off > PAGE_SIZE)
+		return -EPROTO;
+	diff = kmap_local_page(c->in_page);
+	for (h = 0, off = 0; h < SDSM_WIRE_RC_HALVES && !ret; off += len[h++])
+		if (len[h] && sdsm_rc_diff_check(diff + off, len[h],
+						 SDSM_RC_HALF))
+			ret = -EPROTO;
+	if (ret)
+		goto out;
+	if (!c->rs->home_copy)
+		c->rs->home_copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER |
+							  __GFP_ZERO);
+	home = kmap_local_page(c->rs->home_copy);
+	for (h = 0, off = 0; h < SDSM_WIRE_RC_HALVES; off += len[h++])
+		if (len[h])
+			sdsm_rc_diff_apply(home + h * SDSM_RC_HALF,
+					   SDSM_RC_HALF, diff + off, len[h]);
+	kunmap_local(home);
+out:
+	kunmap_local(diff);
+	return ret;
+}
+
+static int sdsm_rc_op_apply(void *priv, const struct sdsm_rc_msg *msg)
+{
+	return sdsm_rc_apply_halves(priv);
+}
+
+static int sdsm_rc_op_twin(void *priv)
+{
+	struct sdsm_rctx *c = priv;
+	struct page *twin;
+
+	if (WARN_ON_ONCE(!c->pg->copy || c->rs->twin))
+		return -EPROTO;
+	twin = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL |
+			  __GFP_NOWARN);
+	sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	if (!twin)
+		return -ENOMEM;
+	copy_highpage(twin, c->pg->copy);
+	sdsm_cost(SDSM_STAT_COST_COPIES);
+	c->rs->twin = twin;
+	sdsm_stat_inc(SDSM_STAT_TWINS);
+	return 0;
+}
+
+static void sdsm_rc_op_drop_twin(void *priv)
+{
+	struct sdsm_rctx *c = priv;
+
+	if (c->rs->twin)
+		__free_page(c->rs->twin);
+	c->rs->twin = NULL;
+}
+
+static void sdsm_rc_op_map(void *priv, enum sdsm_proto_map how)
+{
+	struct sdsm_rctx *c = priv;
+
+	/* RW: the fault inserts the writable PTE.  RO, NONE: zap. */
+	if (how == SDSM_PROTO_MAP_RW)
+		return;
+	unmap_mapping_range(sdsm_mapping(),
+			    sdsm_region_offset(c->r) + (c->idx << PAGE_SHIFT),
+			    PAGE_SIZE, 1);
+	if (how == SDSM_PROTO_MAP_NONE)
+		sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_RECEIVED);
+}
+
+static void sdsm_rc_op_wake(void *priv, int err)
+{
+	struct sdsm_rctx *c = priv;
+
+	if (err == -ESTALE)
+		sdsm_page_forget_home(c->r, c->pg);
+	else if (err)
+		sdsm_page_set_err(c->pg, err);
+	c->pg->flags &= ~SDSM_PAGE_TIMED;
+	wake_up_all(sdsm_page_wq(c->r, c->idx));
+}
+
+static void sdsm_rc_op_acked(void *priv)
+{
+	/* sdsm_rc_call() updates the count the waiters check, then wakes. */
+}
+
+static void sdsm_rc_op_error(void *priv, const struct sdsm_rc_msg *msg,
+			     const char *why)
+{
+	pr_warn_ratelimited("release protocol error: %s from node %u, region %llu page %llu: %s\n",
+			    sdsm_rc_msg_name(msg->type), msg->src,
+			    msg->region, msg->page, why);
+}
+
+static const struct sdsm_rc_ops sdsm_rc_mem_ops = {
+	.send = sdsm_rc_op_send,
+	.install = sdsm_rc_op_install,
+	.apply = sdsm_rc_op_apply,
+	.twin = sdsm_rc_op_twin,
+	.drop_twin = sdsm_rc_op_drop_twin,
+	.map = sdsm_rc_op_map,
+	.wake = sdsm_rc_op_wake,
+	.acked = sdsm_rc_op_acked,
+	.error = sdsm_rc_op_error,
+};
+
+/*
+ * Set up a core call on page @idx of @r, whose home is @home: takes the
+ * region's rc_lock (the caller holds the page's mutex); sdsm_rc_done()
+ * ends it.
+ */
+static void sdsm_rc_begin(struct sdsm_rc_ctx *ctx, struct sdsm_rctx *c,
+			  struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
+			  struct sdsm_rc_slot *rs, u16 home)
+{
+	*c = (struct sdsm_rctx){ .r = r, .idx = idx, .pg = pg, .rs = rs };
+	*ctx = (struct sdsm_rc_ctx){
+		.ops = &sdsm_rc_mem_ops,
+		.priv = c,
+		.local = &r->rc_local,
+		.region = r->id,
+		.page = idx,
+		.self = sdsm_cl.node_id,
+		.home = home,
+	};
+	mutex_lock(&r->rc_lock);
+	c->unacked = r->rc_local.unacked;
+	c->lost = r->rc_local.lost;
+}
+
+/*
+ * End a core call: carry what it changed of the region's unacked and
+ * lost counts to the node's, wake a release waiting for them, and keep
+ * pages_cached in step with the page's state.
+ */
+static void sdsm_rc_done(struct sdsm_rctx *c)
+{
+	struct sdsm_region *r = c->r;
+	bool cached = c->rs->st.state != SDSM_RC_NODE_I;
+	int d = (int)(r->rc_local.unacked - c->unacked);
+
+	if (r->rc_local.lost != c->lost)
+		atomic_add(r->rc_local.lost - c->lost, &sdsm_rc_lost);
+	mutex_unlock(&r->rc_lock);
+	if (d && !atomic_add_return(d, &sdsm_rc_unacked))
+		wake_up_all(&sdsm_rc_wq);
+	if (cached && !(c->pg->flags & SDSM_PAGE_CACHED)) {
+		c->pg->flags |= SDSM_PAGE_CACHED;
+		atomic64_inc(&r->pages_cached);
+	} else if (!cached && (c->pg->flags & SDSM_PAGE_CACHED)) {
+		c->pg->flags &= ~SDSM_PAGE_CACHED;
+		atomic64_dec(&r->pages_cached);
+	}
+}
+
+/*
+ * A READ or DIFF reached this node: the home this node serves as (the
+ * page's manager decides it, as for MSI), else this node itself, which
+ * the core then refuses with ESTALE.  Locks: the page's mutex.
+ */
+static u16 sdsm_rc_home_of(struct sdsm_region *r, u64 idx,
+			   struct sdsm_page *pg, u16 src)
+{
+	u16 home = sdsm_coh_home(r, idx, pg, src);
+
+	return home == SDSM_PROTO_NO_NODE ? sdsm_cl.node_id : home;
+}
+
+static void sdsm_rc_recv(u16 src, const struct sdsm_wire_rc *w,
+			 struct page *page)
+{
+	struct sdsm_rc_msg msg = {
+		.region = be32_to_cpu(w->region),
+		.page = be64_to_cpu(w->page),
+		.seq = be32_to_cpu(w->seq),
+		.version = be32_to_cpu(w->version),
+		.src = src,
+		.dst = sdsm_cl.node_id,
+		.type = w->type,
+		.flags = w->flags & ~SDSM_WIRE_RC_PART,
+		.err = be16_to_cpu(w->err),
+	};
+	bool part = w->flags & SDSM_WIRE_RC_PART;
+	struct mem_cgroup *old_memcg;
+	struct sdsm_rc_slot *rs;
+	struct sdsm_rc_ctx ctx;
+	struct sdsm_region *r;
+	struct sdsm_page *pg;
+	struct sdsm_rctx c;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+	bool to_home;
+	u16 home;
+
+	r = sdsm_region_get(msg.region);
+	if (!r)
+		return;
+	if (msg.page >= r->npages || !r->rc_chunks ||
+	    (part && msg.type != SDSM_RC_MSG_DIFF)) {
+		pr_err_ratelimited("node %u: %s for region %u page %llu refused: %s\n",
+				   src, sdsm_rc_msg_name(msg.type), r->id,
+				   msg.page, r->rc_chunks ? "bad message" :
+				   "not a release region");
+		sdsm_mem_peer_broken(src, "bad release-consistency message");
+		goto out_put;
+	}
+	old_memcg = set_active_memcg(READ_ONCE(r->memcg));
+	pg = sdsm_page_get(r, msg.page, true);
+	rs = sdsm_rc_slot_get(r, msg.page, true);
+	if (!pg || !rs) {
+		/* READ: the requester's fault waits its bound and fails. */
+		pr_warn_ratelimited("no memory for page state: %s from node %u dropped\n",
+				    sdsm_rc_msg_name(msg.type), src);
+		goto out_memcg;
+	}
+	if (page && src != sdsm_cl.node_id)
+		sdsm_stat_add(SDSM_STAT_BYTES_RECEIVED, PAGE_SIZE);
+	to_home = sdsm_rc_msg_to_home(msg.type);
+	lock = sdsm_page_lock(r, msg.page);
+	mutex_lock(lock);
+	home = to_home ? sdsm_rc_home_of(r, msg.page, pg, src) : pg->home;
+	sdsm_rc_begin(&ctx, &c, r, msg.page, pg, rs, home);
+	c.in = w;
+	c.in_page = page;
+	if (to_home && home == sdsm_cl.node_id) {
+		pg->flags |= SDSM_PAGE_TOUCHED;
+		sdsm_page_homed_here(r, pg);
+	}
+	if (part) {
+		/* Applied at the home now; counted with the DIFF after it. */
+		if (home == sdsm_cl.node_id && sdsm_rc_apply_halves(&c))
+			sdsm_mem_peer_broken(src, "malformed diff part");
+	} else if (to_home) {
+		sdsm_rc_home_recv(&ctx, &rs->home, &msg);
+	} else if (home == SDSM_PROTO_NO_NODE) {
+		sdsm_rc_op_error(&c, &msg, "page without a home");
+	} else {
+		sdsm_rc_node_recv(&ctx, &rs->st, &msg);
+	}
+	sdsm_rc_done(&c);
+	mutex_unlock(lock);
+out_memcg:
+	set_active_memcg(old_memcg);
+out_put:
+	sdsm_region_put(r);
+}
+
+/*
+ * The fault path's core call for a page of a release region whose home is
+ * known.  *@sent: a READ left now.  Return SDSM_RC_HIT (the PTE is to be
+ * inserted, writable if *@rw), SDSM_RC_WAIT or a negative errno.  Locks:
+ * the page's mutex.
+ */
+static int sdsm_rc_fault_page(struct sdsm_region *r, u64 idx,
+			      struct sdsm_page *pg, bool write, bool *sent,
+			      bool *rw)
+{
+	struct sdsm_rc_slot *rs = sdsm_rc_slot_get(r, idx, true);
+	struct sdsm_rc_ctx ctx;
+	struct sdsm_rctx c;
+	u32 seq;
+	int rc;
+
+	if (!rs)
+		return -ENOMEM;
+	sdsm_rc_begin(&ctx, &c, r, idx, pg, rs, pg->home);
+	if (pg->home != sdsm_cl.node_id && !sdsm_node_usable(pg->home))
+		sdsm_rc_node_peer_down(&ctx, &rs->st, pg->home);
+	seq = rs->st.seq;
+	rc = sdsm_rc_fault(&ctx, &rs->st, write);
+	*sent = rs->st.seq != seq;
+	*rw = rs->st.state == SDSM_RC_NODE_RW;
+	sdsm_rc_done(&c);
+	return rc;
+}
+
+/* No READ in flight for a page of a release region.  Locks: none. */
+static bool sdsm_rc_settled(struct sdsm_region *r, u64 idx)
+{
+	struct sdsm_rc_slot *rs = sdsm_rc_slot_get(r, idx, false);
+
+	return !rs || !(READ_ONCE(rs->st.flags) & SDSM_RC_PAGE_PENDING);
+}
+
+/* Flush every page of @r written in this interval (sdsm_rc_flush()). */
+static void sdsm_rc_region_flush(struct sdsm_region *r, void *arg)
+{
+	struct sdsm_rc_ctx ctx;
+	struct sdsm_rctx c;
+	unsigned long ch;
+	unsigned int i;
+
+	if (!r->rc_chunks)
+		return;
+	for (ch = 0; ch < r->nchunks; ch++) {
+		struct sdsm_rc_chunk *chunk = READ_ONCE(r->rc_chunks[ch]);
+		struct sdsm_chunk *pchunk = READ_ONCE(r->chunks[ch]);
+
+		if (!chunk || !pchunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+			u64 idx = ((u64)ch << SDSM_CHUNK_SHIFT) + i;
+			struct sdsm_rc_slot *rs = &chunk->pages[i];
+			struct sdsm_page *pg = &pchunk->pages[i];
+			struct mutex *lock;	/* the page's */
+
+			if (idx >= r->npages)
+				break;
+			if (READ_ONCE(rs->st.state) != SDSM_RC_NODE_RW)
+				continue;
+			lock = sdsm_page_lock(r, idx);
+			mutex_lock(lock);
+			sdsm_rc_begin(&ctx, &c, r, idx, pg, rs, pg->home);
+			sdsm_rc_flush(&ctx, &rs->st);
+			sdsm_rc_done(&c);
+			mutex_unlock(lock);
+		}
+		cond_resched();
+	}
+}
+
+/**
+ * sdsm_rc_release - make this node's writes to release regions visible
+ *
+ * A release (lock release, barrier arrival) first sends the diff of every
+ * page written since the last one to its home and waits until every diff
+ * is acknowledged; then it may publish its write notices.  The wait is
+ * bounded by fault_timeout_ms and killable.
+ *
+ * Return: 0; -EIO if a diff was refused or lost with its home meanwhile
+ * (those writes are gone); -ETIMEDOUT; -EINTR (fatal signal).
+ */
+int sdsm_rc_release(void)
+{
+	int lost = atomic_read(&sdsm_rc_lost);
+	long left;
+
+	if (!sdsm_rc_in_use())
+		return 0;
+	sdsm_region_for_each(sdsm_rc_region_flush, NULL);
+	/* Diffs to this node (its own pages) need no worker. */
+	sdsm_queue_drain_self();
+	left = wait_event_killable_timeout(sdsm_rc_wq,
+					   !atomic_read(&sdsm_rc_unacked),
+					   msecs_to_jiffies(sdsm_fault_timeout_ms));
+	if (left < 0)
+		return -EINTR;
+	if (!left)
+		return -ETIMEDOUT;
+	return atomic_read(&sdsm_rc_lost) != lost ? -EIO : 0;
+}
+
+struct sdsm_rc_collect {
+	struct xarray *into;
+	int err;
+};
+
+static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
+{
+	struct sdsm_rc_collect *col = arg;
+	unsigned long ch, key;
+	unsigned int i;
+	void *old;
+	u32 need;
+
+	if (!r->rc_chunks)
+		return;
+	for (ch = 0; ch < r->nchunks && !col->err; ch++) {
+		struct sdsm_rc_chunk *chunk = READ_ONCE(r->rc_chunks[ch]);
+
+		if (!chunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+			u64 idx = ((u64)ch << SDSM_CHUNK_SHIFT) + i;
+
+			if (idx >= r->npages)
+				break;
+			/* A u32 read: a racing rise is published next time. */
+			need = READ_ONCE(chunk->pages[i].st.need);
+			if (!need)
+				continue;
+			key = sdsm_rc_notice_key(r->id, idx);
+			old = xa_load(col->into, key);
+			if (old && xa_to_value(old) >= need)
+				continue;
+			col->err = xa_err(xa_store(col->into, key,
+						   xa_mk_value(need),
+						   GFP_KERNEL));
+			if (col->err)
+				break;
+		}
+		cond_resched();
+	}
+}
+
+/**
+ * sdsm_rc_knowledge - merge this node's write notices into @into
+ * @into: notices by sdsm_rc_notice_key(), values xa_mk_value(version)
+ *
+ * Every page of a release region whose released version this node knows
+ * (its own diffs' and what its acquires brought), keeping the larger
+ * version of each page.  Knowledge only grows, so publishing all of it
+ * keeps what an object knows transitive (Documentation/protocol.rst,
+ * "Publishing").
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int sdsm_rc_knowledge(struct xarray *into)
+{
+	struct sdsm_rc_collect col = { .into = into };
+
+	if (sdsm_rc_in_use())
+		sdsm_region_for_each(sdsm_rc_region_collect, &col);
+	return col.err;
+}
+
+/**
+ * sdsm_rc_notice - apply one write notice at an acquire
+ * @region: region id
+ * @page: page index
+ * @version: the version released
+ *
+ * A copy older than @version is invalidated (sdsm_rc_acquire()); the
+ * notice is kept even for a page this node never used, to be published
+ * again.
+ *
+ * Return: 0; -ENOENT (no such release region here: nothing to do);
+ * -EINVAL (page out of the region); -ENOMEM.
+ */
+int sdsm_rc_notice(u32 region, u64 page, u32 version)
+{
+	struct sdsm_region *r = sdsm_region_get(region);
+	struct sdsm_rc_slot *rs;
+	struct sdsm_rc_ctx ctx;
+	struct sdsm_page *pg;
+	struct sdsm_rctx c;
+	struct mutex *lock;		/* the page's, sdsm_page_lock() */
+	int ret = 0;
+
+	if (!r)
+		return -ENOENT;
+	if (!r->rc_chunks) {
+		ret = -ENOENT;
+		goto out;
+	}
+	if (page >= r->npages) {
+		ret = -EINVAL;
+		goto out;
+	}
+	pg = sdsm_page_get(r, page, true);
+	rs = sdsm_rc_slot_get(r, page, true);
+	if (!pg || !rs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	lock = sdsm_page_lock(r, page);
+	mutex_lock(lock);
+	sdsm_rc_begin(&ctx, &c, r, page, pg, rs, pg->home);
+	if (sdsm_rc_acquire(&ctx, &rs->st, version))
+		sdsm_stat_inc(SDSM_STAT_RC_INVALIDATIONS);
+	sdsm_rc_done(&c);
+	mutex_unlock(lock);
+out:
+	sdsm_region_put(r);
+	return ret;
+}
+
+/* Node @dead is gone: pages of @r homed there (sdsm_rc_node_peer_down()). */
+static void sdsm_rc_page_peer_down(struct sdsm_region *r, u64 idx,
+				   struct sdsm_page *pg, u16 dead)
+{
+	struct sdsm_rc_slot *rs = sdsm_rc_slot_get(r, idx, false);
+	struct sdsm_rc_ctx ctx;
+	struct sdsm_rctx c;
+
+	if (!rs || pg->home != dead)
+		return;
+	sdsm_rc_begin(&ctx, &c, r, idx, pg, rs, dead);
+	sdsm_rc_node_peer_down(&ctx, &rs->st, dead);
+	sdsm_rc_done(&c);
+}
+
+/* Free what the release state of @r holds (its region is freed). */
+static void sdsm_rc_region_free(struct sdsm_region *r)
+{
+	unsigned long ch;
+	unsigned int i;
+
+	if (!r->rc_chunks)
+		return;
+	for (ch = 0; ch < r->nchunks; ch++) {
+		struct sdsm_rc_chunk *chunk = r->rc_chunks[ch];
+
+		if (!chunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+			if (chunk->pages[i].twin)
+				__free_page(chunk->pages[i].twin);
+			if (chunk->pages[i].home_copy)
+				__free_page(chunk->pages[i].home_copy);
+		}
+		free_pages_exact(chunk, sizeof(*chunk));
+	}
+	/* Diffs of its pages still unacknowledged will never be. */
+	if (r->rc_local.unacked &&
+	    !atomic_sub_return(r->rc_local.unacked, &sdsm_rc_unacked))
+		wake_up_all(&sdsm_rc_wq);
+	atomic_dec(&sdsm_rc_regions);
+}
+
 static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 			      const void *payload, u32 len, struct page *page)
 {
 	union {
 		struct sdsm_wire_coh coh;
 		struct sdsm_wire_home home;
+		struct sdsm_wire_rc rc;
 	} u;
 
 	switch (type) {
@@ -1027,6 +1741,18 @@ static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 			return;
 		}
 		sdsm_coh_recv(peer->id, &u.coh, page);
+		return;
+	case SDSM_MSG_RC:
+		if (len < sizeof(u.rc))
+			goto short_msg;
+		memcpy(&u.rc, payload, sizeof(u.rc));
+		if ((u.rc.data == SDSM_WIRE_DATA_PAGE ||
+		     u.rc.type == SDSM_RC_MSG_DIFF) && !page) {
+			sdsm_mem_peer_broken(peer->id,
+					     "release message without its page");
+			return;
+		}
+		sdsm_rc_recv(peer->id, &u.rc, page);
 		return;
 	case SDSM_MSG_HOME_REQ:
 	case SDSM_MSG_HOME_REP:
@@ -1063,7 +1789,7 @@ static void sdsm_mem_handler(const struct sdsm_msg *msg)
 }
 
 static const u16 sdsm_mem_msg_types[] = {
-	SDSM_MSG_COH, SDSM_MSG_HOME_REQ, SDSM_MSG_HOME_REP,
+	SDSM_MSG_COH, SDSM_MSG_HOME_REQ, SDSM_MSG_HOME_REP, SDSM_MSG_RC,
 	SDSM_MSG_REGION_CLAIM, SDSM_MSG_REGION_ADD, SDSM_MSG_REGION_PREPARE,
 	SDSM_MSG_REGION_COMMIT, SDSM_MSG_REGION_ABORT, SDSM_MSG_POLICY,
 	SDSM_MSG_REPLY, SDSM_MSG_REGION_QUERY,
@@ -1073,11 +1799,16 @@ static const u16 sdsm_mem_msg_types[] = {
 /* Faults                                                              */
 
 /* Nothing in flight for the page any more (or it failed). */
-static bool sdsm_page_settled(struct sdsm_page *pg)
+static bool sdsm_page_settled(struct sdsm_region *r, u64 idx,
+			      struct sdsm_page *pg)
 {
-	return READ_ONCE(pg->err) ||
-	       (READ_ONCE(pg->node.pending) == SDSM_PROTO_REQ_NONE &&
-		!(READ_ONCE(pg->flags) & SDSM_PAGE_HOME_ASKED));
+	if (READ_ONCE(pg->err))
+		return true;
+	if (READ_ONCE(pg->flags) & SDSM_PAGE_HOME_ASKED)
+		return false;
+	if (r->rc_chunks)
+		return sdsm_rc_settled(r, idx);
+	return READ_ONCE(pg->node.pending) == SDSM_PROTO_REQ_NONE;
 }
 
 /*
@@ -1310,17 +2041,18 @@ static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
 	}
 }
 
+/* Insert @pg's copy, writable if @rw and the VMA allows. */
 static vm_fault_t sdsm_fault_insert(struct vm_fault *vmf,
-				    struct sdsm_page *pg, bool mkwrite)
+				    struct sdsm_page *pg, bool mkwrite,
+				    bool rw)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
-	bool rw = pg->node.state == SDSM_PROTO_NODE_M &&
-		  (vma->vm_flags & VM_WRITE);
 	pgprot_t prot;
 
 	if (WARN_ON_ONCE(!pg->copy))
 		return VM_FAULT_SIGBUS;
+	rw = rw && (vma->vm_flags & VM_WRITE);
 	prot = rw ? vm_get_page_prot(vma->vm_flags) : sdsm_ro_prot(vma);
 	/* Replace the read-only PTE under the page's mutex. */
 	if (mkwrite)
@@ -1343,7 +2075,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	struct mutex *lock;		/* the page's, sdsm_page_lock() */
 	wait_queue_head_t *wq;
 	unsigned long deadline;
-	bool sent = false, ahead = false;
+	bool sent = false, ahead = false, rc_sent, rc_rw;
 	u32 waited;
 	vm_fault_t ret;
 	long left;
@@ -1390,7 +2122,29 @@ again:
 	rc = sdsm_fault_home(r, idx, pg);
 	if (rc < 0)
 		goto fail;
-	if (!rc) {
+	if (!rc && r->rc_chunks) {
+		rc = sdsm_rc_fault_page(r, idx, pg, write, &rc_sent, &rc_rw);
+		if (rc == SDSM_RC_HIT) {
+			ret = sdsm_fault_insert(vmf, pg, mkwrite, rc_rw);
+			mutex_unlock(lock);
+			if (!sent && !(vmf->flags & FAULT_FLAG_TRIED))
+				sdsm_stat_inc(write ?
+					      SDSM_STAT_WRITE_FAULTS_LOCAL :
+					      SDSM_STAT_READ_FAULTS_LOCAL);
+			trace_sdsm_fault_end(addr, r->id, idx, write,
+					     ktime_get_ns() - t0, 0);
+			return ret;
+		}
+		if (rc < 0)
+			goto fail;
+		if (rc_sent) {
+			pg->req_us = sdsm_now_us();
+			pg->flags |= SDSM_PAGE_TIMED;
+			sent = true;
+			sdsm_stat_inc(write ? SDSM_STAT_WRITE_FAULTS_REMOTE :
+					      SDSM_STAT_READ_FAULTS_REMOTE);
+		}
+	} else if (!rc) {
 		sdsm_pctx_init(&ctx, &c, r, idx, pg, pg->home);
 		if (pg->home != sdsm_cl.node_id && !sdsm_node_usable(pg->home))
 			sdsm_proto_node_peer_down(&ctx, &pg->node, pg->home);
@@ -1401,7 +2155,9 @@ again:
 		sdsm_prefetch_used(pg);
 		ahead = !write && pg->home != sdsm_cl.node_id;
 		if (rc == SDSM_PROTO_HIT) {
-			ret = sdsm_fault_insert(vmf, pg, mkwrite);
+			ret = sdsm_fault_insert(vmf, pg, mkwrite,
+						pg->node.state ==
+						SDSM_PROTO_NODE_M);
 			/* The grant is used once this thread runs: end hold. */
 			if (pg->node.deferred)
 				sdsm_hold_used(r, idx);
@@ -1442,7 +2198,7 @@ again:
 	ahead = false;
 	/* Home (or manager) here: run the transaction without a worker. */
 	sdsm_queue_drain_self();
-	if (sdsm_page_settled(pg))
+	if (sdsm_page_settled(r, idx, pg))
 		goto again;
 	if (vmf->flags & FAULT_FLAG_ALLOW_RETRY) {
 		if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
@@ -1450,14 +2206,14 @@ again:
 		/* After the unlock neither vma nor vmf->vma may be used. */
 		kref_get(&r->ref);
 		mmap_read_unlock(vma->vm_mm);
-		wait_event_killable_timeout(*wq, sdsm_page_settled(pg),
+		wait_event_killable_timeout(*wq, sdsm_page_settled(r, idx, pg),
 					    max_t(long, deadline - jiffies, 1));
 		trace_sdsm_fault_end(addr, r->id, idx, write,
 				     ktime_get_ns() - t0, 1);
 		sdsm_region_put(r);
 		return VM_FAULT_RETRY;
 	}
-	left = wait_event_killable_timeout(*wq, sdsm_page_settled(pg),
+	left = wait_event_killable_timeout(*wq, sdsm_page_settled(r, idx, pg),
 					   max_t(long, deadline - jiffies, 1));
 	if (left < 0) {
 		rc = -EINTR;
@@ -1638,6 +2394,7 @@ void sdsm_mem_region_free(struct sdsm_region *r)
 				__free_page(chunk->pages[i].home_copy);
 		free_pages_exact(chunk, sizeof(*chunk));
 	}
+	sdsm_rc_region_free(r);
 	mem_cgroup_put(r->memcg);
 	r->memcg = NULL;
 }
@@ -1668,7 +2425,9 @@ static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
 				break;
 			lock = sdsm_page_lock(r, idx);
 			mutex_lock(lock);
-			if (pg->home == dead) {
+			if (r->rc_chunks) {
+				sdsm_rc_page_peer_down(r, idx, pg, dead);
+			} else if (pg->home == dead) {
 				sdsm_pctx_init(&ctx, &pc, r, idx, pg, dead);
 				sdsm_proto_node_peer_down(&ctx, &pg->node, dead);
 				sdsm_page_settle(r, pg);

@@ -35,6 +35,7 @@
 
 #include "sdsm.h"
 #include "sdsm_proto.h"
+#include "sdsm_rc.h"
 
 /* Region ids: creator node in the high bits, a per-node counter below. */
 #define SDSM_REGION_ID_SHIFT	16
@@ -111,6 +112,28 @@ struct sdsm_home_chunk {
 	struct sdsm_home_page pages[SDSM_CHUNK_PAGES];
 };
 
+/**
+ * struct sdsm_rc_slot - a page of a release-consistent region
+ * @st: node-side protocol state (sdsm_rc.h)
+ * @home: home-side protocol state, used where the page's home is
+ * @twin: the copy as it was when this interval's first write came (node
+ *	state RW only)
+ * @home_copy: at the page's home: the home copy, NULL while all zero
+ *
+ * The node copy is struct sdsm_page.copy, as for sequential regions.
+ * Locks: sdsm_page_lock(region, index), then the region's @rc_lock.
+ */
+struct sdsm_rc_slot {
+	struct sdsm_rc_page st;
+	struct sdsm_rc_home home;
+	struct page *twin;
+	struct page *home_copy;
+};
+
+struct sdsm_rc_chunk {
+	struct sdsm_rc_slot pages[SDSM_CHUNK_PAGES];
+};
+
 /* One SET_POLICY: pages [first, first + npages) follow @policy. */
 struct sdsm_policy_range {
 	struct list_head node;
@@ -130,6 +153,7 @@ struct sdsm_policy_range {
  * @uid: owner, the creator's effective uid (the same number on every node)
  * @gid: the creator's effective gid
  * @mode: permission bits, 0..0777, as for a file (sdsm_region_permission())
+ * @consistency: enum sdsm_consistency, fixed at creation
  * @lock: protects @nr_maps against @dying, and @policies
  * @nr_maps: VMAs of this node that map the region
  * @dying: destroy in progress (the destroyer's token, which names its
@@ -153,6 +177,12 @@ struct sdsm_policy_range {
  *	region
  * @home_chunks: the same of the home side, allocated where a request for
  *	one of the chunk's pages is served as its home
+ * @rc_chunks: release consistency only (else NULL): the pages' struct
+ *	sdsm_rc_slot, lazily allocated like @chunks
+ * @rc_lock: release consistency: protects @rc_local; taken inside a
+ *	page's mutex around every call of the protocol core (sdsm_rc.c),
+ *	which updates @rc_local for any page of the region
+ * @rc_local: release consistency: this node's bookkeeping of releases
  */
 struct sdsm_region {
 	struct kref ref;
@@ -164,6 +194,7 @@ struct sdsm_region {
 	kuid_t uid;
 	kgid_t gid;
 	umode_t mode;
+	u32 consistency;
 
 	spinlock_t lock;		/* see above */
 	unsigned int nr_maps;
@@ -189,12 +220,21 @@ struct sdsm_region {
 	unsigned long nchunks;
 	struct sdsm_chunk **chunks;
 	struct sdsm_home_chunk **home_chunks;
+	struct sdsm_rc_chunk **rc_chunks;
+	struct mutex rc_lock;		/* see above */
+	struct sdsm_rc_local rc_local;
 };
 
 /* The error the page's faults fail with, 0 or a negative errno. */
 static inline int sdsm_page_err(const struct sdsm_page *pg)
 {
 	return -(int)READ_ONCE(pg->err);
+}
+
+/* The key of a write notice of page @page of region @region. */
+static inline unsigned long sdsm_rc_notice_key(u32 region, u64 page)
+{
+	return ((unsigned long)region << SDSM_REGION_OFFSET_SHIFT) | page;
 }
 
 static inline u64 sdsm_region_offset(const struct sdsm_region *r)
@@ -217,6 +257,11 @@ struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,
 				    unsigned long addr);
 void sdsm_mem_region_free(struct sdsm_region *r);
 int sdsm_mem_check_params(void);
+int sdsm_rc_release(void);
+int sdsm_rc_knowledge(struct xarray *into);
+int sdsm_rc_notice(u32 region, u64 page, u32 version);
+bool sdsm_rc_in_use(void);
+void sdsm_rc_region_init(struct sdsm_region *r);
 int sdsm_mem_init(void);
 void sdsm_mem_exit(void);
 

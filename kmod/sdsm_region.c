@@ -604,6 +604,7 @@ static void sdsm_region_release(struct kref *ref)
 		kfree(pr);
 	kvfree(r->chunks);
 	kvfree(r->home_chunks);
+	kvfree(r->rc_chunks);
 	kfree(r);
 }
 
@@ -679,7 +680,8 @@ static bool sdsm_name_valid(const char *name)
 
 static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
 					     u64 length,
-					     const struct sdsm_policy *p)
+					     const struct sdsm_policy *p,
+					     u32 consistency)
 {
 	struct sdsm_region *r;
 
@@ -704,8 +706,19 @@ static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
 				  GFP_KERNEL);
 	if (!r->home_chunks)
 		goto fail_chunks;
+	r->consistency = consistency;
+	mutex_init(&r->rc_lock);
+	if (consistency == SDSM_CONSISTENCY_RELEASE) {
+		r->rc_chunks = kvcalloc(r->nchunks, sizeof(*r->rc_chunks),
+					GFP_KERNEL);
+		if (!r->rc_chunks)
+			goto fail_home_chunks;
+		sdsm_rc_region_init(r);
+	}
 	return r;
 
+fail_home_chunks:
+	kvfree(r->home_chunks);
 fail_chunks:
 	kvfree(r->chunks);
 fail:
@@ -780,6 +793,7 @@ static void sdsm_region_to_wire(struct sdsm_wire_region *w,
 	w->uid = cpu_to_be32(from_kuid(&init_user_ns, r->uid));
 	w->gid = cpu_to_be32(from_kgid(&init_user_ns, r->gid));
 	w->mode = cpu_to_be32(r->mode);
+	w->consistency = cpu_to_be32(r->consistency);
 }
 
 /*
@@ -793,6 +807,7 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	kuid_t uid = make_kuid(&init_user_ns, be32_to_cpu(w->uid));
 	kgid_t gid = make_kgid(&init_user_ns, be32_to_cpu(w->gid));
 	u32 mode = be32_to_cpu(w->mode);
+	u32 consistency = be32_to_cpu(w->consistency);
 	u32 id = be32_to_cpu(w->id);
 	u64 length = be64_to_cpu(w->length);
 	struct sdsm_region *r, *named;
@@ -805,7 +820,8 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	if (!id || id > SDSM_REGION_ID_MAX || !sdsm_name_valid(name) ||
 	    !length || length % PAGE_SIZE ||
 	    length > SDSM_REGION_MAX_BYTES || sdsm_policy_check(&p) ||
-	    !uid_valid(uid) || !gid_valid(gid) || mode & ~0777U)
+	    !uid_valid(uid) || !gid_valid(gid) || mode & ~0777U ||
+	    consistency > SDSM_CONSISTENCY_RELEASE)
 		return -EINVAL;
 	if (length > (u64)max_region_mb << 20) {
 		pr_warn("node %u: region %u '%s' of %llu MiB refused: max_region_mb=%u here\n",
@@ -824,7 +840,7 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 			r ? r->name : named->name);
 		return -EEXIST;
 	}
-	r = sdsm_region_alloc(id, name, length, &p);
+	r = sdsm_region_alloc(id, name, length, &p, consistency);
 	if (!r)
 		return -ENOMEM;
 	r->uid = uid;
@@ -855,6 +871,7 @@ static int sdsm_region_claim(u16 src, const struct sdsm_wire_region *w,
 		ret = -EEXIST;
 		if (!(be32_to_cpu(w->flags) & SDSM_WIRE_REGION_EXCL) &&
 		    !r->dying && r->length == be64_to_cpu(w->length) &&
+		    r->consistency == be32_to_cpu(w->consistency) &&
 		    !sdsm_policy_check(&p) &&
 		    !memcmp(&r->policy, &p, sizeof(p))) {
 			sdsm_region_to_wire(have, r);
@@ -1333,7 +1350,7 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	int ret;
 
 	if (c->flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED |
-			 SDSM_REGION_F_MODE))
+			 SDSM_REGION_F_MODE | SDSM_REGION_F_RELEASE))
 		return -EOPNOTSUPP;
 	if (c->__reserved || c->__reserved2 || !sdsm_name_valid(c->name) ||
 	    !c->length || c->length % PAGE_SIZE ||
@@ -1368,6 +1385,9 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	w.uid = cpu_to_be32(from_kuid(&init_user_ns, current_euid()));
 	w.gid = cpu_to_be32(from_kgid(&init_user_ns, current_egid()));
 	w.mode = cpu_to_be32(c->flags & SDSM_REGION_F_MODE ? c->mode : 0600);
+	w.consistency = cpu_to_be32(c->flags & SDSM_REGION_F_RELEASE ?
+				    SDSM_CONSISTENCY_RELEASE :
+				    SDSM_CONSISTENCY_SEQUENTIAL);
 
 	reg = sdsm_registrar(c->name);
 	memset(&have, 0, sizeof(have));
@@ -1479,6 +1499,7 @@ static void sdsm_region_info_fill(struct sdsm_region_info *info,
 	info->uid = from_kuid_munged(current_user_ns(), r->uid);
 	info->gid = from_kgid_munged(current_user_ns(), r->gid);
 	info->mode = r->mode;
+	info->consistency = r->consistency;
 }
 
 int sdsm_cmd_region_open(struct file *file, void *cmd)
@@ -1489,8 +1510,7 @@ int sdsm_cmd_region_open(struct file *file, void *cmd)
 
 	if (info->flags)
 		return -EOPNOTSUPP;
-	if (info->__reserved || info->__reserved2 ||
-	    !sdsm_name_valid(info->name))
+	if (info->__reserved || !sdsm_name_valid(info->name))
 		return -EINVAL;
 	mutex_lock(&sdsm_regions_mutex);
 	r = sdsm_region_by_name(info->name);
@@ -1509,7 +1529,7 @@ int sdsm_cmd_region_info(struct file *file, void *cmd)
 
 	if (info->flags)
 		return -EOPNOTSUPP;
-	if (info->__reserved || info->__reserved2)
+	if (info->__reserved)
 		return -EINVAL;
 	r = sdsm_region_get(info->region_id);
 	if (!r)
@@ -1752,7 +1772,7 @@ int sdsm_cmd_query_home(struct file *file, void *cmd)
 }
 
 /* ------------------------------------------------------------------ */
-/* sysfs: regions/<id>/{name,size,policy,uid,gid,mode,pages_homed,...} */
+/* sysfs: regions/<id>/{name,size,policy,uid,gid,mode,consistency,...} */
 
 static struct sdsm_region *sdsm_kobj_region(struct kobject *kobj)
 {
@@ -1783,6 +1803,9 @@ SDSM_REGION_ATTR(size, "%llu\n", r->length);
 SDSM_REGION_ATTR(uid, "%u\n", from_kuid_munged(&init_user_ns, r->uid));
 SDSM_REGION_ATTR(gid, "%u\n", from_kgid_munged(&init_user_ns, r->gid));
 SDSM_REGION_ATTR(mode, "%04o\n", r->mode);
+SDSM_REGION_ATTR(consistency, "%s\n",
+		 r->consistency == SDSM_CONSISTENCY_RELEASE ? "release" :
+		 "sequential");
 SDSM_REGION_ATTR(pages_homed, "%lld\n", atomic64_read(&r->pages_homed));
 SDSM_REGION_ATTR(pages_cached, "%lld\n", atomic64_read(&r->pages_cached));
 
@@ -1825,6 +1848,7 @@ static struct attribute *sdsm_region_attrs[] = {
 	&sdsm_region_attr_uid.attr,
 	&sdsm_region_attr_gid.attr,
 	&sdsm_region_attr_mode.attr,
+	&sdsm_region_attr_consistency.attr,
 	&sdsm_region_attr_pages_homed.attr,
 	&sdsm_region_attr_pages_cached.attr,
 	NULL,
@@ -1861,7 +1885,7 @@ int sdsm_region_init(unsigned int default_mb, struct kobject *parent)
 	if (!sdsm_regions_kobj)
 		return -ENOMEM;
 	r = sdsm_region_alloc(SDSM_DEFAULT_REGION, "default",
-			      (u64)default_mb << 20, &p);
+			      (u64)default_mb << 20, &p, SDSM_CONSISTENCY_SEQUENTIAL);
 	if (!r) {
 		ret = -ENOMEM;
 		goto out_put_kobj;

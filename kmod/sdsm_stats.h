@@ -32,6 +32,11 @@ enum sdsm_stat {
 	SDSM_STAT_PREFETCHES,		/* READs sent ahead of a fault */
 	SDSM_STAT_PREFETCH_HITS,	/* faults that found one's copy */
 	SDSM_STAT_FAULT_AROUND_PAGES,	/* mapped by a neighbour's fault */
+	/* Release-consistent regions: */
+	SDSM_STAT_TWINS,		/* intervals' first writes to a page */
+	SDSM_STAT_DIFFS_SENT,		/* diffs of written pages to homes */
+	SDSM_STAT_DIFF_BYTES_SENT,	/* their encoded bytes */
+	SDSM_STAT_RC_INVALIDATIONS,	/* copies dropped by write notices */
 	/*
 	 * What faults cost, counted at the call sites on every node
 	 * (Documentation/performance.rst, "What a fault costs"):

@@ -51,8 +51,19 @@
  * peer's UP event; its DOWN event drops it.
  *
  * Memory ordering: with the default, sequentially consistent (MSI) memory
- * nothing is needed at acquire, release or barrier; see
- * sdsm_sync_acquire_hook() and sdsm_sync_release_hook().
+ * nothing is needed at acquire, release or barrier.  Release-consistent
+ * regions (Documentation/protocol.rst, "Release consistency") need it:
+ * a lock release or barrier arrival first makes this node's writes
+ * visible at their homes (sdsm_rc_release(), without the lock), then
+ * sends its write notices (sdsm_rc_knowledge()) to the manager ahead of
+ * the RELEASE or ARRIVE.  The manager keeps, per lock and per barrier
+ * generation, the largest version of every page it was told of (struct
+ * sdsm_rc_table) and sends them to a node ahead of its grant or
+ * departure; the node applies them (sdsm_rc_notice()) as they arrive, so
+ * before the answer that ends the ioctl (per-peer FIFO).  A manager on
+ * this node merges and applies directly.  Lock tables live as long as
+ * the module: a lock that nobody holds still knows what was released to
+ * it; a barrier's is dropped with its generation.
  *
  * Futexes (Documentation/protocol.rst, "Distributed futex"): the key of a
  * futex is the mmap offset of its word, the same on every node; its
@@ -87,6 +98,8 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
+#include <linux/xarray.h>
+#include <linux/highmem.h>
 #include <linux/sdsm.h>
 
 #include "sdsm.h"
@@ -180,6 +193,18 @@ struct sdsm_mgr_futex {
 	struct list_head waiters;	/* FIFO of struct sdsm_mgr_waiter */
 };
 
+/*
+ * Write notices a manager keeps for a lock (as long as the module) or
+ * for a barrier's current generation: @notices maps a page (key of
+ * sdsm_rc_knowledge()) to xa_mk_value(the largest version released).
+ */
+struct sdsm_rc_table {
+	struct hlist_node hnode;	/* in sdsm_sync.rc_tables by @id */
+	u64 id;
+	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK, _BARRIER */
+	struct xarray notices;
+};
+
 /* This layer's view of one peer. */
 struct sdsm_sync_peer {
 	bool up;			/* between its UP and DOWN events */
@@ -200,6 +225,7 @@ static struct {
 	DECLARE_HASHTABLE(locks, SDSM_SYNC_HASH_BITS);
 	DECLARE_HASHTABLE(barriers, SDSM_SYNC_HASH_BITS);
 	DECLARE_HASHTABLE(futexes, SDSM_SYNC_HASH_BITS);
+	DECLARE_HASHTABLE(rc_tables, SDSM_SYNC_HASH_BITS);
 	/* futex waiters of each node queued here, at most MAX_WAITERS */
 	u32 futex_waiters[SDSM_MAX_NODES];
 	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
@@ -227,20 +253,186 @@ static void sdsm_sync_free(void *p)
 	kfree(p);
 }
 
-/*
- * Hook points for release consistency.  The default memory is
- * sequentially consistent (MSI): every write is visible to every node once
- * the writing fault returned, so acquiring a lock or passing a barrier
- * needs nothing.  A release-consistent region will apply the write notices
- * it received here (acquire: after the grant, before the ioctl returns)...
- */
-static void sdsm_sync_acquire_hook(u64 id)
+/* ------------------------------------------------------------------ */
+/* Write notices of release-consistent regions                         */
+
+static struct sdsm_rc_table *sdsm_rc_table_find(u8 kind, u64 id, bool alloc)
 {
+	struct sdsm_rc_table *t;
+
+	lockdep_assert_held(&sdsm_sync.lock);
+	hash_for_each_possible(sdsm_sync.rc_tables, t, hnode, id)
+		if (t->id == id && t->kind == kind)
+			return t;
+	if (!alloc)
+		return NULL;
+	t = sdsm_sync_alloc(sizeof(*t));
+	if (!t)
+		return NULL;
+	t->id = id;
+	t->kind = kind;
+	xa_init(&t->notices);
+	hash_add(sdsm_sync.rc_tables, &t->hnode, id);
+	return t;
 }
 
-/* ...and make twins and diffs here (release: before the manager learns). */
-static void sdsm_sync_release_hook(u64 id)
+static void sdsm_rc_table_free(struct sdsm_rc_table *t)
 {
+	if (!t)
+		return;
+	hash_del(&t->hnode);
+	xa_destroy(&t->notices);
+	sdsm_sync_free(t);
+}
+
+/* Keep in @into the larger version of @key.  Return 0 or -ENOMEM. */
+static int sdsm_rc_merge_one(struct xarray *into, unsigned long key,
+			     u32 version)
+{
+	void *old = xa_load(into, key);
+
+	if (old && xa_to_value(old) >= version)
+		return 0;
+	return xa_err(xa_store(into, key, xa_mk_value(version), GFP_KERNEL));
+}
+
+static int sdsm_rc_merge(struct xarray *into, struct xarray *from)
+{
+	unsigned long key;
+	void *v;
+	int ret;
+
+	xa_for_each(from, key, v) {
+		ret = sdsm_rc_merge_one(into, key, xa_to_value(v));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The region and the page of the notice key @key. */
+static u32 sdsm_rc_key_region(unsigned long key)
+{
+	return key >> SDSM_REGION_OFFSET_SHIFT;
+}
+
+static u64 sdsm_rc_key_page(unsigned long key)
+{
+	return key & (SDSM_REGION_MAX_BYTES - 1);
+}
+
+/* Apply every notice of @from here, as an acquire of this node. */
+static void sdsm_rc_apply(struct xarray *from)
+{
+	unsigned long key;
+	void *v;
+	int ret;
+
+	xa_for_each(from, key, v) {
+		ret = sdsm_rc_notice(sdsm_rc_key_region(key),
+				     sdsm_rc_key_page(key), xa_to_value(v));
+		if (ret && ret != -ENOENT)
+			pr_warn_ratelimited("write notice for region %u page %llu not applied: %d\n",
+					    sdsm_rc_key_region(key),
+					    sdsm_rc_key_page(key), ret);
+	}
+}
+
+/*
+ * Queue the notices of @from to @node as RC_NOTICES of @kind and @id,
+ * SDSM_WIRE_NOTICES_MAX a message.  Locks: sdsm_sync.lock.
+ */
+static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
+			 struct xarray *from)
+{
+	struct sdsm_wire_rc_notices w = {
+		.id = cpu_to_be64(id),
+		.kind = kind,
+	};
+	struct sdsm_wire_rc_notice *e = NULL;
+	struct page *page = NULL;
+	unsigned long key;
+	u32 n = 0;
+	void *v;
+
+	xa_for_each(from, key, v) {
+		if (!page) {
+			/* Committed to by the release: cannot fail. */
+			page = alloc_page(GFP_KERNEL | __GFP_NOFAIL);
+			e = kmap_local_page(page);
+		}
+		e[n].region = cpu_to_be32(sdsm_rc_key_region(key));
+		e[n].version = cpu_to_be32(xa_to_value(v));
+		e[n].page = cpu_to_be64(sdsm_rc_key_page(key));
+		if (++n < SDSM_WIRE_NOTICES_MAX)
+			continue;
+		kunmap_local(e);
+		w.count = cpu_to_be32(n);
+		sdsm_queue(node, SDSM_MSG_RC_NOTICES, &w, sizeof(w), page);
+		page = NULL;
+		n = 0;
+	}
+	if (!page)
+		return;
+	kunmap_local(e);
+	w.count = cpu_to_be32(n);
+	sdsm_queue(node, SDSM_MSG_RC_NOTICES, &w, sizeof(w), page);
+}
+
+/*
+ * Manager side: a lock or barrier generation goes to @node: send it (or
+ * apply here) what the object knows.  Locks: sdsm_sync.lock.
+ */
+static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
+{
+	struct sdsm_rc_table *t = sdsm_rc_table_find(kind, id, false);
+
+	if (!t)
+		return;
+	if (node == sdsm_cl.node_id)
+		sdsm_rc_apply(&t->notices);
+	else if (sdsm_sync.running)
+		sdsm_rc_send(node, SDSM_WIRE_NOTICES_ACQUIRE, id,
+			     &t->notices);
+}
+
+/*
+ * The release half of a lock release or barrier arrival, before
+ * sdsm_sync.lock is taken: this node's writes reach their homes, and what
+ * it knows is gathered in @notices (empty without release regions).
+ * Return 0 or the error of sdsm_rc_release() or of the gathering; the
+ * caller goes on all the same (a lock is released, a barrier arrived at,
+ * so nobody waits for ever), and fails with it.
+ */
+static int sdsm_sync_rc_release(struct xarray *notices)
+{
+	int ret, ret2;
+
+	if (!sdsm_rc_in_use())
+		return 0;
+	ret = sdsm_rc_release();
+	ret2 = sdsm_rc_knowledge(notices);
+	return ret ? ret : ret2;
+}
+
+/*
+ * Publish @notices to the manager of the object ahead of the RELEASE or
+ * ARRIVE the caller sends next.  Locks: sdsm_sync.lock.
+ */
+static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
+				struct xarray *notices)
+{
+	struct sdsm_rc_table *t;
+
+	lockdep_assert_held(&sdsm_sync.lock);
+	if (xa_empty(notices))
+		return 0;
+	if (manager != sdsm_cl.node_id) {
+		sdsm_rc_send(manager, kind, id, notices);
+		return 0;
+	}
+	t = sdsm_rc_table_find(kind, id, true);
+	return t ? sdsm_rc_merge(&t->notices, notices) : -ENOMEM;
 }
 
 static u64 sdsm_sync_all_nodes(void)
@@ -434,6 +626,7 @@ static void sdsm_mgr_lock_grant(struct sdsm_mgr_lock *ml, unsigned int node,
 	ml->held = true;
 	ml->holder_node = node;
 	ml->holder_req = req_id;
+	sdsm_rc_grant(node, SDSM_WIRE_NOTICES_LOCK, ml->id);
 	sdsm_sync_reply(node, false, req_id, ml->id, SDSM_SYNC_OK,
 			waited ? SDSM_WIRE_SYNC_F_WAITED : 0);
 }
@@ -554,11 +747,17 @@ static void sdsm_mgr_barrier_end(struct sdsm_mgr_barrier *mb, u32 status,
 
 	list_for_each_entry_safe(w, tmp, &mb->arrivals, node) {
 		list_del(&w->node);
+		if (w->node_id != skip_node && status == SDSM_SYNC_OK)
+			sdsm_rc_grant(w->node_id, SDSM_WIRE_NOTICES_BARRIER,
+				      mb->id);
 		if (w->node_id != skip_node)
 			sdsm_sync_reply(w->node_id, true, w->req_id, mb->id,
 					status, 0);
 		sdsm_sync_free(w);
 	}
+	/* The next generation starts from what its arrivals bring. */
+	sdsm_rc_table_free(sdsm_rc_table_find(SDSM_WIRE_NOTICES_BARRIER,
+					      mb->id, false));
 	hash_del(&mb->hnode);
 	sdsm_sync_free(mb);
 }
@@ -1009,6 +1208,64 @@ static void sdsm_sync_futex_reply_rx(const struct sdsm_msg *msg)
 	mutex_unlock(&sdsm_sync.lock);
 }
 
+/* Notices from a releaser (to merge) or from a manager (to apply). */
+static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
+{
+	const struct sdsm_wire_rc_notices *w = msg->payload;
+	const struct sdsm_wire_rc_notice *e;
+	struct sdsm_rc_table *t = NULL;
+	u32 n, i, region;
+	int ret = 0;
+	u64 page;
+
+	n = msg->len < sizeof(*w) ? 0 : be32_to_cpu(w->count);
+	if (!msg->page || n < 1 || n > SDSM_WIRE_NOTICES_MAX ||
+	    w->kind < SDSM_WIRE_NOTICES_LOCK ||
+	    w->kind > SDSM_WIRE_NOTICES_ACQUIRE) {
+		pr_err_ratelimited("node %u: malformed write notices (len %u)\n",
+				   msg->peer->id, msg->len);
+		sdsm_sync_break(msg->peer->id, "malformed write notices");
+		return;
+	}
+	if (w->kind != SDSM_WIRE_NOTICES_ACQUIRE) {
+		mutex_lock(&sdsm_sync.lock);
+		t = sdsm_rc_table_find(w->kind, be64_to_cpu(w->id), true);
+		if (!t)
+			ret = -ENOMEM;
+	}
+	e = kmap_local_page(msg->page);
+	for (i = 0; i < n && !ret; i++) {
+		region = be32_to_cpu(e[i].region);
+		page = be64_to_cpu(e[i].page);
+		if (!region || region > SDSM_REGION_ID_MAX ||
+		    page >= SDSM_REGION_MAX_BYTES >> PAGE_SHIFT ||
+		    !e[i].version) {
+			ret = -EPROTO;
+		} else if (t) {
+			ret = sdsm_rc_merge_one(&t->notices,
+						sdsm_rc_notice_key(region, page),
+						be32_to_cpu(e[i].version));
+		} else {
+			ret = sdsm_rc_notice(region, page,
+					     be32_to_cpu(e[i].version));
+			if (ret == -ENOENT)
+				ret = 0;
+		}
+	}
+	kunmap_local(e);
+	if (w->kind != SDSM_WIRE_NOTICES_ACQUIRE)
+		mutex_unlock(&sdsm_sync.lock);
+	if (ret == -EPROTO || ret == -EINVAL) {
+		pr_err_ratelimited("node %u: write notice %u of %u refused\n",
+				   msg->peer->id, i, n);
+		sdsm_sync_break(msg->peer->id, "bad write notice");
+	} else if (ret) {
+		/* Knowledge lost here: a later acquire may read stale data. */
+		pr_err_ratelimited("node %u: write notices dropped: %d\n",
+				   msg->peer->id, ret);
+	}
+}
+
 static const struct {
 	u16 type;
 	sdsm_handler_fn fn;
@@ -1024,6 +1281,7 @@ static const struct {
 	{ SDSM_MSG_FUTEX_CANCEL, sdsm_sync_futex_rx },
 	{ SDSM_MSG_FUTEX_WAKE, sdsm_sync_futex_rx },
 	{ SDSM_MSG_FUTEX_REPLY, sdsm_sync_futex_reply_rx },
+	{ SDSM_MSG_RC_NOTICES, sdsm_sync_notices_rx },
 };
 
 /* ------------------------------------------------------------------ */
@@ -1149,7 +1407,6 @@ static void sdsm_sync_held_drop(struct sdsm_sync_held *held)
 {
 	hash_del(&held->hnode);
 	if (!held->lost) {
-		sdsm_sync_release_hook(held->lock_id);
 		if (held->manager == sdsm_cl.node_id) {
 			sdsm_mgr_lock_release(held->manager, held->req_id,
 					      held->lock_id);
@@ -1208,7 +1465,6 @@ static int sdsm_sync_acquire(struct file *file, u64 lock_id, bool try,
 		sdsm_stat_inc(SDSM_STAT_LOCK_ACQUIRES);
 		if (req.waited)
 			sdsm_stat_inc(SDSM_STAT_LOCK_WAITS);
-		sdsm_sync_acquire_hook(lock_id);
 	}
 out_unlock:
 	mutex_unlock(&sdsm_sync.lock);
@@ -1219,16 +1475,24 @@ out_unlock:
 static int sdsm_sync_release(struct file *file, u64 lock_id)
 {
 	struct sdsm_sync_held *held;
-	int ret = -EPERM;
+	struct xarray notices;
+	int ret = -EPERM, rc_err;
 
+	xa_init(&notices);
+	rc_err = sdsm_sync_rc_release(&notices);
 	mutex_lock(&sdsm_sync.lock);
 	held = sdsm_sync_held_find(file, lock_id);
 	if (held) {
 		ret = held->lost ? -EHOSTDOWN : 0;
+		if (!held->lost && !rc_err)
+			rc_err = sdsm_sync_rc_publish(held->manager,
+						      SDSM_WIRE_NOTICES_LOCK,
+						      lock_id, &notices);
 		sdsm_sync_held_drop(held);
 	}
 	mutex_unlock(&sdsm_sync.lock);
-	return ret;
+	xa_destroy(&notices);
+	return ret ? ret : rc_err;
 }
 
 int sdsm_sync_lock(struct file *file, struct sdsm_lock *cmd)
@@ -1260,7 +1524,8 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 		.nodemask = mask,
 		.barrier = true,
 	};
-	int ret;
+	struct xarray notices;
+	int ret, rc_err;
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
@@ -1269,22 +1534,26 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 	req.count = cmd->count ? cmd->count : hweight64(mask);
 	req.manager = sdsm_sync_barrier_manager(req.key, mask);
 
+	xa_init(&notices);
+	rc_err = sdsm_sync_rc_release(&notices);
 	mutex_lock(&sdsm_sync.lock);
 	ret = sdsm_sync_req_start(&req);
 	if (ret)
 		goto out_unlock;
-	sdsm_sync_release_hook(req.key);
+	if (!rc_err)
+		rc_err = sdsm_sync_rc_publish(req.manager,
+					      SDSM_WIRE_NOTICES_BARRIER,
+					      req.key, &notices);
 	sdsm_sync_req_send(&req, false, false);
 	mutex_unlock(&sdsm_sync.lock);
 
 	ret = sdsm_sync_req_wait(&req, cmd->timeout_ms);
-	if (!ret) {
+	if (!ret)
 		sdsm_stat_inc(SDSM_STAT_BARRIER_WAITS);
-		sdsm_sync_acquire_hook(req.key);
-	}
 out_unlock:
 	mutex_unlock(&sdsm_sync.lock);
-	return ret;
+	xa_destroy(&notices);
+	return ret ? ret : rc_err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1501,8 +1770,6 @@ static int sdsm_futex_wait(struct sdsm_futex *cmd)
 		err = -EINTR;
 	ret = sdsm_futex_finish(&req, err);
 	mutex_unlock(&sdsm_sync.lock);
-	if (!ret)
-		sdsm_sync_acquire_hook(req.key);
 	return ret;
 }
 
@@ -1533,7 +1800,6 @@ static int sdsm_futex_wake(struct sdsm_futex *cmd)
 	ret = sdsm_sync_req_start(&req);
 	if (ret)
 		goto out_unlock;
-	sdsm_sync_release_hook(req.key);
 	sdsm_futex_send(&req, SDSM_MSG_FUTEX_WAKE);
 	if (!req.done) {
 		mutex_unlock(&sdsm_sync.lock);
@@ -1605,6 +1871,7 @@ int sdsm_sync_init(void)
 	hash_init(sdsm_sync.locks);
 	hash_init(sdsm_sync.barriers);
 	hash_init(sdsm_sync.futexes);
+	hash_init(sdsm_sync.rc_tables);
 	memset(sdsm_sync.futex_waiters, 0, sizeof(sdsm_sync.futex_waiters));
 	init_waitqueue_head(&sdsm_sync.wait);
 	atomic_set(&sdsm_sync.objects, 0);
@@ -1640,6 +1907,7 @@ out_unregister_handlers:
 
 void sdsm_sync_exit(void)
 {
+	struct sdsm_rc_table *t;
 	struct sdsm_mgr_barrier *mb;
 	struct sdsm_mgr_waiter *w, *wt;
 	struct sdsm_mgr_lock *ml;
@@ -1670,6 +1938,8 @@ void sdsm_sync_exit(void)
 	hash_for_each_safe(sdsm_sync.barriers, bkt, tmp, mb, hnode)
 		sdsm_mgr_barrier_end(mb, SDSM_SYNC_HOSTDOWN, SDSM_MAX_NODES);
 	sdsm_mgr_futex_drop(SDSM_MAX_NODES);
+	hash_for_each_safe(sdsm_sync.rc_tables, bkt, tmp, t, hnode)
+		sdsm_rc_table_free(t);
 	hash_for_each_safe(sdsm_sync.held, bkt, tmp, held, hnode) {
 		hash_del(&held->hnode);
 		sdsm_sync_held_free(held);

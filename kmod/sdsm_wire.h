@@ -23,9 +23,10 @@
 /*
  * 2: authenticated connect (AUTH); 3: region owner and mode; 4: receive
  * credits in the header, CREDIT; 5: sessions (the header's seq and ack,
- * struct sdsm_wire_hello, BYE); 6: REGION_QUERY
+ * struct sdsm_wire_hello, BYE); 6: REGION_QUERY; 7: region consistency,
+ * RC, RC_NOTICES
  */
-#define SDSM_WIRE_VERSION	6
+#define SDSM_WIRE_VERSION	7
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -63,6 +64,8 @@
  *	down: struct sdsm_wire_region (id and cookie), answered by REPLY:
  *	ENOENT (the region is gone here), EINPROGRESS (prepared here by a
  *	destroyer still up here) or 0 (here anyway)
+ * @SDSM_MSG_RC: a release-consistency message (Documentation/protocol.rst,
+ *	"Release consistency"), struct sdsm_wire_rc
  * @SDSM_MSG_COHERENCE_LAST: last type reserved for coherence
  * @SDSM_MSG_MAX: number of types; the handler table has this many slots
  *
@@ -79,6 +82,7 @@ enum sdsm_msg_type {
 	SDSM_MSG_COH = 0x20,
 	SDSM_MSG_HOME_REQ = 0x21,
 	SDSM_MSG_HOME_REP = 0x22,
+	SDSM_MSG_RC = 0x23,
 	SDSM_MSG_REGION_CLAIM = 0x28,
 	SDSM_MSG_REGION_ADD = 0x29,
 	SDSM_MSG_REGION_PREPARE = 0x2a,
@@ -315,6 +319,9 @@ static_assert(sizeof(struct sdsm_wire_reject) == 8);
  * @SDSM_MSG_FUTEX_WAKE: waker to manager, struct sdsm_wire_futex: wake up
  *	to @count waiters; answered by FUTEX_REPLY with the number woken
  * @SDSM_MSG_FUTEX_REPLY: manager to requester, struct sdsm_wire_futex_reply
+ * @SDSM_MSG_RC_NOTICES: write notices of release-consistent regions,
+ *	struct sdsm_wire_rc_notices and a page of struct sdsm_wire_rc_notice;
+ *	never answered
  * @SDSM_MSG_SYNC_LAST: last type reserved for locks and barriers
  */
 enum sdsm_sync_msg_type {
@@ -330,6 +337,7 @@ enum sdsm_sync_msg_type {
 	SDSM_MSG_FUTEX_CANCEL = 0x68,
 	SDSM_MSG_FUTEX_WAKE = 0x69,
 	SDSM_MSG_FUTEX_REPLY = 0x6a,
+	SDSM_MSG_RC_NOTICES = 0x6b,
 	SDSM_MSG_SYNC_LAST = 0x7f,
 };
 
@@ -463,6 +471,51 @@ struct sdsm_wire_futex_reply {
 
 static_assert(sizeof(struct sdsm_wire_futex_reply) == 32);
 
+/* sdsm_wire_rc_notices.kind: to a manager, about a lock or barrier... */
+#define SDSM_WIRE_NOTICES_LOCK		1
+#define SDSM_WIRE_NOTICES_BARRIER	2
+/* ...or from a manager, to apply before its grant or departure */
+#define SDSM_WIRE_NOTICES_ACQUIRE	3
+
+/**
+ * struct sdsm_wire_rc_notice - one write notice (struct sdsm_rc_notice)
+ * @region: region id
+ * @version: the page's version released
+ * @page: page index in the region
+ */
+struct sdsm_wire_rc_notice {
+	__be32 region;
+	__be32 version;
+	__be64 page;
+};
+
+static_assert(sizeof(struct sdsm_wire_rc_notice) == 16);
+
+/* Notices one RC_NOTICES message carries, in its page. */
+#define SDSM_WIRE_NOTICES_MAX	(4096 / sizeof(struct sdsm_wire_rc_notice))
+
+/**
+ * struct sdsm_wire_rc_notices - payload of RC_NOTICES
+ * @id: the lock or barrier
+ * @kind: SDSM_WIRE_NOTICES_*
+ * @__reserved: zero
+ * @count: struct sdsm_wire_rc_notice entries in the attached page
+ *	(1..SDSM_WIRE_NOTICES_MAX)
+ *
+ * Write notices of release-consistent regions: from a releaser to the
+ * manager of the lock or barrier it releases, sent before the RELEASE or
+ * ARRIVE; from a manager to a node, sent before the grant or the
+ * barrier's departure.  Per-peer FIFO delivers them first.
+ */
+struct sdsm_wire_rc_notices {
+	__be64 id;
+	__u8 kind;
+	__u8 __reserved[3];
+	__be32 count;
+};
+
+static_assert(sizeof(struct sdsm_wire_rc_notices) == 16);
+
 /* ---- coherent memory, regions, placement (types 0x20-0x5f) ---- */
 
 /* sdsm_wire_coh.data: what travels with a DATA-flagged message */
@@ -497,6 +550,44 @@ struct sdsm_wire_coh {
 };
 
 static_assert(sizeof(struct sdsm_wire_coh) == 24);
+
+/* sdsm_wire_rc.flags, besides SDSM_RC_F_* */
+#define SDSM_WIRE_RC_PART	0x80	/* DIFF: a part, more follows */
+
+/* A DIFF's page holds a diff of each half of the page, half 0 first. */
+#define SDSM_WIRE_RC_HALVES	2
+
+/**
+ * struct sdsm_wire_rc - one message of the release-consistency protocol
+ * @region: region id
+ * @seq: struct sdsm_rc_msg.seq
+ * @page: page index in the region
+ * @version: struct sdsm_rc_msg.version
+ * @err: NACK, DIFF_ACK: a positive errno
+ * @type: enum sdsm_rc_msg_type
+ * @flags: SDSM_RC_F_* and SDSM_WIRE_RC_*
+ * @data: GRANT_READ: enum sdsm_wire_data
+ * @__reserved: zero
+ * @diff_len: DIFF: bytes of the attached page that hold the diff of each
+ *	half of the page (sdsm_rc_diff_make() of SDSM_RC_HALF bytes), one
+ *	after the other; 0: that half is not in this message.  A DIFF whose
+ *	halves do not fit one page is sent as a PART with half 0 and a DIFF
+ *	with half 1, back to back; only the DIFF counts as the protocol's.
+ */
+struct sdsm_wire_rc {
+	__be32 region;
+	__be32 seq;
+	__be64 page;
+	__be32 version;
+	__be16 err;
+	__u8 type;
+	__u8 flags;
+	__u8 data;
+	__u8 __reserved[3];
+	__be16 diff_len[SDSM_WIRE_RC_HALVES];
+};
+
+static_assert(sizeof(struct sdsm_wire_rc) == 32);
 
 /* sdsm_wire_home.flags */
 #define SDSM_WIRE_HOME_ASSIGN	0x1	/* fix the home now if not yet */
@@ -547,7 +638,7 @@ static_assert(sizeof(struct sdsm_wire_policy) == 24);
  * @uid: owner's uid, in the initial user namespace
  * @gid: owner's gid, in the initial user namespace
  * @mode: permission bits, 0..0777
- * @__reserved: zero
+ * @consistency: enum sdsm_consistency
  */
 struct sdsm_wire_region {
 	__be64 cookie;
@@ -559,7 +650,7 @@ struct sdsm_wire_region {
 	__be32 uid;
 	__be32 gid;
 	__be32 mode;
-	__be32 __reserved;
+	__be32 consistency;
 };
 
 static_assert(sizeof(struct sdsm_wire_region) == 96);
