@@ -175,8 +175,6 @@ TEST_F(mem, ioctl_common_errors)
 			 offsetof(struct sdsm_region_info, __reserved)),
 		SDSM_CMD(SDSM_IOC_REGION_INFO, struct sdsm_region_info, policy,
 			 offsetof(struct sdsm_region_info, __reserved)),
-		SDSM_CMD(SDSM_IOC_REGION_INFO, struct sdsm_region_info, policy,
-			 offsetof(struct sdsm_region_info, __reserved2)),
 		SDSM_CMD(SDSM_IOC_REGION_DESTROY, struct sdsm_region_destroy,
 			 __reserved,
 			 offsetof(struct sdsm_region_destroy, __reserved)),
@@ -331,6 +329,7 @@ TEST_F(mem, region_lifecycle)
 	EXPECT_EQ(c.offset, info.offset);
 	EXPECT_EQ(4 * PAGE, info.length);
 	EXPECT_EQ(SDSM_POLICY_FIRST_TOUCH, info.policy.mode);
+	EXPECT_EQ(SDSM_CONSISTENCY_SEQUENTIAL, info.consistency);
 
 	EXPECT_EQ(EINVAL, map_err(self->fd, c.offset, 5 * PAGE, PROT_READ,
 				  MAP_SHARED));
@@ -348,6 +347,65 @@ TEST_F(mem, region_lifecycle)
 	EXPECT_EQ(ENXIO, map_err(self->fd, c.offset, PAGE, PROT_READ,
 				 MAP_SHARED));
 	test_err_ioctl(ENOENT, SDSM_IOC_REGION_OPEN, &info);
+}
+
+/*
+ * A release-consistent region: INFO and sysfs say so; the name cannot be
+ * opened as sequential (or the reverse); its pages read and write.
+ */
+TEST_F(mem, region_consistency)
+{
+	struct sdsm_region_create c = { .size = sizeof(c) }, c2;
+	struct sdsm_region_destroy d = { .size = sizeof(d) };
+	struct sdsm_region_info info = { .size = sizeof(info) };
+	char path[96], buf[32] = "";
+	volatile uint64_t *p;
+	FILE *f;
+
+	REQUIRE_DEV();
+	strcpy(c.name, self->name);
+	c.length = 2 * PAGE;
+	c.flags = SDSM_REGION_F_RELEASE;
+	ASSERT_EQ(0, xioctl(self->fd, SDSM_IOC_REGION_CREATE, &c));
+	c2 = c;
+	test_err_ioctl(0, SDSM_IOC_REGION_CREATE, &c2);
+	EXPECT_EQ(c.region_id, c2.region_id);
+	c2.flags = 0;
+	test_err_ioctl(EEXIST, SDSM_IOC_REGION_CREATE, &c2);
+	c2.flags = 1u << 31;
+	test_err_ioctl(EOPNOTSUPP, SDSM_IOC_REGION_CREATE, &c2);
+
+	info.region_id = c.region_id;
+	ASSERT_EQ(0, xioctl(self->fd, SDSM_IOC_REGION_INFO, &info));
+	EXPECT_EQ(SDSM_CONSISTENCY_RELEASE, info.consistency);
+	snprintf(path, sizeof(path),
+		 "/sys/kernel/sdsm/regions/%u/consistency", c.region_id);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_NE(NULL, fgets(buf, sizeof(buf), f));
+	fclose(f);
+	EXPECT_STREQ("release\n", buf);
+
+	p = map_at(self->fd, c.offset, 2 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_SHARED);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, p[0]);
+	p[0] = 41;
+	p[PAGE / 8] = 42;
+	EXPECT_EQ(41, p[0]);
+	EXPECT_EQ(42, p[PAGE / 8]);
+	munmap((void *)p, 2 * PAGE);
+	d.region_id = c.region_id;
+	test_err_ioctl(0, SDSM_IOC_REGION_DESTROY, &d);
+
+	/* A sequential region of the name is not opened as release. */
+	c.flags = 0;
+	ASSERT_EQ(0, xioctl(self->fd, SDSM_IOC_REGION_CREATE, &c));
+	c2 = c;
+	c2.flags = SDSM_REGION_F_RELEASE;
+	test_err_ioctl(EEXIST, SDSM_IOC_REGION_CREATE, &c2);
+	d.region_id = c.region_id;
+	test_err_ioctl(0, SDSM_IOC_REGION_DESTROY, &d);
 }
 
 TEST_F(mem, set_policy_errors)

@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rc_util - what rc tests (mem_tests.sh, "release consistency") run on the
+ * nodes of a cluster: programs on a release-consistent region (created
+ * with SDSM_REGION_F_RELEASE, or opened if another node did), with cluster
+ * locks and barriers as the acquire and release points.
+ *
+ *   rc_util disjoint NAME PAGES NODE NNODES ROUNDS BARRIER
+ *	every node writes its own words of the same pages (word i belongs to
+ *	node i % NNODES) with round * 1000 + NODE, passes barrier BARRIER,
+ *	checks every word of every node, passes it again; ROUNDS times.
+ *	Prints "rounds R words W wrong N" and exits 0 if N is 0.
+ *   rc_util write NAME PAGES LOCK VALUE
+ *	under lock LOCK: every word but the first gets VALUE, then the
+ *	first (the flag) does.
+ *   rc_util read NAME PAGES LOCK VALUE SECONDS
+ *	takes and gives back lock LOCK every 20 ms until the flag is VALUE
+ *	(exit 2 after SECONDS), then checks every word under the lock:
+ *	prints "wrong N" and exits 0 if N is 0.
+ *   rc_util stale NAME PAGES LOCK VALUE GOFILE SECONDS
+ *	reads the flag, waits for GOFILE to exist (another node wrote VALUE
+ *	and released LOCK meanwhile), reads it again without any acquire,
+ *	then under LOCK: prints "first X unsynchronized Y acquired Z".
+ *   rc_util mixed NAME PAGES NODE NNODES BARRIER
+ *	a release region NAME and a sequential region NAME-seq in one
+ *	program: each node writes its words of both, passes the barrier,
+ *	checks both: prints "wrong N" and exits 0 if N is 0.
+ *
+ * Every wait is bounded: a lock or barrier ioctl by 60 s.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/sdsm.h>
+
+#define PAGE		4096UL
+#define WAIT_MS		60000
+
+static int fd;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "rc_util: %s: %s\n", what, strerror(errno));
+	exit(3);
+}
+
+static unsigned long num(const char *s)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 0);
+	if (errno || !*s || *end) {
+		fprintf(stderr, "rc_util: bad number '%s'\n", s);
+		exit(3);
+	}
+	return v;
+}
+
+static volatile uint32_t *region(const char *name, size_t pages,
+				 uint32_t flags)
+{
+	struct sdsm_region_create c = { .size = sizeof(c) };
+	void *p;
+
+	if (strlen(name) >= sizeof(c.name)) {
+		fprintf(stderr, "rc_util: name too long\n");
+		exit(3);
+	}
+	strcpy(c.name, name);
+	c.length = pages * PAGE;
+	c.flags = flags;
+	if (ioctl(fd, SDSM_IOC_REGION_CREATE, &c))
+		die("REGION_CREATE");
+	p = mmap(NULL, c.length, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 c.offset);
+	if (p == MAP_FAILED)
+		die("mmap");
+	return p;
+}
+
+static void lock_op(uint64_t id, uint32_t op)
+{
+	struct sdsm_lock l = {
+		.size = sizeof(l),
+		.op = op,
+		.lock_id = id,
+		.timeout_ms = op == SDSM_LOCK_ACQUIRE ? WAIT_MS : 0,
+	};
+
+	if (ioctl(fd, SDSM_IOC_LOCK, &l))
+		die(op == SDSM_LOCK_ACQUIRE ? "lock" : "unlock");
+}
+
+static void barrier(uint64_t id)
+{
+	struct sdsm_barrier b = {
+		.size = sizeof(b),
+		.barrier_id = id,
+		.timeout_ms = WAIT_MS,
+	};
+
+	if (ioctl(fd, SDSM_IOC_BARRIER, &b))
+		die("barrier");
+}
+
+static int disjoint(char **av)
+{
+	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	unsigned long node = num(av[2]), nn = num(av[3]);
+	unsigned long rounds = num(av[4]), r, wrong = 0;
+	uint64_t bar = num(av[5]);
+	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
+
+	for (r = 1; r <= rounds; r++) {
+		for (i = node; i < words; i += nn)
+			p[i] = r * 1000 + node;
+		barrier(bar);
+		for (i = 0; i < words; i++)
+			if (p[i] != r * 1000 + i % nn && wrong++ < 5)
+				fprintf(stderr, "round %lu word %zu: %u\n", r,
+					i, p[i]);
+		barrier(bar);
+	}
+	printf("rounds %lu words %zu wrong %lu\n", rounds, words, wrong);
+	return wrong != 0;
+}
+
+static int writer(char **av)
+{
+	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	uint64_t lock = num(av[2]);
+	uint32_t value = num(av[3]);
+	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
+
+	lock_op(lock, SDSM_LOCK_ACQUIRE);
+	for (i = 1; i < words; i++)
+		p[i] = value;
+	p[0] = value;
+	lock_op(lock, SDSM_LOCK_RELEASE);
+	return 0;
+}
+
+static int reader(char **av)
+{
+	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	uint64_t lock = num(av[2]);
+	uint32_t value = num(av[3]);
+	time_t end = time(NULL) + num(av[4]);
+	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
+	unsigned long wrong = 0;
+
+	for (;;) {
+		lock_op(lock, SDSM_LOCK_ACQUIRE);
+		if (p[0] == value)
+			break;
+		lock_op(lock, SDSM_LOCK_RELEASE);
+		if (time(NULL) > end) {
+			printf("flag never seen: %u\n", p[0]);
+			return 2;
+		}
+		usleep(20000);
+	}
+	for (i = 1; i < words; i++)
+		if (p[i] != value && wrong++ < 5)
+			fprintf(stderr, "word %zu: %u\n", i, p[i]);
+	lock_op(lock, SDSM_LOCK_RELEASE);
+	printf("wrong %lu\n", wrong);
+	return wrong != 0;
+}
+
+static int stale(char **av)
+{
+	size_t pages = num(av[1]);
+	uint64_t lock = num(av[2]);
+	time_t end = time(NULL) + num(av[5]);
+	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
+	uint32_t first, unsync, acquired;
+	struct stat st;
+
+	(void)num(av[3]);
+	first = p[0];
+	printf("ready\n");
+	fflush(stdout);
+	while (stat(av[4], &st)) {
+		if (time(NULL) > end) {
+			printf("%s never appeared\n", av[4]);
+			return 2;
+		}
+		usleep(20000);
+	}
+	unsync = p[0];
+	lock_op(lock, SDSM_LOCK_ACQUIRE);
+	acquired = p[0];
+	lock_op(lock, SDSM_LOCK_RELEASE);
+	printf("first %u unsynchronized %u acquired %u\n", first, unsync,
+	       acquired);
+	return 0;
+}
+
+static int mixed(char **av)
+{
+	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	unsigned long node = num(av[2]), nn = num(av[3]), wrong = 0;
+	uint64_t bar = num(av[4]);
+	volatile uint32_t *rel, *seq;
+	char name[64];
+
+	rel = region(av[0], pages, SDSM_REGION_F_RELEASE);
+	snprintf(name, sizeof(name), "%s-seq", av[0]);
+	seq = region(name, pages, 0);
+	for (i = node; i < words; i += nn) {
+		rel[i] = 1000 + node;
+		seq[i] = 2000 + node;
+	}
+	barrier(bar);
+	for (i = 0; i < words; i++) {
+		if (rel[i] != 1000 + i % nn && wrong++ < 5)
+			fprintf(stderr, "release word %zu: %u\n", i, rel[i]);
+		if (seq[i] != 2000 + i % nn && wrong++ < 5)
+			fprintf(stderr, "sequential word %zu: %u\n", i,
+				seq[i]);
+	}
+	barrier(bar);
+	printf("wrong %lu\n", wrong);
+	return wrong != 0;
+}
+
+static const struct {
+	const char *name;
+	int args;
+	int (*fn)(char **av);
+} cmds[] = {
+	{ "disjoint", 6, disjoint },
+	{ "write", 4, writer },
+	{ "read", 5, reader },
+	{ "stale", 6, stale },
+	{ "mixed", 5, mixed },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; argc > 1 && i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name))
+			continue;
+		if (argc - 2 != cmds[i].args)
+			break;
+		fd = open("/dev/sdsm", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			die("/dev/sdsm");
+		return cmds[i].fn(argv + 2);
+	}
+	fprintf(stderr, "usage: rc_util disjoint|write|read|stale|mixed ARGS (see the source)\n");
+	return 3;
+}
