@@ -183,18 +183,31 @@ void bench_region_unmap(struct bench_region *r)
 void bench_region_create(int fd, const char *name, size_t length,
 			 const struct sdsm_policy *pol, struct bench_region *r)
 {
+	bench_region_create_flags(fd, name, length, pol, 0, r);
+}
+
+void bench_region_create_flags(int fd, const char *name, size_t length,
+			       const struct sdsm_policy *pol, uint32_t flags,
+			       struct bench_region *r)
+{
 	struct sdsm_region_create c;
 
 	memset(r, 0, sizeof(*r));
 	bench_set_name(r, name);
 	memset(&c, 0, sizeof(c));
 	c.size = sizeof(c);
-	c.flags = SDSM_REGION_F_EXCL;
+	c.flags = SDSM_REGION_F_EXCL | flags;
 	c.length = length;
 	c.policy = *pol;
 	strcpy(c.name, r->name);
-	if (ioctl(fd, SDSM_IOC_REGION_CREATE, &c))
+	if (ioctl(fd, SDSM_IOC_REGION_CREATE, &c)) {
+		if (errno == EOPNOTSUPP && flags) {
+			fprintf(stderr, "%s: create region %s: the module does not support flags %#x\n",
+				bench_prog, name, flags);
+			exit(BENCH_EXIT_MISSING);
+		}
 		bench_die_errno("create region %s (%zu bytes)", name, length);
+	}
 	r->fd = fd;
 	r->id = c.region_id;
 	r->offset = c.offset;
@@ -223,6 +236,7 @@ void bench_region_open(int fd, const char *name, unsigned int timeout_s,
 	r->id = info.region_id;
 	r->offset = info.offset;
 	r->length = info.length;
+	r->consistency = info.consistency;
 }
 
 void bench_region_destroy(int fd, const char *name)

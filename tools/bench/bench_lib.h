@@ -27,6 +27,7 @@ struct bench_region {
 	size_t length;
 	uint64_t offset;
 	uint32_t id;
+	uint32_t consistency;	/* enum sdsm_consistency, after open */
 	char name[SDSM_NAME_MAX];
 };
 
@@ -51,6 +52,13 @@ void bench_parse_policy(const char *s, struct sdsm_policy *pol);
 void bench_region_create(int fd, const char *name, size_t length,
 			 const struct sdsm_policy *pol,
 			 struct bench_region *r);
+/*
+ * The same with extra SDSM_REGION_F_* @flags (F_EXCL is always set).  A
+ * module that refuses a flag with EOPNOTSUPP exits BENCH_EXIT_MISSING.
+ */
+void bench_region_create_flags(int fd, const char *name, size_t length,
+			       const struct sdsm_policy *pol, uint32_t flags,
+			       struct bench_region *r);
 void bench_region_open(int fd, const char *name, unsigned int timeout_s,
 		       struct bench_region *r);
 void bench_region_map(struct bench_region *r);
