@@ -9,6 +9,7 @@
 #   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--fault-pages N]
 #            [--big-pages N] [--wf-pages N] [--fio-pages N] [--pp-rounds N] [--mm-n N]
 #            [--shim-mm-n N] [--shim-heat ROWSxCOLSxSTEPS] [--shim-bound SEC]
+#            [--fs PAGESxKxPHASES] [--jacobi NxITERS]
 #            [--profile] [--only PART,...]
 #   guest.sh trace-on | trace-dump     (run on a node via on_node)
 #   guest.sh costs                     (the same: this node's cost counters)
@@ -47,6 +48,15 @@
 #   shim_{matmul,heat}_CFG.r.err     its standard error (the workers' too)
 #   shim_{matmul,heat}_CFG.stats.txt "before|after NODE COUNTER VALUE"
 #                                around the job of repetition 1, every node
+#   false_sharing_{seq,release}.r.txt  sdsm_rcbench fs-work of node 0 on a
+#                                sequential and a release region, every
+#                                node a worker: seconds=, checksum=,
+#                                verified=, consistency=
+#   jacobi_{1,2}.r.txt           sdsm_rcbench jacobi-work of node 0, on 1
+#                                and on 2 nodes: the same keys
+#   false_sharing_{seq,release}.stats.txt, jacobi_{1,2}.stats.txt
+#                                as the shim's, around the run of
+#                                repetition 1
 #   profile/                     --profile: traces and the traced faults
 #   log.txt                      what ran, with times
 
@@ -116,6 +126,8 @@ MM_N=256
 SHIM_MM_N=512
 SHIM_HEAT=1024x512x60
 SHIM_BOUND=900
+FS=4x100x20
+JACOBI=512x100
 PROFILE=0
 ONLY=
 
@@ -139,6 +151,20 @@ while [ $# -gt 0 ]; do
 			exit 2
 		} ;;
 	--shim-bound) SHIM_BOUND=$2; shift ;;
+	--fs)
+		FS=$2
+		shift
+		echo "$FS" | grep -Eqx '[0-9]+x[0-9]+x[0-9]+' || {
+			echo "guest.sh: --fs takes PAGESxKxPHASES" >&2
+			exit 2
+		} ;;
+	--jacobi)
+		JACOBI=$2
+		shift
+		echo "$JACOBI" | grep -Eqx '[0-9]+x[0-9]+' || {
+			echo "guest.sh: --jacobi takes NxITERS" >&2
+			exit 2
+		} ;;
 	--profile) PROFILE=1 ;;
 	--only) ONLY=$2; shift ;;
 	*) echo "guest.sh: unknown option $1" >&2; exit 2 ;;
@@ -219,6 +245,8 @@ fi
 	echo "mm_n=$MM_N"
 	echo "shim_mm_n=$SHIM_MM_N"
 	echo "shim_heat=$SHIM_HEAT"
+	echo "fs=$FS"
+	echo "jacobi=$JACOBI"
 	echo "profile=$PROFILE"
 	echo "only=$ONLY"
 	echo "module_loaded=$MODULE_OK"
@@ -634,6 +662,117 @@ fig_matmul() {
 	status matmul ok
 }
 
+# ---- release consistency (issue 12) ------------------------------------
+
+RCB=$BIN/sdsm_rcbench
+
+# rc_setup FIG CMD...: the setup step of a release-consistency figure; a
+# module that refuses SDSM_REGION_F_RELEASE (sdsm_rcbench exits 3) makes
+# FIG n/a rather than failed.
+rc_setup() {
+	_fig=$1
+	shift
+	"$@" 2> "$ERR"
+	_rc=$?
+	cat "$ERR" >> "$B/log.txt"
+	case $_rc in
+	0) return 0 ;;
+	3) status "$_fig" "n/a (module lacks release-consistent regions)" ;;
+	*) status "$_fig" "failed: setup: $(grep -v '^$' "$ERR" | tail -n 1) (exit $_rc)" ;;
+	esac
+	return 1
+}
+
+# rc_run FIG OUT STATS CMD...: run the worker command CMD here (node 0,
+# its output into OUT) after starting the peers of RC_PEERS ("K ARGS..."
+# lines: node K runs ARGS, its output into OUT's name with .peerK.log);
+# RC_WHAT names the run.  With STATS non-empty, every node's counters
+# before and after go into STATS.  On failure set FIG's status and
+# return 1.
+rc_run() {
+	_fig=$1
+	_rout=$2
+	_rstats=$3
+	shift 3
+	[ -z "$_rstats" ] || { : > "$_rstats"; stats_snap before "$_rstats"; }
+	_rpids=
+	while read -r _rk _rcmd; do
+		[ -n "$_rk" ] || continue
+		# shellcheck disable=SC2086
+		on_node "$_rk" $_rcmd > "${_rout%.txt}.peer$_rk.log" 2>&1 &
+		_rpids="$_rpids $_rk:$!"
+	done <<< "$RC_PEERS"
+	step "$_fig" "$RC_WHAT" "$@" > "$_rout"
+	_rc=$?
+	for _rp in $_rpids; do
+		if ! wait "${_rp#*:}" && [ $_rc = 0 ]; then
+			status "$_fig" "failed: $RC_WHAT: worker on node ${_rp%%:*}: $(tail -n 1 "${_rout%.txt}.peer${_rp%%:*}.log")"
+			_rc=1
+		fi
+	done
+	[ -z "$_rstats" ] || stats_snap after "$_rstats"
+	return $_rc
+}
+
+# fig_false_sharing: every node writes its own words, interleaved with the
+# others' in the same pages (FS = PAGESxKxPHASES: K steps of each word
+# per phase, a barrier after each phase), on a sequential region and then
+# on a release region, in every repetition.
+fig_false_sharing() {
+	sdsm_gate false_sharing COHERENT_MEMORY REGIONS PLACEMENT BARRIERS ||
+		return
+	_pg=${FS%%x*}
+	_k=$(echo "$FS" | cut -dx -f2)
+	_ph=${FS##*x}
+	for r in $(seq 1 "$REPS"); do
+		for m in seq release; do
+			log "false_sharing $m rep $r: $NR nodes, $FS"
+			_n=bfs-$m-$r
+			rc_setup false_sharing "$RCB" fs-setup $_n $m "$_pg" "$NR" ||
+				return
+			RC_PEERS=$(for k in $(seq 1 $((NR - 1))); do
+				echo "$k $RCB fs-work $_n $m $_pg $NR $k $_k $_ph --timeout 120"
+			done)
+			_st=
+			[ "$r" = 1 ] && _st=$B/false_sharing_$m.stats.txt
+			RC_WHAT="false sharing on a $m region" rc_run false_sharing \
+				"$B/false_sharing_$m.$r.txt" "$_st" "$RCB" fs-work \
+				$_n $m "$_pg" "$NR" 0 "$_k" "$_ph" --verify --timeout 120
+			_rc=$?
+			destroy $_n
+			[ $_rc = 0 ] || return
+		done
+	done
+	status false_sharing ok
+}
+
+# fig_jacobi: Jacobi sweeps of a JACOBI (NxITERS) grid on release regions,
+# on node 0 alone, then on nodes 0 and 1, in every repetition.
+fig_jacobi() {
+	sdsm_gate jacobi COHERENT_MEMORY REGIONS PLACEMENT BARRIERS || return
+	_jn=${JACOBI%%x*}
+	_it=${JACOBI##*x}
+	for r in $(seq 1 "$REPS"); do
+		for w in 1 2; do
+			log "jacobi $w node(s) rep $r: $JACOBI"
+			_p=bjc$w-$r
+			rc_setup jacobi "$RCB" jacobi-setup $_p "$_jn" $w || return
+			RC_PEERS=
+			[ $w = 2 ] && RC_PEERS="1 $RCB jacobi-work $_p $_jn 2 1 $_it --timeout 300"
+			_st=
+			[ "$r" = 1 ] && _st=$B/jacobi_$w.stats.txt
+			RC_WHAT="jacobi on $w node(s)" rc_run jacobi \
+				"$B/jacobi_$w.$r.txt" "$_st" "$RCB" jacobi-work $_p \
+				"$_jn" $w 0 "$_it" --verify --timeout 300
+			_rc=$?
+			destroy $_p-a
+			destroy $_p-b
+			[ $_rc = 0 ] || return
+		done
+	done
+	status jacobi ok
+}
+
 # ---- unmodified pthread programs through the shim (sdsmctl -N) ---------
 
 SDSMCTL=${BENCH_SDSMCTL:-$SDSM_ROOT/tools/sdsmctl/sdsmctl}
@@ -856,6 +995,8 @@ if part fio_sdsm; then
 	done
 fi
 part matmul && fig_matmul
+part false_sharing && fig_false_sharing
+part jacobi && fig_jacobi
 part shim && fig_shim
 log "bench done"
 exit 0

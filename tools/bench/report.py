@@ -233,6 +233,10 @@ def parse_matmul(path):
 
 # Speedup of matmul on 2 nodes over 1 (issue 11).
 MATMUL_2_GOAL = 1.8
+# Release consistency (issue 12): false sharing on a release region against
+# a sequential one, and the Jacobi speedup of 2 nodes over 1.
+FALSE_SHARING_GOAL = 5.0
+JACOBI_2_GOAL = 1.8
 # A fault in a 1 GiB region against one in a 1 MiB region, in a cluster of
 # all the nodes against one of two (issue 11).
 SCALE_GOAL = 1.1
@@ -551,6 +555,70 @@ class Report:
         for prog, title, ov_goal, sp_goal in SHIM_PROGS:
             self.shim_figs(prog, title, ov_goal, sp_goal)
 
+        pg, k, ph = (self.meta.get("fs", "") + "x?x?x?").split("x")[:3]
+        self.time_ratio_fig(
+            "false_sharing", "false_sharing_release", "false_sharing_seq",
+            "false_sharing", "false sharing, %s pages, %s nodes, release" %
+            (pg, self.meta.get("nodes", "?")),
+            "the same on a sequential region",
+            "release speedup (sequential time / release time)",
+            FALSE_SHARING_GOAL, "sequential", "release",
+            "%s pages, %s steps of each word x %s phases" % (pg, k, ph))
+        n, it = (self.meta.get("jacobi", "") + "x?x?").split("x")[:2]
+        self.time_ratio_fig(
+            "jacobi", "jacobi_2", "jacobi_1", "jacobi_2",
+            "jacobi %sx%s, %s iterations, 2 nodes" % (n, n, it),
+            "same jacobi on 1 node",
+            "speedup (1-node time / 2-node time)", JACOBI_2_GOAL,
+            "1 node", "2 nodes", "%sx%s doubles, %s iterations" % (n, n, it))
+
+    def time_ratio_fig(self, part, stem, base_stem, fid, title, base_title,
+                       meaning, goal, base_label, label, size):
+        """A figure of two timed runs of the same computation in each
+        repetition of PART: its value is STEM's time, its baseline
+        BASE_STEM's, and its ratio base time / time (a speedup), judged
+        against GOAL.  Every run must be verified and give one checksum.
+        The counters around repetition 1 (STEM.stats.txt) are kept."""
+        st = self.status(part)
+        base = [parse_matmul(f) for f in rep_files(self.raw, base_stem,
+                                                   "txt")]
+        runs = [parse_matmul(f) for f in rep_files(self.raw, stem, "txt")]
+        if st == "ok" and (not base or len(base) != len(runs) or
+                           None in base or None in runs):
+            st = "failed: missing timings"
+        if st == "ok" and not all(r["verified"] for r in base + runs):
+            st = "failed: a result was not verified"
+        if st == "ok" and len({r["checksum"] for r in base + runs}) != 1:
+            st = "failed: checksums differ between runs"
+        ok = st == "ok"
+        counters = {}
+        for cfg in (base_stem, stem):
+            sf = os.path.join(self.raw, cfg + ".stats.txt")
+            if os.path.exists(sf):
+                try:
+                    counters[cfg] = parse_stats(sf)
+                except (OSError, ValueError) as e:
+                    counters[cfg] = {"error": str(e)}
+        self.samples[part] = {
+            "size": size, "labels": {base_stem: base_label, stem: label},
+            base_stem: base, stem: runs,
+            "counters": counters}
+        self.baselines[base_stem] = {
+            "status": st, "unit": "s",
+            "time": summary([r["seconds"] for r in base]) if ok else None}
+        fig = self.add(fid, title, "s", st,
+                       summary([r["seconds"] for r in runs]) if ok else None,
+                       base_stem, "time", base_title)
+        fig["speedup"] = summary([a["seconds"] / b["seconds"]
+                                  for a, b in zip(base, runs)]) if ok \
+            else None
+        fig["goal"] = goal
+        fig["goal_text"] = ">= %.2f" % goal
+        if fig["ratio"]:
+            fig["ratio"] = 1.0 / fig["ratio"]
+            fig["ratio_meaning"] = meaning
+            fig["met"] = fig["ratio"] >= goal
+
     def shim_runs(self, prog, cfg, ref):
         """Status and parsed repetitions of one configuration; a checksum
         other than the --serial reference fails it."""
@@ -780,6 +848,41 @@ def shim_text(rep):
             lines.append("    counters over the whole job of repetition 1, "
                          "total (node 0/1/2):")
             lines += [fmt(label, cells) for label, cells in crows]
+        for e in errs:
+            lines.append("    counters %s" % e)
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def rc_text(rep):
+    """The counters that moved around repetition 1 of each run of the
+    release-consistency figures."""
+    lines = []
+    for part, title in (("false_sharing", "false sharing"),
+                        ("jacobi", "jacobi")):
+        d = rep.samples.get(part)
+        if not d or not d.get("counters"):
+            continue
+        if not lines:
+            lines += ["", "Release consistency runs: counters over the run "
+                      "of repetition 1, total (node 0/1/...)"]
+        cfgs = [c for c in d["labels"] if c in d["counters"]]
+        errs = ["%s: %s" % (c, d["counters"][c]["error"]) for c in cfgs
+                if "error" in d["counters"][c]]
+        crows = shim_counter_rows({c: d["counters"][c] for c in cfgs})
+        heads = [d["labels"][c] for c in cfgs]
+        width = [max([len(h)] + [len(cells.get(c, "-"))
+                                 for _, cells in crows]) + 2
+                 for h, c in zip(heads, cfgs)]
+
+        def fmt(label, cells):
+            return ("    %-24s" % label + "".join(
+                c.ljust(w) for c, w in zip(cells, width))).rstrip()
+        lines.append("  %s, %s" % (title, d["size"]))
+        lines.append(fmt("", heads))
+        for name, cells in crows:
+            lines.append(fmt(name, [cells.get(c, "-") for c in cfgs]))
+        if not crows and not errs:
+            lines.append("    (no counter moved)")
         for e in errs:
             lines.append("    counters %s" % e)
     return "\n".join(lines) + ("\n" if lines else "")
@@ -1053,7 +1156,8 @@ def main(argv):
     rep.load_baselines()
     rep.load_figures()
     prof = profile(raw)
-    text = table(rep, extra) + shim_text(rep) + profile_text(prof)
+    text = table(rep, extra) + shim_text(rep) + rc_text(rep) + \
+        profile_text(prof)
     perr = plot(rep, out)
     if perr:
         text += "\nplot: %s\n" % perr

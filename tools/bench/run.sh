@@ -12,7 +12,7 @@
 # Environment (for `make bench`): BENCH_REPS, BENCH_NODES, BENCH_LONG=1,
 # BENCH_PROFILE=1, BENCH_TIMEOUT, BENCH_ONLY.  PARTS: comma-separated
 # perftest, fio_tmpfs, read_fault, read_fault_scale, read_fault_nodes,
-# write_fault, pingpong, fio_sdsm, matmul, shim.
+# write_fault, pingpong, fio_sdsm, matmul, shim, false_sharing, jacobi.
 #
 # Output: out/bench/<stamp>/{table.txt,results.json,fault-latency.png};
 # the raw samples are in <dir>/vcluster/node0/out/.  Exit status: 0 when
@@ -85,12 +85,14 @@ if [ "$LONG" = 1 ]; then
 	ARGS="$ARGS --lat-iters 2000 --bw-iters 2000 --fault-pages 512"
 	ARGS="$ARGS --wf-pages 256 --fio-pages 1024 --pp-rounds 200 --mm-n 512"
 	ARGS="$ARGS --shim-mm-n 1024 --shim-heat 2048x512x120 --shim-bound 1800"
-	: "${TIMEOUT:=$((1200 + 1200 * REPS / 5 * 4 + 900 * REPS))}"
+	ARGS="$ARGS --fs 4x100x80 --jacobi 1024x100"
+	: "${TIMEOUT:=$((1200 + 1200 * REPS / 5 * 4 + 1500 * REPS))}"
 else
 	ARGS="$ARGS --lat-iters 500 --bw-iters 500 --fault-pages 128"
 	ARGS="$ARGS --wf-pages 64 --fio-pages 256 --pp-rounds 50 --mm-n 256"
 	ARGS="$ARGS --shim-mm-n 512 --shim-heat 1024x512x60 --shim-bound 600"
-	: "${TIMEOUT:=$((900 + 450 * REPS))}"
+	ARGS="$ARGS --fs 4x100x20 --jacobi 512x100"
+	: "${TIMEOUT:=$((900 + 600 * REPS))}"
 fi
 [ "$PROFILE" = 1 ] && ARGS="$ARGS --profile"
 case "$ONLY" in

@@ -9,6 +9,8 @@
  * (processes with different SDSM_NODE_ID) really share.  ioctl() on such a
  * descriptor implements GET_INFO, REGION_CREATE/OPEN/DESTROY, QUERY_HOME
  * (from the region's policy, never -ENOENT) and BARRIER (a counter file);
+ * a region keeps the consistency SDSM_REGION_F_RELEASE asks for (refused
+ * with EOPNOTSUPP when $FAKE_SDSM_NO_RELEASE is set, as an older module);
  * the region table is a file of fixed records under flock().  Features come
  * from $FAKE_SDSM_FEATURES (default: all).  Nothing here is coherent or
  * slow: it checks plumbing, not performance.
@@ -40,6 +42,8 @@ struct fake_rec {
 	uint32_t live;
 	uint64_t length;
 	struct sdsm_policy policy;
+	uint32_t consistency;
+	uint32_t pad;
 };
 
 static struct {
@@ -339,6 +343,11 @@ static int fake_ioctl(unsigned long req, void *arg)
 	case SDSM_IOC_REGION_CREATE: {
 		struct sdsm_region_create *c = arg;
 
+		if ((c->flags & SDSM_REGION_F_RELEASE) &&
+		    getenv("FAKE_SDSM_NO_RELEASE")) {
+			errno = EOPNOTSUPP;
+			return -1;
+		}
 		fd = fake_table(fake_recs, &nr);
 		if (fd < 0)
 			return -1;
@@ -359,6 +368,8 @@ static int fake_ioctl(unsigned long req, void *arg)
 		fake_recs[nr].live = 1;
 		fake_recs[nr].length = c->length;
 		fake_recs[nr].policy = c->policy;
+		fake_recs[nr].consistency = (c->flags & SDSM_REGION_F_RELEASE) ?
+			SDSM_CONSISTENCY_RELEASE : SDSM_CONSISTENCY_SEQUENTIAL;
 		pwrite(fd, &fake_recs[nr], sizeof(fake_recs[nr]),
 		       nr * sizeof(fake_recs[nr]));
 		c->region_id = nr + 1;
@@ -382,6 +393,7 @@ static int fake_ioctl(unsigned long req, void *arg)
 		info->length = fake_recs[i].length;
 		info->offset = (i + 1) * FAKE_REGION_SPAN;
 		info->policy = fake_recs[i].policy;
+		info->consistency = fake_recs[i].consistency;
 		return 0;
 	}
 	case SDSM_IOC_REGION_DESTROY: {

@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..28"
+echo "1..33"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -78,7 +78,7 @@ run_guest() {
 		timeout 300 "$BENCH/guest.sh" --reps 2 --lat-iters 50 \
 			--bw-iters 50 --fault-pages 16 --big-pages 4096 --wf-pages 8 \
 			--fio-pages 16 --pp-rounds 10 --mm-n 64 --shim-mm-n 64 \
-			--shim-heat 64x64x5 "$@"
+			--shim-heat 64x64x5 --fs 2x10x3 --jacobi 64x5 "$@"
 	) > "$TMP/$_name/guest.log" 2>&1
 }
 
@@ -435,6 +435,105 @@ ok $? "the report shows the failed and n/a shim figures"
 # sdsmd is stopped by pid after the part: no inbox and no agent is left.
 left=$(ls "$TMP"/full/sysfs/node0/regions 2> /dev/null | grep -c fake-sdsmd)
 ok "$left" "the agents are stopped after the shim part"
+
+# Release consistency: false sharing (sequential time / release time) and
+# Jacobi (1-node time / 2-node time), both a speedup, verified, one checksum.
+python3 - "$TMP/full/report/results.json" "$TMP/full/report/table.txt" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+for fid, part, base, run, goal, nruns in (
+        ("false_sharing", "false_sharing", "false_sharing_seq",
+         "false_sharing_release", 5.0, 2),
+        ("jacobi_2", "jacobi", "jacobi_1", "jacobi_2", 1.8, 2)):
+    f = figs[fid]
+    s = d["samples"][part]
+    assert f["status"] == "ok" and f["goal"] == goal, f
+    assert len(s[base]) == len(s[run]) == nruns, s
+    assert all(r["verified"] for r in s[base] + s[run]), s
+    assert len({r["checksum"] for r in s[base] + s[run]}) == 1, s
+    tb = statistics.median(r["seconds"] for r in s[base])
+    tr = statistics.median(r["seconds"] for r in s[run])
+    assert f["baseline"]["name"] == base, f
+    assert abs(f["ratio"] - tb / tr) < 1e-9, f
+    assert f["met"] is (f["ratio"] >= goal), f
+    assert f["speedup"]["per_rep"] == [a["seconds"] / b["seconds"]
+                                       for a, b in zip(s[base], s[run])]
+    assert set(s["counters"]) == {base, run}, s["counters"]
+assert d["meta"]["fs"] == "2x10x3" and d["meta"]["jacobi"] == "64x5"
+t = open(sys.argv[2]).read()
+assert "false sharing, 2 pages, 3 nodes, release" in t, t
+assert "jacobi 64x64, 5 iterations, 2 nodes" in t, t
+assert "Release consistency runs" in t, t
+PY
+ok $? "false sharing and jacobi: speedups over the same run's baseline, verified"
+
+# A run that was not verified, or whose checksum differs, fails only its
+# figure; counters that moved are shown per run.
+cp -r "$TMP/full/out" "$TMP/rc"
+sed -i 's/^verified=1/verified=0/' "$TMP/rc/jacobi_2.2.txt"
+sed -i 's/^checksum=.*/checksum=0123456789abcdef/' \
+	"$TMP/rc/false_sharing_release.1.txt"
+sed -i 's/^after 1 read_faults_remote \([0-9]*\)$/after 1 read_faults_remote 107/' \
+	"$TMP/rc/false_sharing_seq.stats.txt"
+python3 "$BENCH/report.py" "$TMP/rc" "$TMP/rc-report" > /dev/null 2>&1
+python3 - "$TMP/rc-report/results.json" "$TMP/rc-report/table.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+assert figs["jacobi_2"]["status"] == "failed: a result was not verified"
+assert figs["false_sharing"]["status"] == \
+    "failed: checksums differ between runs", figs["false_sharing"]
+for fid in ("jacobi_2", "false_sharing"):
+    assert figs[fid]["ratio"] is None and figs[fid]["met"] is None
+assert figs["matmul_2"]["status"] == "ok"
+t = open(sys.argv[2]).read()
+assert "read_faults_remote" in t and "7 (0/7/0)" in t, t
+PY
+ok $? "an unverified run or another checksum fails only that figure"
+
+# sdsm_rcbench itself: a worker whose words hold other values fails node
+# 0's verification; a region of the other consistency is refused.
+mkdir -p "$TMP/rcb/dev"
+truncate -s 1G "$TMP/rcb/dev/mem"
+(
+	export LD_PRELOAD="$BENCH/build/fake_sdsm.so" FAKE_SDSM_DIR="$TMP/rcb/dev"
+	export SDSM_NR_NODES=2
+	R=$BENCH/build/sdsm_rcbench
+	"$R" fs-setup fs release 2 2 &&
+		{ SDSM_NODE_ID=1 "$R" fs-work fs release 2 2 1 7 3 --timeout 20 &
+		  ! SDSM_NODE_ID=0 "$R" fs-work fs release 2 2 0 5 3 --verify \
+			--timeout 20 > /dev/null 2> "$TMP/rcb/err"; } &&
+		wait && grep -q "words are wrong" "$TMP/rcb/err" &&
+		grep -q "(node 1's)" "$TMP/rcb/err" &&
+		! grep -q "(node 0's)" "$TMP/rcb/err" &&
+		! "$R" fs-work fs seq 2 2 0 5 3 > /dev/null 2> "$TMP/rcb/err2" &&
+		grep -q "consistency 1, not seq" "$TMP/rcb/err2"
+)
+ok $? "sdsm_rcbench: wrong words of a worker and the wrong consistency fail"
+
+(
+	export LD_PRELOAD="$BENCH/build/fake_sdsm.so" FAKE_SDSM_DIR="$TMP/rcb/dev"
+	export SDSM_NR_NODES=2 SDSM_NODE_ID=0
+	R=$BENCH/build/sdsm_rcbench
+	"$R" jacobi-setup jc 64 2 && "$R" jacobi-setup jc1 64 1 &&
+		{ SDSM_NODE_ID=1 "$R" jacobi-work jc 64 2 1 6 --timeout 20 &
+		  "$R" jacobi-work jc 64 2 0 6 --verify --timeout 20 \
+			> "$TMP/rcb/j2"; } && wait &&
+		"$R" jacobi-work jc1 64 1 0 6 --verify > "$TMP/rcb/j1" &&
+		grep -qx "verified=1" "$TMP/rcb/j2" &&
+		[ "$(grep checksum= "$TMP/rcb/j1")" = "$(grep checksum= "$TMP/rcb/j2")" ] &&
+		! "$R" jacobi-setup jc3 64 3 2> /dev/null
+)
+ok $? "sdsm_rcbench: jacobi on 2 workers is bitwise the 1-worker result"
+
+# A module without release-consistent regions: n/a, not failed.
+FAKE_NR=2 FAKE_SDSM_NO_RELEASE=1 run_guest norc --only false_sharing,jacobi
+grep -qx "n/a (module lacks release-consistent regions)" \
+	"$TMP/norc/out/status.false_sharing" &&
+	grep -qx "n/a (module lacks release-consistent regions)" \
+		"$TMP/norc/out/status.jacobi"
+ok $? "a module without release regions gives the rc figures as n/a"
 
 FAKE_LOAD_FAIL=1 run_guest noload
 grep -q "n/a (sdsm.ko did not load)" "$TMP/noload/out/status.read_fault" &&
