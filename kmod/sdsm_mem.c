@@ -1377,6 +1377,35 @@ static u16 sdsm_rc_home_of(struct sdsm_region *r, u64 idx,
 	return home == SDSM_PROTO_NO_NODE ? sdsm_cl.node_id : home;
 }
 
+/*
+ * No memory here for the state of @msg's page: a READ is refused
+ * NACK(ENOMEM) (the requester's fault fails once), a DIFF DIFF_ACK(ENOMEM)
+ * (the writer's release fails: the diff is lost), a PART dropped (the
+ * DIFF after it is refused the same way).  An answer to this node cannot
+ * need memory: its state exists since the request.
+ */
+static void sdsm_rc_nomem(u16 src, const struct sdsm_wire_rc *in,
+			  const struct sdsm_rc_msg *msg)
+{
+	struct sdsm_wire_rc w = {
+		.region = in->region,
+		.seq = in->seq,
+		.page = in->page,
+		.err = cpu_to_be16(ENOMEM),
+	};
+
+	pr_warn_ratelimited("no memory for page state: %s from node %u refused\n",
+			    sdsm_rc_msg_name(msg->type), src);
+	if (msg->type == SDSM_RC_MSG_READ)
+		w.type = SDSM_RC_MSG_NACK;
+	else if (msg->type == SDSM_RC_MSG_DIFF &&
+		 !(in->flags & SDSM_WIRE_RC_PART))
+		w.type = SDSM_RC_MSG_DIFF_ACK;
+	else
+		return;
+	sdsm_queue(src, SDSM_MSG_RC, &w, sizeof(w), NULL);
+}
+
 static void sdsm_rc_recv(u16 src, const struct sdsm_wire_rc *w,
 			 struct page *page)
 {
@@ -1418,9 +1447,7 @@ static void sdsm_rc_recv(u16 src, const struct sdsm_wire_rc *w,
 	pg = sdsm_page_get(r, msg.page, true);
 	rs = sdsm_rc_slot_get(r, msg.page, true);
 	if (!pg || !rs) {
-		/* READ: the requester's fault waits its bound and fails. */
-		pr_warn_ratelimited("no memory for page state: %s from node %u dropped\n",
-				    sdsm_rc_msg_name(msg.type), src);
+		sdsm_rc_nomem(src, w, &msg);
 		goto out_memcg;
 	}
 	if (page && src != sdsm_cl.node_id)
