@@ -1411,6 +1411,29 @@ rc_name() {
 	mkdir -p "$WORK" && echo "rc-$1-$RANDOM"
 }
 
+# rc_wait SEC NAME...: the programs bg started as NAME... end within SEC
+# seconds each, and exit 0; their output is logged.
+rc_wait() {
+	local sec=$1 n rc=0
+	shift
+	wait_bg "$sec" "$@" || rc=1
+	for n in "$@"; do
+		log "$n: exit $(cat "$WORK/$n.rc" 2>/dev/null): $(tr '\n' ' ' < "$WORK/$n.out")"
+		[ "$(cat "$WORK/$n.rc" 2>/dev/null)" = 0 ] || rc=1
+	done
+	return $rc
+}
+
+# rc_done NAME...: the test's regions destroyed (its programs ended).
+rc_done() {
+	local n rc=0
+	for n in "$@"; do
+		mu 0 destroy "$n" || rc=1
+	done
+	rm -rf "$WORK"
+	return $rc
+}
+
 # Every node writes its own words of the same 4 pages (word i is node
 # i % N's), then passes a barrier and checks every word: every node's
 # writes are merged at the homes and seen after the barrier, 5 rounds.
@@ -1425,15 +1448,12 @@ test_mem_rc_disjoint() {
 		names="$names rc.$k"
 	done
 	# shellcheck disable=SC2086
-	wait_bg 200 $names || rc=1
-	for k in $names; do
-		log "$k: exit $(cat "$WORK/$k.rc" 2>/dev/null): $(tr '\n' ' ' < "$WORK/$k.out")"
-		[ "$(cat "$WORK/$k.rc" 2>/dev/null)" = 0 ] || rc=1
-	done
+	rc_wait 200 $names || rc=1
 	d1=$(stat_of 0 diffs_sent)
 	log "node 0: $((d1 - d0)) diffs sent, twins $(stat_of 0 twins), copies dropped by notices $(stat_of 0 rc_invalidations)"
 	# 4 pages, 5 rounds: one diff per page and round.
 	[ $((d1 - d0)) -ge 20 ] || { log "node 0 sent $((d1 - d0)) diffs, want >= 20"; rc=1; }
+	rc_done "$name" || rc=1
 	return $rc
 }
 
@@ -1452,11 +1472,8 @@ test_mem_rc_lock_passing() {
 	sleep 2
 	run_on 0 "$RC_UTIL" write "$name" 3 "$lock" "$v" || rc=1
 	# shellcheck disable=SC2086
-	wait_bg 120 $names || rc=1
-	for k in $names; do
-		log "$k: exit $(cat "$WORK/$k.rc" 2>/dev/null): $(tr '\n' ' ' < "$WORK/$k.out")"
-		[ "$(cat "$WORK/$k.rc" 2>/dev/null)" = 0 ] || rc=1
-	done
+	rc_wait 120 $names || rc=1
+	rc_done "$name" || rc=1
 	return $rc
 }
 
@@ -1469,7 +1486,7 @@ test_mem_rc_lock_passing() {
 test_mem_rc_stale() {
 	local name rc=0 lock=$((RANDOM + 11000)) v=$((RANDOM + 1)) go out
 	name=$(rc_name stale) || return 1
-	go=$WORK/rc-stale-go.$RANDOM
+	go=$WORK/go
 	bg stale 1 "$RC_UTIL" stale "$name" 1 "$lock" "$v" "$go" 60
 	wait_until 60 grep -q ready "$WORK/stale.out" || { log "reader not ready"; return 1; }
 	run_on 0 "$RC_UTIL" write "$name" 1 "$lock" "$v" || rc=1
@@ -1478,7 +1495,7 @@ test_mem_rc_stale() {
 	out=$(cat "$WORK/stale.out")
 	log "stale: $(tr '\n' ' ' <<< "$out")"
 	grep -q "first 0 unsynchronized 0 acquired $v\$" <<< "$out" || rc=1
-	rm -f "$go"
+	rc_done "$name" || rc=1
 	return $rc
 }
 
@@ -1492,12 +1509,9 @@ test_mem_rc_mixed() {
 		names="$names mx.$k"
 	done
 	# shellcheck disable=SC2086
-	wait_bg 200 $names || rc=1
-	for k in $names; do
-		log "$k: exit $(cat "$WORK/$k.rc" 2>/dev/null): $(tr '\n' ' ' < "$WORK/$k.out")"
-		[ "$(cat "$WORK/$k.rc" 2>/dev/null)" = 0 ] || rc=1
-	done
+	rc_wait 200 $names || rc=1
 	run_on 0 grep -l release /sys/kernel/sdsm/regions/*/consistency >/dev/null ||
 		{ log "no region says release in sysfs"; rc=1; }
+	rc_done "$name" "$name-seq" || rc=1
 	return $rc
 }
