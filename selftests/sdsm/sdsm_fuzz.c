@@ -871,7 +871,7 @@ static void op_create(struct thr *t)
 	fd = fd_pick(t, &mode);
 	if (gen_name(t, c->name, &why, &shared))
 		expect = EINVAL;
-	c->flags = below(t, 8);	/* EXCL, OWNED, MODE */
+	c->flags = below(t, 16);	/* EXCL, OWNED, MODE, RELEASE */
 	if (c->flags & SDSM_REGION_F_MODE)
 		c->mode = below(t, 01000);
 	if (shared) {
@@ -2290,10 +2290,13 @@ static int cleanup(void)
 	for (i = 0; i < NR_SHARED; i++) {
 		shared_name(name, i);
 		err = destroy_by_name(name, 5000);
-		if (err == EBUSY)
+		if (err == EBUSY) {
 			busy_shared++;	/* mapped by another node's run */
-		else if (err)
+		} else if (err) {
+			printf("cleanup: shared region %s not destroyed: %s\n",
+			       name, err_name(err));
 			left++;
+		}
 	}
 	printf("cleanup: %u regions left, %u shared ones still mapped elsewhere\n",
 	       left, busy_shared);
