@@ -12,8 +12,17 @@
  *   cond_prog consume OFF LOCK THREADS TOTAL
  *	THREADS threads take items, waiting while it is empty, until TOTAL
  *	items were taken by all consumers of every node
- *   cond_prog show OFF
- *	prints "taken N sum S"
+ *   cond_prog show OFF LOCK
+ *	prints "taken N sum S waits W", read under LOCK
+ *   cond_prog destroy
+ *	destroys the region named by COND_DATA (below)
+ *
+ * With COND_DATA=NAME in the environment, the queue's data (everything
+ * but the two condition variables) is in a release-consistent region of
+ * that name, one page, created by the first program that needs it: the
+ * cluster lock orders it (Documentation/protocol.rst, "Release
+ * consistency"), while the condition variables, atomics and a futex,
+ * stay in the sequential default region.
  *
  * The threads of one process share its lock ids: a lock is owned by the
  * thread that took it.  Every wait is bounded (60 s): a lost wake-up
@@ -32,15 +41,20 @@
 #define QLEN		4
 #define WAIT_MS		60000
 
-struct queue {
-	struct sdsm_cond nonempty, nonfull;
+struct queue_data {
 	uint32_t put, taken;		/* items in, items out */
 	uint64_t slot[QLEN];
 	uint64_t sum;			/* of the items taken */
 	uint32_t waits;			/* waits that slept (any side) */
 };
 
+struct queue {
+	struct sdsm_cond nonempty, nonfull;
+	struct queue_data data;		/* unless COND_DATA names a region */
+};
+
 static struct queue *q;
+static struct queue_data *d;
 static uint64_t lock_id;
 static long items, total;
 static int node;
@@ -54,7 +68,8 @@ static void die(const char *what)
 
 static void wait_on(struct sdsm_cond *c)
 {
-	__atomic_add_fetch(&q->waits, 1, __ATOMIC_RELAXED);
+	/* Under the lock: an increment release memory orders too. */
+	d->waits++;
 	if (sdsm_cond_timedwait(c, lock_id, WAIT_MS))
 		die("sdsm_cond_timedwait");
 }
@@ -66,10 +81,10 @@ static void *producer(void *arg)
 	for (i = 1; i <= items; i++) {
 		if (sdsm_lock(lock_id))
 			die("sdsm_lock");
-		while (q->put - q->taken == QLEN)
+		while (d->put - d->taken == QLEN)
 			wait_on(&q->nonfull);
-		q->slot[q->put % QLEN] = node * 1000000L + t * 10000 + i;
-		q->put++;
+		d->slot[d->put % QLEN] = node * 1000000L + t * 10000 + i;
+		d->put++;
 		if (sdsm_cond_signal(&q->nonempty))
 			die("sdsm_cond_signal");
 		if (sdsm_unlock(lock_id))
@@ -86,9 +101,9 @@ static void *consumer(void *arg)
 	for (;;) {
 		if (sdsm_lock(lock_id))
 			die("sdsm_lock");
-		while (q->put == q->taken && q->taken < total)
+		while (d->put == d->taken && d->taken < total)
 			wait_on(&q->nonempty);
-		if (q->taken == total) {
+		if (d->taken == total) {
 			/* The last item is gone: wake every other consumer. */
 			if (sdsm_cond_broadcast(&q->nonempty))
 				die("sdsm_cond_broadcast");
@@ -96,8 +111,8 @@ static void *consumer(void *arg)
 				die("sdsm_unlock");
 			return (void *)mine;
 		}
-		q->sum += q->slot[q->taken % QLEN];
-		q->taken++;
+		d->sum += d->slot[d->taken % QLEN];
+		d->taken++;
 		mine++;
 		if (sdsm_cond_signal(&q->nonfull))
 			die("sdsm_cond_signal");
@@ -114,6 +129,13 @@ int main(int argc, char **argv)
 	unsigned long long off;
 	void *ret;
 
+	const char *data_name = getenv("COND_DATA");
+
+	if (argc == 2 && !strcmp(argv[1], "destroy") && data_name) {
+		if (sdsm_region_destroy(data_name))
+			die("sdsm_region_destroy");
+		return 0;
+	}
 	if (argc < 3)
 		goto usage;
 	off = strtoull(argv[2], NULL, 0);
@@ -126,13 +148,26 @@ int main(int argc, char **argv)
 		 off);
 	if (q == MAP_FAILED)
 		die("mmap /dev/sdsm");
+	d = &q->data;
+	if (data_name && data_name[0]) {
+		/* A new region starts zeroed: init has nothing to clear. */
+		d = sdsm_region_create(data_name, 4096, NULL,
+				       SDSM_REGION_F_RELEASE);
+		if (!d)
+			die("sdsm_region_create");
+	}
 	if (!strcmp(argv[1], "init") && argc == 3) {
 		memset(q, 0, sizeof(*q));
 		return 0;
 	}
-	if (!strcmp(argv[1], "show") && argc == 3) {
-		printf("taken %u sum %llu waits %u\n", q->taken,
-		       (unsigned long long)q->sum, q->waits);
+	if (!strcmp(argv[1], "show") && argc == 4) {
+		lock_id = strtoull(argv[3], NULL, 0);
+		if (sdsm_lock(lock_id))
+			die("sdsm_lock");
+		printf("taken %u sum %llu waits %u\n", d->taken,
+		       (unsigned long long)d->sum, d->waits);
+		if (sdsm_unlock(lock_id))
+			die("sdsm_unlock");
 		return 0;
 	}
 	if (argc != 6)
@@ -161,6 +196,6 @@ int main(int argc, char **argv)
 		printf("node %d took %ld\n", node, n);
 	return 0;
 usage:
-	fprintf(stderr, "usage: cond_prog init|show OFF | produce OFF LOCK THREADS ITEMS | consume OFF LOCK THREADS TOTAL\n");
+	fprintf(stderr, "usage: cond_prog init OFF | show OFF LOCK | produce OFF LOCK THREADS ITEMS | consume OFF LOCK THREADS TOTAL | destroy (COND_DATA=NAME: the data in a release region)\n");
 	return 2;
 }

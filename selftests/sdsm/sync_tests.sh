@@ -35,7 +35,7 @@ UP_SEC=90
 WORK=$SDSM_SHARED/sync-tests.$$
 
 ALL_TESTS="kselftest mutual_exclusion shared_counter barrier_phases
-condvar_queue holder_dies lock_manager_dies barrier_member_dies barrier_manager_dies
+condvar_queue condvar_queue_release holder_dies lock_manager_dies barrier_member_dies barrier_manager_dies
 rmmod_with_waiters holder_power_cut"
 
 # A fresh id (decimal) whose lock or barrier manager is node $2.
@@ -160,30 +160,47 @@ test_barrier_phases() {
 # threads of a process share its lock ids: before locks were owned by
 # threads, the second thread's sdsm_lock() failed with EDEADLK.
 test_condvar_queue() {
+	condvar_queue ""
+}
+
+# The same with the queue's data in a release-consistent region (the
+# condition variables stay in the default, sequential region): the lock's
+# acquires and releases order it.
+test_condvar_queue_release() {
+	condvar_queue "condq-$RANDOM"
+}
+
+# condvar_queue DATA: the queue test, its data in region DATA if not "".
+condvar_queue() {
 	local k rc=0 per=30 total id=$((RANDOM + 88000)) off want got names=
+	local data=$1
 	[ -x "$COND" ] || { log "$COND missing: make -C userlib"; return 1; }
 	off=$(( (48 << 20) + (RANDOM % 16) * 4096 ))
-	"$COND" init "$off" || { log "cond_prog init failed"; return 1; }
+	COND_DATA=$data "$COND" init "$off" || { log "cond_prog init failed"; return 1; }
 	total=$((2 * per))
 	want=$((2 * per * (per + 1) / 2 + per * 10000))
 	for k in $(nodes); do
 		[ "$k" = 0 ] && continue
-		bg "cons.$k" "$k" "$COND" consume "$off" "$id" 2 "$total"
+		bg "cons.$k" "$k" env COND_DATA="$data" "$COND" consume "$off" \
+			"$id" 2 "$total"
 		names="$names cons.$k"
 	done
-	bg prod 0 "$COND" produce "$off" "$id" 2 "$per"
+	bg prod 0 env COND_DATA="$data" "$COND" produce "$off" "$id" 2 "$per"
 	# shellcheck disable=SC2086
 	wait_bg 200 prod $names || rc=1
 	for k in prod $names; do
 		log "$k: exit $(cat "$WORK/$k.rc" 2>/dev/null): $(tr '\n' ' ' < "$WORK/$k.out")"
 		[ "$(cat "$WORK/$k.rc" 2>/dev/null)" = 0 ] || rc=1
 	done
-	got=$("$COND" show "$off")
+	got=$(COND_DATA=$data "$COND" show "$off" "$id")
 	log "queue: $got (want taken $total sum $want, waits > 0)"
 	case $got in
 	"taken $total sum $want waits "[1-9]*) ;;
 	*) rc=1 ;;
 	esac
+	if [ -n "$data" ]; then
+		COND_DATA=$data "$COND" destroy || rc=1
+	fi
 	return $rc
 }
 
