@@ -1024,6 +1024,10 @@ out_put:
  * applying it early changes nothing another node may read before the
  * writer's release.
  *
+ * On the page's home the node copy is the home copy (sdsm_rc_alias_home()):
+ * writes there need no twin, and its DIFFs carry no bytes, only the
+ * version they make.
+ *
  * sdsm_rc_release() (a lock release, a barrier arrival) flushes every
  * written page of every release region of this node and waits for the
  * acknowledgments; sdsm_rc_knowledge() and sdsm_rc_notice() are the
@@ -1100,11 +1104,17 @@ static int sdsm_rc_half_diff(struct sdsm_rctx *c, const u8 *copy,
 static void sdsm_rc_send_diff(struct sdsm_rctx *c, struct sdsm_wire_rc *w,
 			      u16 dst)
 {
-	struct page *out = sdsm_copy_alloc_nofail(GFP_KERNEL);
-	struct page *part = NULL;
+	struct page *out, *part = NULL;
 	int len[SDSM_WIRE_RC_HALVES];
 	u8 *copy, *twin, *buf;
 
+	/* Written in the home copy: the DIFF carries no bytes. */
+	if (!c->rs->twin) {
+		sdsm_stat_inc(SDSM_STAT_DIFFS_SENT);
+		sdsm_queue(dst, SDSM_MSG_RC, w, sizeof(*w), NULL);
+		return;
+	}
+	out = sdsm_copy_alloc_nofail(GFP_KERNEL);
 	copy = kmap_local_page(c->pg->copy);
 	twin = kmap_local_page(c->rs->twin);
 	buf = kmap_local_page(out);
@@ -1161,7 +1171,7 @@ static void sdsm_rc_op_send(void *priv, const struct sdsm_rc_msg *msg)
 		sdsm_rc_send_diff(c, &w, msg->dst);
 		return;
 	}
-	if (msg->flags & SDSM_RC_F_DATA) {
+	if ((msg->flags & SDSM_RC_F_DATA) && msg->dst != sdsm_cl.node_id) {
 		if (c->rs->home_copy) {
 			snap = sdsm_copy_alloc_nofail(GFP_KERNEL);
 			copy_highpage(snap, c->rs->home_copy);
@@ -1174,12 +1184,42 @@ static void sdsm_rc_op_send(void *priv, const struct sdsm_rc_msg *msg)
 	sdsm_queue(msg->dst, SDSM_MSG_RC, &w, sizeof(w), snap);
 }
 
+/*
+ * The page's home is this node: its copy becomes the home copy itself (a
+ * reference each), so its writes need no twin and its diffs no bytes
+ * (sdsm_rc_send_diff()); the diffs of other nodes land in it as they
+ * arrive, bytes this node's data-race-free threads do not read before
+ * their next acquire.
+ */
+static void sdsm_rc_alias_home(struct sdsm_rctx *c)
+{
+	struct sdsm_page *pg = c->pg;
+	struct sdsm_rc_slot *rs = c->rs;
+
+	if (!rs->home_copy)
+		rs->home_copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER |
+						       __GFP_ZERO);
+	if (pg->copy == rs->home_copy)
+		return;
+	/* The spare or an older copy: no PTE maps it (state I). */
+	if (pg->copy)
+		__free_page(pg->copy);
+	pg->flags &= ~SDSM_PAGE_SPARE;
+	get_page(rs->home_copy);
+	pg->copy = rs->home_copy;
+}
+
 static void sdsm_rc_op_install(void *priv, const struct sdsm_rc_msg *msg)
 {
 	struct sdsm_rctx *c = priv;
 	struct sdsm_page *pg = c->pg;
 	bool page = c->in->data == SDSM_WIRE_DATA_PAGE && c->in_page;
 
+	sdsm_stat_inc(SDSM_STAT_PAGES_FETCHED);
+	if (msg->src == sdsm_cl.node_id) {
+		sdsm_rc_alias_home(c);
+		return;
+	}
 	if (pg->flags & SDSM_PAGE_SPARE)
 		pg->flags &= ~SDSM_PAGE_SPARE;
 	else if (!pg->copy)
@@ -1190,7 +1230,6 @@ static void sdsm_rc_op_install(void *priv, const struct sdsm_rc_msg *msg)
 	} else {
 		clear_highpage(pg->copy);
 	}
-	sdsm_stat_inc(SDSM_STAT_PAGES_FETCHED);
 }
 
 /*
@@ -1208,7 +1247,9 @@ static int sdsm_rc_apply_halves(struct sdsm_rctx *c)
 		len[h] = be16_to_cpu(c->in->diff_len[h]);
 		off += len[h];
 	}
-	if (!c->in_page || off > PAGE_SIZE)
+	if (!c->in_page)
+		return off ? -EPROTO : 0;	/* a DIFF of the home copy */
+	if (off > PAGE_SIZE)
 		return -EPROTO;
 	diff = kmap_local_page(c->in_page);
 	for (h = 0, off = 0; h < SDSM_WIRE_RC_HALVES && !ret; off += len[h++])
@@ -1243,6 +1284,9 @@ static int sdsm_rc_op_twin(void *priv)
 
 	if (WARN_ON_ONCE(!c->pg->copy || c->rs->twin))
 		return -EPROTO;
+	/* The home copy itself (sdsm_rc_alias_home()): nothing to diff. */
+	if (c->pg->copy == c->rs->home_copy)
+		return 0;
 	twin = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL |
 			  __GFP_NOWARN);
 	sdsm_cost(SDSM_STAT_COST_ALLOCS);
@@ -1774,7 +1818,8 @@ static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 			goto short_msg;
 		memcpy(&u.rc, payload, sizeof(u.rc));
 		if ((u.rc.data == SDSM_WIRE_DATA_PAGE ||
-		     u.rc.type == SDSM_RC_MSG_DIFF) && !page) {
+		     (u.rc.type == SDSM_RC_MSG_DIFF &&
+		      (u.rc.diff_len[0] || u.rc.diff_len[1]))) && !page) {
 			sdsm_mem_peer_broken(peer->id,
 					     "release message without its page");
 			return;
