@@ -92,6 +92,16 @@ static void rc_print_split(unsigned int w, uint64_t total, uint64_t waited)
 	       w, (total - waited) / 1e9, w, waited / 1e9);
 }
 
+/* The end-of-phase barrier of the workers; its time added to *@waited. */
+static void rc_phase_barrier(int fd, const char *name, uint64_t mask,
+			     unsigned int timeout_s, uint64_t *waited)
+{
+	uint64_t tb = bench_now_ns();
+
+	bench_barrier(fd, rc_barrier_id(name, 2), mask, timeout_s * 1000);
+	*waited += bench_now_ns() - tb;
+}
+
 static const struct option work_opts[] = {
 	{ "verify", no_argument, NULL, 'v' },
 	{ "timeout", required_argument, NULL, 't' },
@@ -164,7 +174,7 @@ static int cmd_fs_work(int argc, char **argv)
 	size_t pages, words, i, bad = 0;
 	struct bench_region r;
 	volatile uint64_t *p;
-	uint64_t mask, t0, t1, tb, waited = 0, *ref;
+	uint64_t mask, t0, t1, waited = 0, *ref;
 	const char *name;
 	int fd, rel, verify = 0;
 
@@ -203,10 +213,7 @@ static int cmd_fs_work(int argc, char **argv)
 		for (kk = 0; kk < k; kk++)
 			for (i = w; i < words; i += nodes)
 				p[i] = p[i] * FS_MUL + fs_add(i, ph);
-		tb = bench_now_ns();
-		bench_barrier(fd, rc_barrier_id(name, 2), mask,
-			      timeout_s * 1000);
-		waited += bench_now_ns() - tb;
+		rc_phase_barrier(fd, name, mask, timeout_s, &waited);
 	}
 	t1 = bench_now_ns();
 	rc_print_split(w, t1 - t0, waited);
@@ -347,7 +354,7 @@ static int cmd_jacobi_work(int argc, char **argv)
 	size_t n, rows, i, bad = 0;
 	struct bench_region g[2], mine;
 	char name[SDSM_NAME_MAX];
-	uint64_t mask, t0, t1, tb, waited = 0, sum;
+	uint64_t mask, t0, t1, waited = 0, sum;
 	double *res;
 	int fd, verify = 0;
 
@@ -391,10 +398,7 @@ static int cmd_jacobi_work(int argc, char **argv)
 	for (t = 0; t < iters; t++) {
 		jc_sweep(g[t % 2].addr, g[(t + 1) % 2].addr, n, w * rows,
 			 (w + 1) * rows);
-		tb = bench_now_ns();
-		bench_barrier(fd, rc_barrier_id(argv[0], 2), mask,
-			      timeout_s * 1000);
-		waited += bench_now_ns() - tb;
+		rc_phase_barrier(fd, argv[0], mask, timeout_s, &waited);
 	}
 	t1 = bench_now_ns();
 	rc_print_split(w, t1 - t0, waited);
