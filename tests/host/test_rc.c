@@ -22,8 +22,10 @@
  * owner of the current phase (the owner changes each phase), so the
  * program is data-race-free and every read must return the last value
  * written to the byte (own, or released before the reader's acquire).
- * After every step: a mapping never allows more than the node's state, a
- * twin exists exactly for a writable copy, the acknowledgment counters
+ * Three schedules in four alias each home's copy to the home copy, as the
+ * module does (no twin, DIFFs without bytes).  After every step: a mapping
+ * never allows more than the node's state, a twin exists exactly for a
+ * writable copy that is not the home copy, the acknowledgment counters
  * agree.  After draining (locks released, a final barrier): no message in
  * flight, every home copy equals the reference, every valid copy equals
  * its home copy, and every node reads every page right.
@@ -67,6 +69,7 @@ enum mutation {
 	MUT_WHOLE_UNMASKED,	/* the home applies a WHOLE diff unmasked */
 	MUT_SINCE_ACQUIRE,	/* notices since the acquire, not the release */
 	MUT_STALE_GRANT,	/* a GRANT_READ older than a notice installed */
+	MUT_ALIAS_PRIVATE,	/* a home "aliased" writes a private copy */
 	MUT_NR,
 };
 
@@ -108,6 +111,7 @@ struct node {
 	u8 copy[PAGES][PLEN];
 	u8 twin[PAGES][PLEN];
 	bool has_twin[PAGES];
+	bool aliased[PAGES];	/* the copy is the home copy (the home) */
 	u8 map[PAGES];
 	u64 lock_since[LOCKS], bar_since;
 };
@@ -153,6 +157,7 @@ struct sim {
 	u8 counter[PAGES][PLEN];
 	bool in_acquire;
 	bool drain;
+	bool alias;		/* homes alias their copy to the home copy */
 	int target;		/* drain: the barrier phase to reach */
 	int expect_errors, errors;
 	bool quiet, failed;
@@ -162,7 +167,7 @@ struct sim {
 	/* statistics */
 	unsigned long reads, writes, diffs, wholes, merges, invals, refetch;
 	unsigned long grants, barriers, steps, flushes_at_acquire, handoffs;
-	unsigned long coalesced;
+	unsigned long coalesced, aliased_writes;
 };
 
 struct priv {
@@ -170,6 +175,19 @@ struct priv {
 	int n, p;
 	const struct msg *in;
 };
+
+/*
+ * Node @n's copy of page @p: the home copy itself where the module
+ * aliases them (sdsm_rc_alias_home(): on the page's home, after a
+ * GRANT_READ from itself).
+ */
+static u8 *copy_of(struct sim *s, int n, int p)
+{
+	if (s->mutation == MUT_ALIAS_PRIVATE)
+		return s->node[n].copy[p];
+	return s->node[n].aliased[p] ? s->hcopy[p] : s->node[n].copy[p];
+}
+
 
 static u64 base_seed;
 static unsigned long schedules = 5000;
@@ -284,7 +302,14 @@ static void op_send(void *priv, const struct sdsm_rc_msg *rm)
 		memcpy(m.data, s->hcopy[pv->p], PLEN);
 		m.size = PLEN;
 	}
-	if (rm->flags & SDSM_RC_F_DIFF) {
+	if ((rm->flags & SDSM_RC_F_DIFF) && nd->aliased[pv->p]) {
+		/* Written in the home copy: a DIFF without bytes. */
+		if (nd->map[pv->p] == SDSM_PROTO_MAP_RW)
+			fail(s, "node %d diffs page %d still writable", pv->n,
+			     pv->p);
+		m.size = 0;
+		s->diffs++;
+	} else if (rm->flags & SDSM_RC_F_DIFF) {
 		if (!nd->has_twin[pv->p] || nd->map[pv->p] == SDSM_PROTO_MAP_RW)
 			fail(s, "node %d diffs page %d %s", pv->n, pv->p,
 			     nd->has_twin[pv->p] ? "still writable" :
@@ -302,17 +327,19 @@ static void op_send(void *priv, const struct sdsm_rc_msg *rm)
 	tracef(s, "n%d -> n%d %s page %d seq %u v%u%s%s", rm->src, rm->dst,
 	       sdsm_rc_msg_name(rm->type), pv->p, rm->seq, rm->version,
 	       rm->err ? " err" : "",
-	       rm->flags & SDSM_RC_F_DIFF ?
-	       (m.data[0] == SDSM_RC_DIFF_WHOLE ? " WHOLE" : " RUNS") : "");
+	       !(rm->flags & SDSM_RC_F_DIFF) ? "" : !m.size ? " EMPTY" :
+	       m.data[0] == SDSM_RC_DIFF_WHOLE ? " WHOLE" : " RUNS");
 	push(s, rm->src, rm->dst, &m);
 }
 
 static void op_install(void *priv, const struct sdsm_rc_msg *rm)
 {
 	struct priv *pv = priv;
+	struct node *nd = &pv->s->node[pv->n];
 
-	(void)rm;
-	memcpy(pv->s->node[pv->n].copy[pv->p], pv->in->data, PLEN);
+	nd->aliased[pv->p] = pv->s->alias && rm->src == pv->n;
+	if (!nd->aliased[pv->p])
+		memcpy(nd->copy[pv->p], pv->in->data, PLEN);
 }
 
 static int op_apply(void *priv, const struct sdsm_rc_msg *rm)
@@ -331,6 +358,9 @@ static int op_apply(void *priv, const struct sdsm_rc_msg *rm)
 						     PLEN / 8 + i];
 		return 0;
 	}
+	/* The home's own DIFF: its bytes are in the home copy already. */
+	if (!m->size && s->node[rm->src].aliased[pv->p])
+		return 0;
 	/* Concurrent diffs of one page to other bytes: merged here. */
 	for (i = 0; i < NODES; i++)
 		if (i != rm->src && s->node[i].pg[pv->p].unacked) {
@@ -345,6 +375,8 @@ static int op_twin(void *priv)
 	struct priv *pv = priv;
 	struct node *nd = &pv->s->node[pv->n];
 
+	if (nd->aliased[pv->p])
+		return 0;	/* written in the home copy: no twin */
 	if (pv->s->mutation != MUT_STALE_TWIN)
 		memcpy(nd->twin[pv->p], nd->copy[pv->p], PLEN);
 	nd->has_twin[pv->p] = true;
@@ -494,7 +526,8 @@ static void perform(struct sim *s, int t, int p, int i, bool write)
 	if (write) {
 		v = (u8)(s->counter[p][i] % 255 + 1);
 		s->counter[p][i] = v;
-		nd->copy[p][i] = v;
+		copy_of(s, t / THREADS, p)[i] = v;
+		s->aliased_writes += nd->aliased[p];
 		s->last[p][i] = v;
 		s->writer[p][i] = t;
 		s->released[p][i] = false;
@@ -502,7 +535,7 @@ static void perform(struct sim *s, int t, int p, int i, bool write)
 		tracef(s, "t%d writes page %d byte %d = %u", t, p, i, v);
 		return;
 	}
-	v = nd->copy[p][i];
+	v = copy_of(s, t / THREADS, p)[i];
 	s->reads++;
 	tracef(s, "t%d reads page %d byte %d = %u", t, p, i, v);
 	if (s->writer[p][i] != t && !s->released[p][i] && !s->drain)
@@ -823,7 +856,8 @@ static void check(struct sim *s)
 			if (nd->map[p] > perm(st))
 				fail(s, "node %d page %d mapped %u beyond state %u",
 				     n, p, nd->map[p], st);
-			if (nd->has_twin[p] != (st == SDSM_RC_NODE_RW))
+			if (nd->has_twin[p] !=
+			    (st == SDSM_RC_NODE_RW && !nd->aliased[p]))
 				fail(s, "node %d page %d: twin %d in state %u",
 				     n, p, nd->has_twin[p], st);
 		}
@@ -1002,7 +1036,7 @@ static u8 sc_access(struct sim *s, int t, int p, int i, bool write)
 	if (!s->failed && s->thr[t].wait != W_NONE)
 		fail(s, "access of thread %d to page %d did not complete", t,
 		     p);
-	return s->node[t / THREADS].copy[p][i];
+	return copy_of(s, t / THREADS, p)[i];
 }
 
 static void final_check(struct sim *s)
@@ -1027,7 +1061,7 @@ static void final_check(struct sim *s)
 				     s->writer[p][i]);
 		for (n = 0; n < NODES; n++)
 			if (s->node[n].pg[p].state != SDSM_RC_NODE_I &&
-			    memcmp(s->node[n].copy[p], s->hcopy[p], PLEN))
+			    memcmp(copy_of(s, n, p), s->hcopy[p], PLEN))
 				fail(s, "node %d keeps a valid copy of page %d unlike the home copy after the last barrier",
 				     n, p);
 	}
@@ -1036,9 +1070,9 @@ static void final_check(struct sim *s)
 		for (p = 0; p < PAGES && !s->failed; p++) {
 			sc_access(s, T(n), p, 0, false);
 			for (i = 0; i < PLEN && !s->failed; i++)
-				if (s->node[n].copy[p][i] != s->last[p][i])
+				if (copy_of(s, n, p)[i] != s->last[p][i])
 					fail(s, "node %d reads page %d byte %d = %u after the last barrier, last written %u",
-					     n, p, i, s->node[n].copy[p][i],
+					     n, p, i, copy_of(s, n, p)[i],
 					     s->last[p][i]);
 		}
 }
@@ -1082,6 +1116,12 @@ struct test {
 	int arg;
 };
 
+/* Three schedules in four alias the homes' copies, as the module does. */
+static bool sim_alias(u64 seed)
+{
+	return seed % 4 != 0;
+}
+
 static bool test_random(const struct test *t)
 {
 	static struct sim s;
@@ -1089,16 +1129,19 @@ static bool test_random(const struct test *t)
 	unsigned long reads = 0, writes = 0, diffs = 0, wholes = 0;
 	unsigned long merges = 0, invals = 0, refetch = 0, grants = 0;
 	unsigned long barriers = 0, flacq = 0, nsteps = 0, hand = 0, coal = 0;
+	unsigned long aliased = 0;
 
 	(void)t;
 	for (i = 0; i < n; i++) {
 		u64 seed = base_seed + i;
 
 		sim_init(&s, seed, MUT_NONE);
+		s.alias = sim_alias(seed);
 		run_schedule(&s, steps);
 		if (s.failed) {
 			/* Same seed, same schedule: now with its trace. */
 			sim_init(&s, seed, MUT_NONE);
+		s.alias = sim_alias(seed);
 			s.quiet = false;
 			run_schedule(&s, steps);
 			report_failure(&s, seed);
@@ -1116,16 +1159,17 @@ static bool test_random(const struct test *t)
 		flacq += s.flushes_at_acquire;
 		hand += s.handoffs;
 		coal += s.coalesced;
+		aliased += s.aliased_writes;
 		nsteps += s.steps;
 	}
 	printf("# %lu schedules x %lu steps (%lu steps with the drains): %lu reads, %lu writes, %lu lock grants, %lu barriers\n",
 	       n, steps, nsteps, reads, writes, grants, barriers);
 	printf("# %lu diffs (%lu WHOLE), %lu applied while another node's diff of the page was in flight, %lu copies invalidated at acquires, %lu dirty pages flushed by an acquire, %lu stale GRANT_READs asked again\n",
 	       diffs, wholes, merges, invals, flacq, refetch);
-	printf("# %lu mail bytes handed over through a lock, %lu faults coalesced with a READ in flight\n",
-	       hand, coal);
+	printf("# %lu mail bytes handed over through a lock, %lu faults coalesced with a READ in flight, %lu writes of a home in its home copy\n",
+	       hand, coal, aliased);
 	/* About one schedule in 600 meets a stale GRANT_READ. */
-	if (!merges || !wholes || !flacq || !hand || !coal ||
+	if (!merges || !wholes || !flacq || !hand || !coal || !aliased ||
 	    (n >= 10000 && !refetch)) {
 		printf("# a race was never explored\n");
 		return false;
@@ -1142,6 +1186,7 @@ static bool test_planted(const struct test *t)
 		u64 seed = base_seed + i;
 
 		sim_init(&s, seed, t->arg);
+		s.alias = sim_alias(seed);
 		run_schedule(&s, steps);
 		if (s.failed && !strncmp(s.why, "checker bug", 11)) {
 			printf("# seed %llu: %s\n", (unsigned long long)seed,
@@ -1923,6 +1968,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_PUBLISH_EARLY },
 	{ "planted bug 'WHOLE diff applied without its mask' caught",
 	  test_planted, MUT_WHOLE_UNMASKED },
+	{ "planted bug 'a home writes a private copy, diffs no bytes' caught",
+	  test_planted, MUT_ALIAS_PRIVATE },
 	{ "race: concurrent writers of one page merge at the home",
 	  test_merge, 0 },
 	{ "race: GRANT_READ served before a noticed diff is asked again",
