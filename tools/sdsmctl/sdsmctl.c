@@ -680,8 +680,5 @@ int main(int argc, char **argv)
 		return sdsmctl_usage_err("--no-preload needs a policy option or --consistency");
 	if (no_preload && cpunodes)
 		return sdsmctl_usage_err("--cpunodebind needs libsdsm-preload.so: no --no-preload");
-	/* A job's threads synchronize through glibc: no release points. */
-	if (cpunodes && consistency == SDSM_CONSISTENCY_RELEASE)
-		return sdsmctl_usage_err("--consistency=release cannot be used with --cpunodebind");
 	return sdsmctl_exec(rest, &po, consistency, no_preload, cpunodes);
 }

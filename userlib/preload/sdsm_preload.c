@@ -44,7 +44,7 @@
 
 /* sdsm_shim.c: job mode (sdsmctl -N). */
 extern int sdsm_shim_role;
-int shim_init(const struct sdsm_policy *pol);
+int shim_init(const struct sdsm_policy *pol, unsigned int cflags);
 const char *shim_globals_name(char *buf, size_t len);
 void shim_set_globals(void *addr, size_t len);
 bool shim_foreign(const void *p);
@@ -737,17 +737,8 @@ static void sdsm_preload_init(void)
 		    sdsm_last_error());
 		_exit(127);
 	}
-	if (shim_init(&policy) < 0)
+	if (shim_init(&policy, cflags) < 0)
 		_exit(127);
-	/*
-	 * A job's threads synchronize through glibc's futexes, which are
-	 * no acquire or release of release consistency: its memory stays
-	 * sequential (sdsmctl refuses -N with --consistency=release).
-	 */
-	if (sdsm_shim_role && cflags) {
-		say("SDSM_CONSISTENCY=release: not for a job over several nodes (sdsmctl -N)");
-		_exit(127);
-	}
 	sdsm_heap_fork_private = true;
 	h = sdsm_heap_of(&policy);
 	if (!h) {

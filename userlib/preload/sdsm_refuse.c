@@ -25,7 +25,6 @@
 #define EXPORT		__attribute__((visibility("default")))
 #define MAX_ARGS	4096
 
-extern int sdsm_shim_role;
 void shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int refused(const char *call)

@@ -45,7 +45,7 @@
 #define MS		1000000LL
 
 int sdsm_shim_role;			/* 0: none, 1: launcher, 2: worker */
-static struct shim_ctl *ctl;
+struct shim_ctl *shim_job;
 static int my_node;
 static unsigned int place_list[SDSM_MAX_NODES], place_n;
 static __thread struct shim_thread *cur_thread;
@@ -93,12 +93,13 @@ static int map_at(const char *name, void *addr, size_t len)
 	return 0;
 }
 
+/* @flags: 0 or SDSM_REGION_F_RELEASE. */
 static int create_at(const char *name, void *addr, size_t len,
-		     const struct sdsm_policy *pol)
+		     const struct sdsm_policy *pol, unsigned int flags)
 {
 	uint32_t id;
 
-	return sdsm_owned_map(name, addr, len, pol, 0, MAP_FIXED_NOREPLACE,
+	return sdsm_owned_map(name, addr, len, pol, flags, MAP_FIXED_NOREPLACE,
 			      &id);
 }
 
@@ -148,8 +149,15 @@ bool shim_foreign(const void *p)
 void shim_free_remote(void *p, size_t len)
 {
 	unsigned int k = ((uintptr_t)p - shim_heap_base(0)) >> 40;
-	uint64_t *head = &ctl->rfree[k].head, *rec = p, old;
+	uint64_t *head = &shim_job->rfree[k].head, *rec = p, old;
 
+	/*
+	 * Release consistency: the block, its links included, is handed
+	 * over under the hand-off lock; node k takes that lock after it
+	 * took the list.  So no diff of this node's writes to the block
+	 * reaches its home after node k handed the block out again.
+	 */
+	shim_rc_handoff(true);
 	rec[1] = len;
 	old = __atomic_load_n(head, __ATOMIC_RELAXED);
 	do {
@@ -157,20 +165,24 @@ void shim_free_remote(void *p, size_t len)
 	} while (!__atomic_compare_exchange_n(head, &old, (uintptr_t)p, true,
 					      __ATOMIC_RELEASE,
 					      __ATOMIC_RELAXED));
+	shim_rc_handoff(false);
 }
 
 /* This node's blocks other nodes freed, as a list (NULL: none). */
 uint64_t *shim_take_remote(void)
 {
-	uint64_t *head;
+	uint64_t *head, *list;
 
-	if (!sdsm_shim_role || !ctl)
+	if (!sdsm_shim_role || !shim_job)
 		return NULL;
-	head = &ctl->rfree[my_node].head;
+	head = &shim_job->rfree[my_node].head;
 	if (!__atomic_load_n(head, __ATOMIC_RELAXED))
 		return NULL;
-	return (uint64_t *)(uintptr_t)__atomic_exchange_n(head, 0,
+	list = (uint64_t *)(uintptr_t)__atomic_exchange_n(head, 0,
 							  __ATOMIC_ACQUIRE);
+	/* After the pushers' releases (shim_free_remote()). */
+	shim_rc_sync();
+	return list;
 }
 
 /* Bytes from @p to the end of its node's reservation. */
@@ -197,13 +209,16 @@ static int map_heaps(const struct sdsm_policy *pol, bool create)
 	int ret;
 
 	for (k = 0; k < SDSM_MAX_NODES; k++) {
-		if (!(ctl->nodemask >> k & 1) && k != ctl->launcher)
+		if (!(shim_job->nodemask >> k & 1) && k != shim_job->launcher)
 			continue;
-		snprintf(name, sizeof(name), "%.24s.h%u", ctl->prefix, k);
+		snprintf(name, sizeof(name), "%.24s.h%u", shim_job->prefix, k);
 		own.nodemask = 1ULL << k;
 		if (create)
 			ret = create_at(name, (void *)shim_heap_base(k),
-					SHIM_HEAP_LEN, pol ? pol : &own);
+					SHIM_HEAP_LEN, pol ? pol : &own,
+					shim_job->consistency ==
+					SDSM_CONSISTENCY_RELEASE ?
+					SDSM_REGION_F_RELEASE : 0);
 		else
 			ret = map_at(name, (void *)shim_heap_base(k),
 				     SHIM_HEAP_LEN);
@@ -239,7 +254,21 @@ static int read_file(const char *path, char *buf, size_t len)
 	return n == len ? -1 : (int)n;	/* full: too long */
 }
 
-static int launcher_init(const char *nodes, const struct sdsm_policy *pol)
+/*
+ * The job's tag of its lock and barrier ids (shim_key()): 16 bits of the
+ * launcher's node and pid, never 0 nor SHIM_INBOX_LOCK's.
+ */
+static uint32_t key_tag(void)
+{
+	uint64_t h = ((uint64_t)my_node << 32 | (uint32_t)getpid()) *
+		     0x9e3779b97f4a7c15ULL;
+	uint32_t tag = h >> 48;
+
+	return !tag || tag == SHIM_INBOX_LOCK >> 48 ? 1 : tag;
+}
+
+static int launcher_init(const char *nodes, const struct sdsm_policy *pol,
+			 unsigned int cflags)
 {
 	struct sdsm_policy cpol = { .mode = SDSM_POLICY_BIND };
 	const char *given = getenv("SDSM_POLICY");
@@ -258,39 +287,43 @@ static int launcher_init(const char *nodes, const struct sdsm_policy *pol)
 		goto fail;
 	snprintf(name, sizeof(name), "j.%d.%d.c", my_node, (int)getpid());
 	ret = create_at(name, (void *)SHIM_CTL_ADDR,
-			(sizeof(*ctl) + 4095) & ~4095UL, &cpol);
+			(sizeof(*shim_job) + 4095) & ~4095UL, &cpol, 0);
 	if (ret) {
 		shim_say("cannot create the job region %s at %#lx: %s", name,
 			 SHIM_CTL_ADDR, strerror(-ret));
 		return ret;
 	}
-	ctl = (struct shim_ctl *)SHIM_CTL_ADDR;
-	snprintf(ctl->prefix, sizeof(ctl->prefix), "j.%d.%d", my_node,
+	shim_job = (struct shim_ctl *)SHIM_CTL_ADDR;
+	snprintf(shim_job->prefix, sizeof(shim_job->prefix), "j.%d.%d", my_node,
 		 (int)getpid());
-	ctl->launcher = my_node;
-	ctl->nodemask = mask;
-	n = readlink("/proc/self/exe", ctl->exe, sizeof(ctl->exe) - 1);
-	if (n <= 0 || !getcwd(ctl->cwd, sizeof(ctl->cwd))) {
+	shim_job->launcher = my_node;
+	shim_job->nodemask = mask;
+	shim_job->consistency = cflags & SDSM_REGION_F_RELEASE ?
+				SDSM_CONSISTENCY_RELEASE :
+				SDSM_CONSISTENCY_SEQUENTIAL;
+	shim_job->key_tag = key_tag();
+	n = readlink("/proc/self/exe", shim_job->exe, sizeof(shim_job->exe) - 1);
+	if (n <= 0 || !getcwd(shim_job->cwd, sizeof(shim_job->cwd))) {
 		shim_say("cannot read this program's path or directory: %s",
 			 strerror(errno));
 		return -errno;
 	}
-	n = read_file("/proc/self/cmdline", ctl->blob, SHIM_BLOB);
+	n = read_file("/proc/self/cmdline", shim_job->blob, SHIM_BLOB);
 	if (n < 0)
 		goto toolong;
-	ctl->argv_len = n;
-	n = read_file("/proc/self/environ", ctl->blob + n, SHIM_BLOB - n);
+	shim_job->argv_len = n;
+	n = read_file("/proc/self/environ", shim_job->blob + n, SHIM_BLOB - n);
 	if (n < 0)
 		goto toolong;
-	ctl->env_len = n;
+	shim_job->env_len = n;
 	for (k = 0; k < SDSM_MAX_NODES; k++)
 		if (mask >> k & 1)
 			place_list[place_n++] = k;
 	ret = map_heaps(given && *given ? pol : NULL, true);
 	if (ret)
 		return ret;
-	ctl->node[my_node].ncpus = local_cpus();
-	ctl->magic = SHIM_MAGIC;
+	shim_job->node[my_node].ncpus = local_cpus();
+	shim_job->magic = SHIM_MAGIC;
 	return 0;
 toolong:
 	shim_say("argv and environment exceed %d bytes", SHIM_BLOB);
@@ -308,25 +341,26 @@ static int worker_init(const char *job)
 	int ret;
 
 	snprintf(name, sizeof(name), "%.24s.c", job);
-	ret = map_at(name, (void *)SHIM_CTL_ADDR, sizeof(*ctl));
+	ret = map_at(name, (void *)SHIM_CTL_ADDR, sizeof(*shim_job));
 	if (!ret)
-		ctl = (struct shim_ctl *)SHIM_CTL_ADDR;
-	if (ret || ctl->magic != SHIM_MAGIC) {
+		shim_job = (struct shim_ctl *)SHIM_CTL_ADDR;
+	if (ret || shim_job->magic != SHIM_MAGIC) {
 		shim_say("node %d: cannot map job %s: %s", my_node, name,
 			 ret ? strerror(-ret) : "bad magic");
 		return -EINVAL;
 	}
 	for (k = 0; k < SDSM_MAX_NODES; k++)
-		if (ctl->nodemask >> k & 1)
+		if (shim_job->nodemask >> k & 1)
 			place_list[place_n++] = k;
 	return map_heaps(NULL, false);
 }
 
 /*
- * From the preload constructor, before the heap exists.  0 (no job, or
+ * From the preload constructor, before the heap exists; @cflags: the
+ * heap's (and the globals') SDSM_REGION_F_RELEASE or 0.  0 (no job, or
  * set up), or a negative errno after a message.
  */
-int shim_init(const struct sdsm_policy *pol)
+int shim_init(const struct sdsm_policy *pol, unsigned int cflags)
 {
 	const char *job = getenv("SDSM_JOB"), *nodes = getenv("SDSM_CPUNODES");
 
@@ -343,7 +377,7 @@ int shim_init(const struct sdsm_policy *pol)
 		return worker_init(job);
 	}
 	sdsm_shim_role = 1;
-	return launcher_init(nodes, pol);
+	return launcher_init(nodes, pol, cflags);
 }
 
 /* The globals region's name, or NULL outside a job. */
@@ -351,15 +385,15 @@ const char *shim_globals_name(char *buf, size_t len)
 {
 	if (!sdsm_shim_role)
 		return NULL;
-	snprintf(buf, len, "%.24s.g", ctl->prefix);
+	snprintf(buf, len, "%.24s.g", shim_job->prefix);
 	return buf;
 }
 
 void shim_set_globals(void *addr, size_t len)
 {
 	if (sdsm_shim_role == 1) {
-		ctl->globals_addr = (uintptr_t)addr;
-		ctl->globals_len = len;
+		shim_job->globals_addr = (uintptr_t)addr;
+		shim_job->globals_len = len;
 	}
 }
 
@@ -413,7 +447,7 @@ static bool here_running[SHIM_THREADS];
 
 static void thread_here(struct shim_thread *t, bool running)
 {
-	unsigned int i = t - ctl->threads;
+	unsigned int i = t - shim_job->threads;
 
 	pthread_mutex_lock(&here_lock[i]);
 	here_running[i] = running;
@@ -424,9 +458,9 @@ static struct shim_thread *ours(pthread_t t)
 {
 	struct shim_thread *s = (struct shim_thread *)t;
 
-	if (!sdsm_shim_role || !ctl || s < ctl->threads ||
-	    s >= ctl->threads + SHIM_THREADS ||
-	    ((uintptr_t)s - (uintptr_t)ctl->threads) % sizeof(*s))
+	if (!sdsm_shim_role || !shim_job || s < shim_job->threads ||
+	    s >= shim_job->threads + SHIM_THREADS ||
+	    ((uintptr_t)s - (uintptr_t)shim_job->threads) % sizeof(*s))
 		return NULL;
 	return s;
 }
@@ -436,6 +470,7 @@ static void thread_end(struct shim_thread *t, void *ret)
 	uint32_t ex = SHIM_T_EXITED;
 
 	t->ret = (uintptr_t)ret;
+	shim_rc_sync();		/* a release of the thread's writes */
 	__atomic_store_n(&t->state, SHIM_T_EXITED, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&t->detached, __ATOMIC_SEQ_CST))
 		__atomic_compare_exchange_n(&t->state, &ex, SHIM_T_FREE, false,
@@ -464,6 +499,7 @@ static void *trampoline(void *arg)
 	__atomic_store_n(&t->real, (uintptr_t)real_self(), __ATOMIC_RELEASE);
 	thread_here(t, true);
 	cur_thread = t;
+	shim_rc_sync();		/* an acquire of what its creator wrote */
 	pthread_cleanup_push(cancelled, t);
 	ret = fn((void *)(uintptr_t)t->arg);
 	pthread_cleanup_pop(0);
@@ -580,11 +616,11 @@ static int spawn(struct shim_thread *t)
 /* Wake the loop of node @k: it has a thread to start or a request. */
 static void kick(unsigned int k)
 {
-	__atomic_add_fetch(&ctl->node[k].wseq, 1, __ATOMIC_SEQ_CST);
-	sdsm_futex_wake(&ctl->node[k].wseq, 1);
-	if (k == ctl->launcher) {
-		__atomic_add_fetch(&ctl->event, 1, __ATOMIC_SEQ_CST);
-		sdsm_futex_wake(&ctl->event, 1);
+	__atomic_add_fetch(&shim_job->node[k].wseq, 1, __ATOMIC_SEQ_CST);
+	sdsm_futex_wake(&shim_job->node[k].wseq, 1);
+	if (k == shim_job->launcher) {
+		__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
+		sdsm_futex_wake(&shim_job->event, 1);
 	}
 }
 
@@ -595,7 +631,7 @@ static void kick(unsigned int k)
  */
 static void deliver(struct shim_thread *t)
 {
-	unsigned int i = t - ctl->threads;
+	unsigned int i = t - shim_job->threads;
 	uint64_t sigs;
 	pthread_t real;
 	int sig;
@@ -636,7 +672,7 @@ static bool shared_sig(int sig)
 
 static void apply_sigactions(void)
 {
-	uint32_t gen = __atomic_load_n(&ctl->sig_gen, __ATOMIC_ACQUIRE);
+	uint32_t gen = __atomic_load_n(&shim_job->sig_gen, __ATOMIC_ACQUIRE);
 	struct sigaction sa;
 	int sig;
 
@@ -644,7 +680,7 @@ static void apply_sigactions(void)
 		return;
 	sig_gen_seen = gen;
 	for (sig = 1; sig < SHIM_NSIG; sig++) {
-		struct shim_sigact *a = &ctl->sigact[sig];
+		struct shim_sigact *a = &shim_job->sigact[sig];
 
 		if (!shared_sig(sig) || !__atomic_load_n(&a->set,
 							  __ATOMIC_ACQUIRE))
@@ -662,14 +698,14 @@ static void publish_sigaction(int sig, const struct sigaction *sa)
 {
 	struct shim_sigact *a;
 
-	if (!sdsm_shim_role || !ctl || !shared_sig(sig))
+	if (!sdsm_shim_role || !shim_job || !shared_sig(sig))
 		return;
-	a = &ctl->sigact[sig];
+	a = &shim_job->sigact[sig];
 	a->handler = (uintptr_t)sa->sa_sigaction;
 	a->mask = mask_of(&sa->sa_mask);
 	a->flags = (uint32_t)sa->sa_flags;
 	__atomic_store_n(&a->set, 1, __ATOMIC_RELEASE);
-	sig_gen_seen = __atomic_add_fetch(&ctl->sig_gen, 1, __ATOMIC_SEQ_CST);
+	sig_gen_seen = __atomic_add_fetch(&shim_job->sig_gen, 1, __ATOMIC_SEQ_CST);
 }
 
 EXPORT int sigaction(int sig, const struct sigaction *act,
@@ -706,7 +742,7 @@ static void serve_threads(void)
 
 	apply_sigactions();
 	for (i = 0; i < SHIM_THREADS; i++) {
-		struct shim_thread *t = &ctl->threads[i];
+		struct shim_thread *t = &shim_job->threads[i];
 		uint32_t st = __atomic_load_n(&t->state, __ATOMIC_ACQUIRE);
 		uint32_t nw = SHIM_T_NEW;
 
@@ -731,7 +767,7 @@ static void serve_threads(void)
 
 static unsigned int place(void)
 {
-	unsigned int i = __atomic_fetch_add(&ctl->place_next, 1,
+	unsigned int i = __atomic_fetch_add(&shim_job->place_next, 1,
 					    __ATOMIC_SEQ_CST);
 
 	return place_list[i % place_n];
@@ -750,7 +786,7 @@ static struct shim_thread *slot_claim(uintptr_t fn, uintptr_t arg,
 	uint32_t f;
 
 	for (i = 0; i < SHIM_THREADS; i++) {
-		t = &ctl->threads[i];
+		t = &shim_job->threads[i];
 		f = SHIM_T_FREE;
 		if (!__atomic_compare_exchange_n(&t->state, &f, SHIM_T_CLAIMED,
 						 false, __ATOMIC_SEQ_CST,
@@ -787,7 +823,7 @@ EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 	sigset_t now;
 
 	resolve();
-	if (!sdsm_shim_role || !ctl)
+	if (!sdsm_shim_role || !shim_job)
 		return real_create(tp, attr, fn, arg);
 	if (attr)
 		pthread_attr_getdetachstate(attr, &detach);
@@ -796,6 +832,7 @@ EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 		       detach == PTHREAD_CREATE_DETACHED, mask_of(&now));
 	if (!t)
 		return EAGAIN;
+	shim_rc_sync();		/* a release of what the thread may read */
 	node = place();
 	t->node = node;
 	*tp = (pthread_t)t;
@@ -848,6 +885,7 @@ static int join(struct shim_thread *t, void **retval, bool try,
 		}
 		sdsm_futex_wait(&t->state, st, left);
 	}
+	shim_rc_sync();		/* an acquire of the thread's writes */
 	if (retval)
 		*retval = (void *)(uintptr_t)t->ret;
 	__atomic_store_n(&t->state, SHIM_T_FREE, __ATOMIC_SEQ_CST);
@@ -1076,13 +1114,13 @@ ON_THREAD(pthread_getschedparam, (int *policy, struct sched_param *p),
 	  policy, p)
 
 /* Whether @p is the job's memory, where futex(2) is the job's. */
-static bool job_mem(const void *p)
+bool shim_job_mem(const void *p)
 {
 	uintptr_t a = (uintptr_t)p;
 
 	return (a >= SHIM_CTL_ADDR && a < shim_heap_base(SDSM_MAX_NODES)) ||
-	       (a >= ctl->globals_addr &&
-		a - ctl->globals_addr < ctl->globals_len);
+	       (a >= shim_job->globals_addr &&
+		a - shim_job->globals_addr < shim_job->globals_len);
 }
 
 /*
@@ -1099,7 +1137,7 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m,
 
 	if (!real)
 		real = dlsym(RTLD_NEXT, "pthread_mutex_init");
-	if (!sdsm_shim_role || !ctl || !attr || !job_mem(m))
+	if (!sdsm_shim_role || !shim_job || !attr || !shim_job_mem(m))
 		return real(m, attr);
 	pthread_mutexattr_getrobust(attr, &robust);
 	pthread_mutexattr_getprotocol(attr, &proto);
@@ -1194,8 +1232,8 @@ static void catch_sigbus(void)
 {
 	struct sigaction sa;
 
-	globals_lo = ctl->globals_addr;
-	globals_hi = ctl->globals_addr + ctl->globals_len;
+	globals_lo = shim_job->globals_addr;
+	globals_hi = shim_job->globals_addr + shim_job->globals_len;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_sigbus;
@@ -1231,8 +1269,8 @@ static void drain_all(void)
 
 	pthread_mutex_lock(&drain_lock);
 	for (i = 0; i < place_n; i++) {
-		drain_ring(&ctl->node[place_list[i]].out, 1);
-		drain_ring(&ctl->node[place_list[i]].err_ring, 2);
+		drain_ring(&shim_job->node[place_list[i]].out, 1);
+		drain_ring(&shim_job->node[place_list[i]].err_ring, 2);
 	}
 	pthread_mutex_unlock(&drain_lock);
 }
@@ -1249,22 +1287,22 @@ static void end_workers(void)
 	unsigned int i, k;
 	bool all;
 
-	__atomic_store_n(&ctl->state, SHIM_JOB_ENDING, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&shim_job->state, SHIM_JOB_ENDING, __ATOMIC_SEQ_CST);
 	for (i = 0; i < place_n; i++) {
 		k = place_list[i];
 		if (!remote(k))
 			continue;
-		__atomic_add_fetch(&ctl->node[k].wseq, 1, __ATOMIC_SEQ_CST);
-		sdsm_futex_wake(&ctl->node[k].wseq, 1);
+		__atomic_add_fetch(&shim_job->node[k].wseq, 1, __ATOMIC_SEQ_CST);
+		sdsm_futex_wake(&shim_job->node[k].wseq, 1);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		uint32_t ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
+		uint32_t ev = __atomic_load_n(&shim_job->event, __ATOMIC_SEQ_CST);
 
 		drain_all();
 		all = true;
 		for (i = 0; i < place_n; i++) {
-			uint32_t st = __atomic_load_n(&ctl->node[place_list[i]].state,
+			uint32_t st = __atomic_load_n(&shim_job->node[place_list[i]].state,
 						      __ATOMIC_ACQUIRE);
 
 			if (remote(place_list[i]) && st != SHIM_NODE_DONE &&
@@ -1273,7 +1311,7 @@ static void end_workers(void)
 		}
 		if (all)
 			break;
-		sdsm_futex_wait(&ctl->event, ev, 50 * MS);
+		sdsm_futex_wait(&shim_job->event, ev, 50 * MS);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while (t.tv_sec - t0.tv_sec < 10);
 	drain_all();
@@ -1315,7 +1353,7 @@ static void worker_gone(unsigned int k, int status)
 		int sig = WTERMSIG(status);
 
 		shim_say("node %u: worker (pid %d) killed by signal %d (%s)", k,
-			 ctl->node[k].pid, sig, strsignal(sig));
+			 shim_job->node[k].pid, sig, strsignal(sig));
 		end_workers();
 		die_by(sig);
 	}
@@ -1362,28 +1400,28 @@ static void *service(void *arg)
 		/* Before touching what a dead node may have held. */
 		if (n % 25 == 0)
 			check_nodes();
-		ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
-		sdsm_futex_wait(&ctl->event, ev, 20 * MS);
+		ev = __atomic_load_n(&shim_job->event, __ATOMIC_SEQ_CST);
+		sdsm_futex_wait(&shim_job->event, ev, 20 * MS);
 		if (__atomic_load_n(&ending, __ATOMIC_SEQ_CST))
 			continue;
 		/* Threads placed here by other nodes; their requests. */
-		seq = __atomic_load_n(&ctl->node[my_node].wseq,
+		seq = __atomic_load_n(&shim_job->node[my_node].wseq,
 				      __ATOMIC_SEQ_CST);
-		if (seq != served || ctl->sig_gen != sig_gen_seen ||
+		if (seq != served || shim_job->sig_gen != sig_gen_seen ||
 		    n % 50 == 0) {
 			served = seq;
 			serve_threads();
 		}
 		drain_all();
-		req = __atomic_load_n(&ctl->exit_req, __ATOMIC_SEQ_CST);
+		req = __atomic_load_n(&shim_job->exit_req, __ATOMIC_SEQ_CST);
 		if (req)
 			exit(req & 0xff);
 		for (i = 0; i < place_n; i++) {
 			k = place_list[i];
-			if (remote(k) && __atomic_load_n(&ctl->node[k].state,
+			if (remote(k) && __atomic_load_n(&shim_job->node[k].state,
 							 __ATOMIC_ACQUIRE) ==
 					 SHIM_NODE_DONE)
-				worker_gone(k, ctl->node[k].status);
+				worker_gone(k, shim_job->node[k].status);
 		}
 	}
 	return NULL;
@@ -1416,8 +1454,8 @@ static int post(unsigned int k)
 			 sdsm_last_error());
 		goto out;
 	}
-	memcpy(in->job, ctl->prefix, sizeof(in->job));
-	__atomic_store_n(&ctl->node[k].state, SHIM_NODE_POSTED,
+	memcpy(in->job, shim_job->prefix, sizeof(in->job));
+	__atomic_store_n(&shim_job->node[k].state, SHIM_NODE_POSTED,
 			 __ATOMIC_SEQ_CST);
 	seq = __atomic_add_fetch(&in->seq, 1, __ATOMIC_SEQ_CST);
 	sdsm_futex_wake(&in->seq, 1);
@@ -1458,12 +1496,12 @@ static int start_workers(void)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		uint32_t ev = __atomic_load_n(&ctl->event, __ATOMIC_SEQ_CST);
+		uint32_t ev = __atomic_load_n(&shim_job->event, __ATOMIC_SEQ_CST);
 
 		drain_all();
 		all = true;
 		for (i = 0; i < place_n; i++) {
-			struct shim_node *n = &ctl->node[place_list[i]];
+			struct shim_node *n = &shim_job->node[place_list[i]];
 			uint32_t st = __atomic_load_n(&n->state,
 						      __ATOMIC_ACQUIRE);
 
@@ -1471,7 +1509,7 @@ static int start_workers(void)
 				continue;
 			if (st == SHIM_NODE_FAILED) {
 				shim_say("node %u: cannot run %s: %s",
-					 place_list[i], ctl->exe,
+					 place_list[i], shim_job->exe,
 					 strerror(n->err));
 				return 127;
 			}
@@ -1490,7 +1528,7 @@ static int start_workers(void)
 			shim_say("workers not ready after 60 s");
 			return 125;
 		}
-		sdsm_futex_wait(&ctl->event, ev, 50 * MS);
+		sdsm_futex_wait(&shim_job->event, ev, 50 * MS);
 	}
 }
 
@@ -1499,29 +1537,29 @@ extern int shim_map_globals(uintptr_t addr, size_t len, const char *name);
 
 static int worker_main(int argc, char **argv, char **envp)
 {
-	struct shim_node *n = &ctl->node[my_node];
+	struct shim_node *n = &shim_job->node[my_node];
 	char name[SDSM_NAME_MAX];
 
 	(void)argc;
 	(void)argv;
 	(void)envp;
 	resolve();
-	snprintf(name, sizeof(name), "%.24s.g", ctl->prefix);
-	if (shim_map_globals(ctl->globals_addr, ctl->globals_len, name))
+	snprintf(name, sizeof(name), "%.24s.g", shim_job->prefix);
+	if (shim_map_globals(shim_job->globals_addr, shim_job->globals_len, name))
 		_exit(127);
-	if (shim_futex_trap_init(ctl->globals_addr,
-				 ctl->globals_addr + ctl->globals_len))
+	if (shim_futex_trap_init(shim_job->globals_addr,
+				 shim_job->globals_addr + shim_job->globals_len))
 		_exit(125);
 	catch_sigbus();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	n->ncpus = local_cpus();
 	__atomic_store_n(&n->state, SHIM_NODE_READY, __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&ctl->event, 1, __ATOMIC_SEQ_CST);
-	sdsm_futex_wake(&ctl->event, 1);
+	__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
+	sdsm_futex_wake(&shim_job->event, 1);
 	for (;;) {
 		uint32_t seq = __atomic_load_n(&n->wseq, __ATOMIC_SEQ_CST);
 
-		if (__atomic_load_n(&ctl->state, __ATOMIC_SEQ_CST) ==
+		if (__atomic_load_n(&shim_job->state, __ATOMIC_SEQ_CST) ==
 		    SHIM_JOB_ENDING) {
 			fflush(NULL);
 			_exit(0);
@@ -1538,18 +1576,18 @@ EXPORT void exit(int status)
 
 	if (!real)
 		real = dlsym(RTLD_NEXT, "exit");
-	if (sdsm_shim_role == 2 && ctl &&
-	    __atomic_load_n(&ctl->node[my_node].state, __ATOMIC_SEQ_CST) ==
+	if (sdsm_shim_role == 2 && shim_job &&
+	    __atomic_load_n(&shim_job->node[my_node].state, __ATOMIC_SEQ_CST) ==
 	    SHIM_NODE_READY) {
 		uint32_t zero = 0;
 
 		fflush(NULL);
-		__atomic_compare_exchange_n(&ctl->exit_req, &zero,
+		__atomic_compare_exchange_n(&shim_job->exit_req, &zero,
 					    0x100 | (status & 0xff), false,
 					    __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
-		__atomic_add_fetch(&ctl->event, 1, __ATOMIC_SEQ_CST);
-		sdsm_futex_wake(&ctl->event, 1);
+		__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
+		sdsm_futex_wake(&shim_job->event, 1);
 		for (;;)
 			pause();	/* the launcher ends this process */
 	}
@@ -1564,10 +1602,10 @@ static int job_cpus(void)
 	unsigned int i;
 	int sum = 0;
 
-	if (!sdsm_shim_role || !ctl)
+	if (!sdsm_shim_role || !shim_job)
 		return 0;
 	for (i = 0; i < place_n; i++) {
-		uint32_t c = __atomic_load_n(&ctl->node[place_list[i]].ncpus,
+		uint32_t c = __atomic_load_n(&shim_job->node[place_list[i]].ncpus,
 					     __ATOMIC_ACQUIRE);
 
 		if (!c)
@@ -1647,7 +1685,7 @@ static int local_cpuset(size_t size, const cpu_set_t *set, cpu_set_t *local)
 	unsigned int i;
 
 	for (i = 0; i < place_n && place_list[i] != (unsigned int)my_node; i++)
-		base += __atomic_load_n(&ctl->node[place_list[i]].ncpus,
+		base += __atomic_load_n(&shim_job->node[place_list[i]].ncpus,
 					__ATOMIC_ACQUIRE);
 	if (i == place_n)
 		return -EINVAL;		/* the launcher, not in the list */
@@ -1770,8 +1808,8 @@ static int launcher_main(int argc, char **argv, char **envp)
 	int ret;
 
 	resolve();
-	if (shim_futex_trap_init(ctl->globals_addr,
-				 ctl->globals_addr + ctl->globals_len))
+	if (shim_futex_trap_init(shim_job->globals_addr,
+				 shim_job->globals_addr + shim_job->globals_len))
 		_exit(125);
 	catch_sigbus();
 	ret = start_workers();

@@ -44,6 +44,9 @@
 /* Thread stacks a process can have: SHIM_HEAP_LEN / SHIM_STACK. */
 #define SHIM_STACKS		512
 #define SHIM_INBOX_LOCK		0x5344534d44000000ULL	/* + node */
+/* Release consistency: wait words of condvars, barriers in use at once. */
+#define SHIM_CONDS		512
+#define SHIM_BARRIERS		256
 
 /*
  * Where every process of the job maps P.c: pthread_t values are addresses
@@ -139,6 +142,16 @@ struct shim_rfree {
 	uint64_t pad[511];
 };
 
+/*
+ * Under release consistency, the arrivals at one pthread barrier of the
+ * program (sdsm_shim_sync.c): @key is shim_key() of the barrier, 0 when
+ * the slot is free.
+ */
+struct shim_barrier_slot {
+	uint64_t key;
+	uint64_t arrivals;
+};
+
 struct shim_ctl {
 	uint32_t magic;
 	uint32_t launcher;	/* node of main() */
@@ -148,6 +161,8 @@ struct shim_ctl {
 	uint32_t exit_req;	/* 0, or 0x100 | status of an exit() on a worker */
 	uint32_t place_next;	/* round-robin counter */
 	uint32_t sig_gen;	/* bumped after a change of sigact[] */
+	uint32_t consistency;	/* enum sdsm_consistency of P.g and P.h<k> */
+	uint32_t key_tag;	/* shim_key(): this job's lock and barrier ids */
 	uint32_t pad;
 	struct shim_sigact sigact[SHIM_NSIG];
 	uint64_t globals_addr, globals_len;
@@ -159,6 +174,9 @@ struct shim_ctl {
 	struct shim_thread threads[SHIM_THREADS];
 	struct shim_node node[SDSM_MAX_NODES];
 	struct shim_rfree rfree[SDSM_MAX_NODES] __attribute__((aligned(4096)));
+	/* Release consistency only (sdsm_shim_sync.c): */
+	struct sdsm_cond conds[SHIM_CONDS] __attribute__((aligned(4096)));
+	struct shim_barrier_slot barriers[SHIM_BARRIERS];
 };
 
 struct shim_inbox {
@@ -229,6 +247,19 @@ static inline bool shim_node_down(unsigned int k)
 	close(fd);
 	return n >= 3 && memcmp(st, "up\n", 3) && memcmp(st, "self", 4);
 }
+
+/* sdsm_shim.c */
+extern int sdsm_shim_role;		/* 0: none, 1: launcher, 2: worker */
+extern struct shim_ctl *shim_job;
+bool shim_job_mem(const void *p);
+
+/*
+ * sdsm_shim_sync.c, a job of release consistency.  shim_rc_handoff(true)
+ * takes the job's hand-off lock (an acquire), (false) releases it (a
+ * release); shim_rc_sync() does both.  No-ops in a sequential job.
+ */
+void shim_rc_handoff(bool take);
+void shim_rc_sync(void);
 
 /* sdsm_futex_trap.c: futex(2) on the job's memory goes to sdsm. */
 int shim_futex_trap_init(uintptr_t globals_lo, uintptr_t globals_hi);
