@@ -23,6 +23,7 @@ SDSMCTL=$ROOT/tools/sdsmctl/sdsmctl
 SDSMD=$ROOT/tools/sdsmd/sdsmd
 PROG=$ROOT/userlib/build/shim_prog
 SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
+RC_PROG=$ROOT/userlib/build/shim_rc_prog
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
 # shellcheck source=selftests/sdsm/tap_runner.sh
@@ -32,9 +33,9 @@ SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync thread_calls signal_exit_race map_file
-cross_node_free exit_status remote_segv sigint heap_homes missing_binary
-not_root spawn thread_churn node_dies"
+ALL_TESTS="agents run_native_checksum sync release thread_calls signal_exit_race
+map_file cross_node_free exit_status remote_segv sigint heap_homes
+missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
@@ -192,6 +193,71 @@ test_sync() {
 	# glibc keeps owners' thread ids in mutexes and rwlocks.
 	dup=$(sed -n 's/.* tid //p' "$T/sync.err" | sort | uniq -d)
 	[ -z "$dup" ] || { log "thread ids not unique across nodes: $dup"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
+# The sum over the nodes of stats counter $1.
+stat_sum() {
+	local k n=0
+	for k in $(nodes); do
+		n=$((n + $(run_on "$k" cat "/sys/kernel/sdsm/stats/$1")))
+	done
+	echo "$n"
+}
+
+# The consistency of region $1, as node 0 shows it.
+region_consistency() {
+	local d
+	for d in /sys/kernel/sdsm/regions/*; do
+		[ "$(cat "$d/name" 2>/dev/null)" = "$1" ] || continue
+		cat "$d/consistency"
+		return 0
+	done
+	echo "no region $1"
+}
+
+# sdsmctl -N all --consistency=release: the heaps and globals are release
+# regions (the control region stays sequential), and a program free of
+# data races (shim_rc_prog.c: mutexes, condvars, barriers with threads
+# writing interleaved words of the same pages, rwlocks, a semaphore, once,
+# spin locks, malloc on one node and free on another) gives a native
+# run's results with its threads on every node; diffs were sent.
+test_release() {
+	local rc=0 i k want d0 d1 r
+	LOPTS=--consistency=release launch rcheap sleep
+	for ((i = 0; i < 600; i++)); do
+		grep -q sleeping "$T/rcheap.out" && break
+		kill -0 "$lpid" 2>/dev/null || break
+		sleep 0.1
+	done
+	for r in c g $(for k in $(nodes); do echo "h$k"; done); do
+		want=release
+		[ "$r" = c ] && want=sequential
+		[ "$(region_consistency "j.$SDSM_NODE_ID.$lpid.$r")" = "$want" ] ||
+			{ log "region $r: '$(region_consistency "j.$SDSM_NODE_ID.$lpid.$r")', want $want"; rc=1; }
+	done
+	kill -INT "$lpid"
+	finish rcheap 60
+	[ "$st" = 130 ] || { log "want status 130"; rc=1; }
+	nothing_left "$lpid" || rc=1
+
+	"$RC_PROG" 6 20 > "$T/rc-native.out" 2>/dev/null ||
+		{ log "the native run failed: $(cat "$T/rc-native.out")"; return 1; }
+	d0=$(stat_sum diffs_sent)
+	LPROG=$RC_PROG LOPTS=--consistency=release launch rc 6 20
+	finish rc 600
+	d1=$(stat_sum diffs_sent)
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	diff "$T/rc-native.out" "$T/rc.out" > "$T/rc.diff" ||
+		{ log "results differ from native: $(tr '\n' '|' < "$T/rc.diff")"; rc=1; }
+	for k in 0 1 2; do
+		grep -q "on node $k\$" "$T/rc.err" ||
+			{ log "no thread ran on node $k"; rc=1; }
+	done
+	log "diffs sent by the nodes: $((d1 - d0))"
+	[ "$d1" -gt "$d0" ] || { log "no diff sent: not release-consistent"; rc=1; }
 	nothing_left "$lpid" || rc=1
 	[ "$rc" = 0 ] || agent_logs
 	return "$rc"
