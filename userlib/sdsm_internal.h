@@ -41,5 +41,7 @@ int sdsm_owned_map(const char *name, void *addr, size_t len,
 		   const struct sdsm_policy *policy, unsigned int flags,
 		   int mapflags, uint32_t *id);
 int sdsm_heap_consistency(unsigned int *flags);
+int sdsm_cond_wait_on(struct sdsm_cond *cond, int (*unlock)(void *),
+		      int (*lock)(void *), void *arg, unsigned int timeout_ms);
 
 #endif /* SDSM_INTERNAL_H */

@@ -141,8 +141,13 @@ int sdsm_futex_wake(const uint32_t *addr, unsigned int n)
 	return f.woken > INT_MAX ? INT_MAX : (int)f.woken;
 }
 
-int sdsm_cond_timedwait(struct sdsm_cond *cond, uint64_t lock_id,
-			unsigned int timeout_ms)
+/*
+ * Wait on @cond with a lock held that @unlock and @lock give back and
+ * take again (each 0, or -1 with errno), at most @timeout_ms (0: no
+ * limit).  The lock is held again on return, unless @unlock failed.
+ */
+int sdsm_cond_wait_on(struct sdsm_cond *cond, int (*unlock)(void *),
+		      int (*lock)(void *), void *arg, unsigned int timeout_ms)
 {
 	int64_t ns = timeout_ms ? (int64_t)timeout_ms * 1000000 : -1;
 	uint32_t seq;
@@ -150,7 +155,7 @@ int sdsm_cond_timedwait(struct sdsm_cond *cond, uint64_t lock_id,
 
 	__atomic_add_fetch(&cond->waiters, 1, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&cond->seq, __ATOMIC_SEQ_CST);
-	if (sdsm_unlock(lock_id)) {
+	if (unlock(arg)) {
 		__atomic_sub_fetch(&cond->waiters, 1, __ATOMIC_SEQ_CST);
 		return -1;
 	}
@@ -160,7 +165,7 @@ int sdsm_cond_timedwait(struct sdsm_cond *cond, uint64_t lock_id,
 		err = errno;
 	__atomic_sub_fetch(&cond->waiters, 1, __ATOMIC_SEQ_CST);
 	/* The lock is taken again in every case, as pthread_cond_wait(). */
-	if (sdsm_lock(lock_id))
+	if (lock(arg))
 		return -1;
 	if (err == ETIMEDOUT)
 		return sdsm_fail(ETIMEDOUT, "cond wait: timed out after %u ms",
@@ -170,6 +175,23 @@ int sdsm_cond_timedwait(struct sdsm_cond *cond, uint64_t lock_id,
 		return -1;
 	}
 	return 0;
+}
+
+static int sdsm_cond_unlock(void *lock_id)
+{
+	return sdsm_unlock(*(uint64_t *)lock_id);
+}
+
+static int sdsm_cond_lock(void *lock_id)
+{
+	return sdsm_lock(*(uint64_t *)lock_id);
+}
+
+int sdsm_cond_timedwait(struct sdsm_cond *cond, uint64_t lock_id,
+			unsigned int timeout_ms)
+{
+	return sdsm_cond_wait_on(cond, sdsm_cond_unlock, sdsm_cond_lock,
+				 &lock_id, timeout_ms);
 }
 
 int sdsm_cond_wait(struct sdsm_cond *cond, uint64_t lock_id)
