@@ -55,12 +55,17 @@
 
 void shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Is this process in a job of release consistency? */
+static bool rc_job(void)
+{
+	return sdsm_shim_role && shim_job &&
+	       shim_job->consistency == SDSM_CONSISTENCY_RELEASE;
+}
+
 /* Is @p an object of the program that the cluster synchronizes? */
 static bool rc_object(const void *p)
 {
-	return sdsm_shim_role && shim_job &&
-	       shim_job->consistency == SDSM_CONSISTENCY_RELEASE &&
-	       shim_job_mem(p);
+	return rc_job() && shim_job_mem(p);
 }
 
 /*
@@ -86,7 +91,7 @@ void shim_rc_handoff(bool take)
 {
 	uint64_t key;
 
-	if (!rc_object((void *)SHIM_CTL_ADDR))
+	if (!rc_job())
 		return;
 	key = shim_key((void *)SHIM_CTL_ADDR);
 	if (take ? sdsm_lock(key) : sdsm_unlock(key))
@@ -116,6 +121,13 @@ static int64_t ms_until(clockid_t clock, const struct timespec *abs)
 	if (ns <= 0)
 		return 0;
 	return (ns + 999999) / 1000000;
+}
+
+/* -1 with errno @err, as the semaphore calls answer. */
+static int fail_with(int err)
+{
+	errno = err;
+	return -1;
 }
 
 /* ---- locks: mutexes, rwlocks, spin locks ---- */
@@ -181,13 +193,22 @@ static uint32_t *depth_of(pthread_mutex_t *m)
 	return (uint32_t *)&m->__data.__count;
 }
 
+/*
+ * resolve_NAME(): glibc's NAME, looked up once (threads that race store
+ * the same pointer).
+ */
 #define REAL(ret, name, ...)						\
 	static ret (*real_##name)(__VA_ARGS__);				\
 	static ret (*resolve_##name(void))(__VA_ARGS__)			\
 	{								\
-		if (!real_##name)					\
-			real_##name = dlsym(RTLD_NEXT, #name);		\
-		return real_##name;					\
+		ret (*f)(__VA_ARGS__) = __atomic_load_n(&real_##name,	\
+						__ATOMIC_RELAXED);	\
+		if (!f) {						\
+			f = dlsym(RTLD_NEXT, #name);			\
+			__atomic_store_n(&real_##name, f,		\
+					 __ATOMIC_RELAXED);		\
+		}							\
+		return f;						\
 	}
 
 REAL(int, pthread_mutex_lock, pthread_mutex_t *)
@@ -332,18 +353,61 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 /* ---- condition variables ---- */
 
 /*
- * Wait on @word with the lock of @obj held (recursion *@depth), until a
- * wake-up, @abs on @clock (NULL: none) or SLICE_MS, whichever is first;
- * the lock is held again on return.  Then a cancellation pending acts
- * here, the lock held, as in pthread_cond_wait().  0 (a wake-up, maybe
- * spurious), ETIMEDOUT (@abs passed) or an errno.
+ * The lock a condvar wait gives back and takes again: a cluster lock
+ * (@obj, its recursion *@depth kept aside meanwhile), or a glibc mutex
+ * outside job memory (@m).
  */
-static int word_wait(struct sdsm_cond *word, const void *obj,
-		     uint32_t *depth, clockid_t clock,
+struct held {
+	const void *obj;
+	uint32_t *depth;
+	uint32_t saved;
+	pthread_mutex_t *m;
+};
+
+static int held_give(void *arg)
+{
+	struct held *h = arg;
+	int err;
+
+	if (h->m) {
+		err = resolve_pthread_mutex_unlock()(h->m);
+	} else {
+		h->saved = *h->depth;
+		if (h->saved)
+			*h->depth = 0;
+		err = lock_give(h->obj, h->depth);
+		if (err && h->saved)
+			*h->depth = h->saved;
+	}
+	return err ? fail_with(err) : 0;
+}
+
+static int held_take(void *arg)
+{
+	struct held *h = arg;
+	int err;
+
+	if (h->m) {
+		err = resolve_pthread_mutex_lock()(h->m);
+	} else {
+		err = lock_take(h->obj, h->depth, false, false, 0, NULL);
+		if (!err && h->saved)
+			*h->depth = h->saved;
+	}
+	return err ? fail_with(err) : 0;
+}
+
+/*
+ * Wait on @word with the lock @h held, until a wake-up, @abs on @clock
+ * (NULL: none) or SLICE_MS, whichever is first; the lock is held again
+ * on return.  Then a cancellation pending acts here, the lock held, as
+ * in pthread_cond_wait().  0 (a wake-up, maybe spurious), ETIMEDOUT
+ * (@abs passed) or an errno.
+ */
+static int word_wait(struct sdsm_cond *word, struct held *h, clockid_t clock,
 		     const struct timespec *abs)
 {
 	int64_t ms = SLICE_MS;
-	uint32_t saved = *depth;
 	int err = 0;
 
 	if (abs) {
@@ -355,12 +419,8 @@ static int word_wait(struct sdsm_cond *word, const void *obj,
 		if (ms > SLICE_MS)
 			ms = SLICE_MS;
 	}
-	if (saved)
-		*depth = 0;
-	if (sdsm_cond_timedwait(word, shim_key(obj), ms))
+	if (sdsm_cond_wait_on(word, held_give, held_take, h, ms))
 		err = errno;
-	if (saved)
-		*depth = saved;
 	pthread_testcancel();
 	if (err == EPERM)
 		return EPERM;	/* the caller did not hold the lock */
@@ -371,10 +431,15 @@ static int word_wait(struct sdsm_cond *word, const void *obj,
 	return 0;
 }
 
+/* A condvar in job memory with a mutex of the job, or of a library. */
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		     const struct timespec *abs)
 {
-	return word_wait(cond_word(c), m, depth_of(m), clock, abs);
+	struct held h = { .obj = m, .depth = depth_of(m) };
+
+	if (!rc_object(m))
+		h.m = m;
+	return word_wait(cond_word(c), &h, clock, abs);
 }
 
 /* The clock of pthread_condattr_setclock(): bit 1 of glibc's __wrefs. */
@@ -388,12 +453,16 @@ static clockid_t cond_clock(const pthread_cond_t *c)
 	static ret (*real_##name)(__VA_ARGS__);				\
 	static ret (*resolve_##name(void))(__VA_ARGS__)			\
 	{								\
-		if (!real_##name)					\
-			real_##name = dlvsym(RTLD_NEXT, #name,		\
-					     "GLIBC_2.3.2");		\
-		if (!real_##name)					\
-			real_##name = dlsym(RTLD_NEXT, #name);		\
-		return real_##name;					\
+		ret (*f)(__VA_ARGS__) = __atomic_load_n(&real_##name,	\
+						__ATOMIC_RELAXED);	\
+		if (!f) {						\
+			f = dlvsym(RTLD_NEXT, #name, "GLIBC_2.3.2");	\
+			if (!f)						\
+				f = dlsym(RTLD_NEXT, #name);		\
+			__atomic_store_n(&real_##name, f,		\
+					 __ATOMIC_RELAXED);		\
+		}							\
+		return f;						\
 	}
 
 REAL_COND(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *)
@@ -563,12 +632,6 @@ REAL(int, sem_timedwait, sem_t *, const struct timespec *)
 REAL(int, sem_clockwait, sem_t *, clockid_t, const struct timespec *)
 REAL(int, sem_getvalue, sem_t *, int *)
 
-static int fail_with(int err)
-{
-	errno = err;
-	return -1;
-}
-
 EXPORT int sem_init(sem_t *s, int pshared, unsigned int value)
 {
 	struct rc_sem *rs = (struct rc_sem *)s;
@@ -618,6 +681,7 @@ static int sem_take(sem_t *s, bool try, clockid_t clock,
 		    const struct timespec *abs)
 {
 	struct rc_sem *rs = (struct rc_sem *)s;
+	struct held h = { .obj = s, .depth = &rs->depth };
 	int err;
 
 	pthread_testcancel();
@@ -629,7 +693,7 @@ static int sem_take(sem_t *s, bool try, clockid_t clock,
 			err = EAGAIN;
 			break;
 		}
-		err = word_wait(cond_word(s), s, &rs->depth, clock, abs);
+		err = word_wait(cond_word(s), &h, clock, abs);
 		if (err == EPERM)
 			return fail_with(err);	/* the lock is not held */
 		if (!err && !rs->value) {
