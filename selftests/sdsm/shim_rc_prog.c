@@ -244,6 +244,84 @@ static void *thread(void *p)
 	return (void *)(long)(idx + 100);
 }
 
+/*
+ * Hand-overs without a lock: a block another thread allocated (homed on
+ * its node), which main reads, then that thread changes before it ends:
+ * main sees the change after pthread_join.  Main changes it again before
+ * it starts each of two threads, one after the other (one at least on
+ * another node than main's in a spread run): they see main's change.
+ */
+static pthread_mutex_t hm = PTHREAD_MUTEX_INITIALIZER;
+static long *handed;
+static sem_t ready, go2;
+static int handover_bad;		/* under hm */
+
+static void *handover_maker(void *p)
+{
+	long *b = malloc(64 * sizeof(long));
+
+	(void)p;
+	if (!b)
+		return NULL;
+	b[0] = 1;
+	pthread_mutex_lock(&hm);
+	handed = b;
+	pthread_mutex_unlock(&hm);
+	sem_post(&ready);
+	sem_wait(&go2);
+	b[0] = 2;
+	return NULL;
+}
+
+static void *handover_reader(void *p)
+{
+	if (handed[0] != 3 + (long)p) {
+		pthread_mutex_lock(&hm);
+		handover_bad++;
+		pthread_mutex_unlock(&hm);
+	}
+	return NULL;
+}
+
+static void handover(void)
+{
+	pthread_t a, b[2];
+	long *p;
+	int i;
+
+	sem_init(&ready, 0, 0);
+	sem_init(&go2, 0, 0);
+	pthread_create(&a, NULL, handover_maker, NULL);
+	sem_wait(&ready);
+	pthread_mutex_lock(&hm);
+	p = handed;
+	pthread_mutex_unlock(&hm);
+	if (!p || p[0] != 1) {
+		fail("handover: the block through a mutex");
+		return;
+	}
+	sem_post(&go2);
+	pthread_join(a, NULL);
+	printf("a thread's last writes seen after pthread_join: %s\n",
+	       p[0] == 2 ? "yes" : "no");
+	if (p[0] != 2)
+		fail("handover: pthread_join");
+	/*
+	 * One at a time: a thread that starts on main's node releases
+	 * main's writes itself, and must not do it for the other.
+	 */
+	for (i = 0; i < 2; i++) {
+		p[0] = 3 + i;
+		pthread_create(&b[i], NULL, handover_reader, (void *)(long)i);
+		pthread_join(b[i], NULL);
+	}
+	printf("the creator's writes seen by new threads: %s\n",
+	       handover_bad ? "no" : "yes");
+	if (handover_bad)
+		fail("handover: pthread_create");
+	free(p);
+}
+
 /* Mutex kinds on one thread; timeouts against a holder on another. */
 static pthread_mutex_t tm = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tc = PTHREAD_COND_INITIALIZER;
@@ -331,6 +409,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < CELLS; i++)
 		cells[0][i] = ref[0][i] = i % 13;
 	single();
+	handover();
 	for (i = 0; i < nt; i++)
 		if (pthread_create(&t[i], NULL, thread, (void *)(long)i)) {
 			fail("pthread_create");
