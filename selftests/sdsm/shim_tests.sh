@@ -207,15 +207,26 @@ stat_sum() {
 	echo "$n"
 }
 
-# The consistency of region $1, as node 0 shows it.
-region_consistency() {
+# Attribute $2 (policy, consistency) of region $1, as node 0 shows it.
+region_attr() {
 	local d
 	for d in /sys/kernel/sdsm/regions/*; do
 		[ "$(cat "$d/name" 2>/dev/null)" = "$1" ] || continue
-		cat "$d/consistency"
+		cat "$d/$2"
 		return 0
 	done
 	echo "no region $1"
+}
+
+# sleeping OUT: wait (bounded) until the job's main prints "sleeping".
+sleeping() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -q sleeping "$T/$1.out" && return 0
+		kill -0 "$lpid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
 }
 
 # sdsmctl -N all --consistency=release: the heaps and globals are release
@@ -225,18 +236,15 @@ region_consistency() {
 # spin locks, malloc on one node and free on another) gives a native
 # run's results with its threads on every node; diffs were sent.
 test_release() {
-	local rc=0 i k want d0 d1 r
+	local rc=0 k want got d0 d1 r
 	LOPTS=--consistency=release launch rcheap sleep
-	for ((i = 0; i < 600; i++)); do
-		grep -q sleeping "$T/rcheap.out" && break
-		kill -0 "$lpid" 2>/dev/null || break
-		sleep 0.1
-	done
+	sleeping rcheap
 	for r in c g $(for k in $(nodes); do echo "h$k"; done); do
 		want=release
 		[ "$r" = c ] && want=sequential
-		[ "$(region_consistency "j.$SDSM_NODE_ID.$lpid.$r")" = "$want" ] ||
-			{ log "region $r: '$(region_consistency "j.$SDSM_NODE_ID.$lpid.$r")', want $want"; rc=1; }
+		got=$(region_attr "j.$SDSM_NODE_ID.$lpid.$r" consistency)
+		[ "$got" = "$want" ] ||
+			{ log "region $r: '$got', want $want"; rc=1; }
 	done
 	kill -INT "$lpid"
 	finish rcheap 60
@@ -368,12 +376,9 @@ test_remote_segv() {
 
 # SIGINT (Ctrl-C) at the launcher ends the job everywhere: status 130.
 test_sigint() {
-	local rc=0 i
+	local rc=0
 	launch sigint sleep
-	for ((i = 0; i < 600; i++)); do
-		grep -q sleeping "$T/sigint.out" && break
-		sleep 0.1
-	done
+	sleeping sigint
 	# Workers are up once main runs.
 	kill -INT "$lpid"
 	finish sigint 60
@@ -382,32 +387,17 @@ test_sigint() {
 	return "$rc"
 }
 
-# The placement policy region $1 was created with, as node 0 shows it.
-region_policy() {
-	local d
-	for d in /sys/kernel/sdsm/regions/*; do
-		[ "$(cat "$d/name" 2>/dev/null)" = "$1" ] || continue
-		cat "$d/policy"
-		return 0
-	done
-	echo "no region $1"
-}
-
 # Without a memory policy node K's heap (P.hK) is bound to node K, a home
 # every node computes: no first touch asks a page's manager (interleaved
 # over the whole cluster, so another node for most pages).  A policy given
 # (-l: first touch) is used as given.
 test_heap_homes() {
-	local rc=0 i k opt pol want
+	local rc=0 k opt pol want
 	for opt in "" -l; do
 		LOPTS=$opt launch "heap$opt" sleep
-		for ((i = 0; i < 600; i++)); do
-			grep -q sleeping "$T/heap$opt.out" && break
-			kill -0 "$lpid" 2>/dev/null || break
-			sleep 0.1
-		done
+		sleeping "heap$opt"
 		for k in $(nodes); do
-			pol=$(region_policy "j.$SDSM_NODE_ID.$lpid.h$k")
+			pol=$(region_attr "j.$SDSM_NODE_ID.$lpid.h$k" policy)
 			want="bind nodemask=0x$(printf %x $((1 << k)))"
 			[ "$opt" = -l ] && want=first-touch
 			[ "$pol" = "$want" ] ||

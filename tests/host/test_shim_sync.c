@@ -350,6 +350,11 @@ static void *try_fn(void *p)
 	return (void *)(long)pthread_mutex_trylock(p);
 }
 
+static void *unlock_fn(void *p)
+{
+	return (void *)(long)pthread_mutex_unlock(p);
+}
+
 static int t_recursive_errorcheck(void)
 {
 	pthread_mutexattr_t a;
@@ -364,12 +369,17 @@ static int t_recursive_errorcheck(void)
 	pthread_mutex_init(&o->err, &a);
 	CHECK(!pthread_mutex_lock(&o->rec) && !pthread_mutex_lock(&o->rec) &&
 	      !pthread_mutex_trylock(&o->rec), "recursive: 3 takes");
+	pthread_create(&t, NULL, unlock_fn, &o->rec);
+	pthread_join(t, &r);
+	CHECK((long)r == EPERM, "another thread's unlock of a recursive mutex taken 3 times: %ld",
+	      (long)r);
 	CHECK(!pthread_mutex_unlock(&o->rec) && !pthread_mutex_unlock(&o->rec),
 	      "recursive: 2 gives");
 	pthread_create(&t, NULL, try_fn, &o->rec);
 	pthread_join(t, &r);
 	CHECK((long)r == EBUSY, "held once more: another thread's trylock %ld",
 	      (long)r);
+
 	CHECK(!pthread_mutex_unlock(&o->rec), "recursive: last give");
 	CHECK(pthread_mutex_unlock(&o->rec) == EPERM, "recursive: one too many");
 	pthread_create(&t, NULL, try_fn, &o->rec);

@@ -172,14 +172,26 @@ static int lock_take(const void *obj, uint32_t *depth, bool recursive,
 	return ret;
 }
 
-/* Give back one take: EPERM if this thread does not hold it. */
+/*
+ * Give back one take: EPERM if this thread does not hold it.  A depth is
+ * only the holder's to change: the module tells who holds the lock (a
+ * TRY of its holder answers EDEADLK).
+ */
 static int lock_give(const void *obj, uint32_t *depth)
 {
+	uint64_t key = shim_key(obj);
+
 	if (*depth) {
+		if (!sdsm_trylock(key)) {
+			sdsm_unlock(key);	/* it was free: not ours */
+			return EPERM;
+		}
+		if (errno != EDEADLK)
+			return EPERM;
 		--*depth;
 		return 0;
 	}
-	return sdsm_unlock(shim_key(obj)) ? errno : 0;
+	return sdsm_unlock(key) ? errno : 0;
 }
 
 static bool recursive(const pthread_mutex_t *m)
@@ -400,9 +412,8 @@ static int held_take(void *arg)
 /*
  * Wait on @word with the lock @h held, until a wake-up, @abs on @clock
  * (NULL: none) or SLICE_MS, whichever is first; the lock is held again
- * on return.  Then a cancellation pending acts here, the lock held, as
- * in pthread_cond_wait().  0 (a wake-up, maybe spurious), ETIMEDOUT
- * (@abs passed) or an errno.
+ * on return.  0 (a wake-up, maybe spurious), ETIMEDOUT (@abs passed) or
+ * an errno.
  */
 static int word_wait(struct sdsm_cond *word, struct held *h, clockid_t clock,
 		     const struct timespec *abs)
@@ -421,7 +432,6 @@ static int word_wait(struct sdsm_cond *word, struct held *h, clockid_t clock,
 	}
 	if (sdsm_cond_wait_on(word, held_give, held_take, h, ms))
 		err = errno;
-	pthread_testcancel();
 	if (err == EPERM)
 		return EPERM;	/* the caller did not hold the lock */
 	if (err && err != ETIMEDOUT && err != EINTR)
@@ -431,15 +441,22 @@ static int word_wait(struct sdsm_cond *word, struct held *h, clockid_t clock,
 	return 0;
 }
 
-/* A condvar in job memory with a mutex of the job, or of a library. */
+/*
+ * A condvar in job memory with a mutex of the job, or of a library.  A
+ * cancellation pending acts after the wait, the mutex held again, as in
+ * glibc's pthread_cond_wait().
+ */
 static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
 		     const struct timespec *abs)
 {
 	struct held h = { .obj = m, .depth = depth_of(m) };
+	int err;
 
 	if (!rc_object(m))
 		h.m = m;
-	return word_wait(cond_word(c), &h, clock, abs);
+	err = word_wait(cond_word(c), &h, clock, abs);
+	pthread_testcancel();
+	return err;
 }
 
 /* The clock of pthread_condattr_setclock(): bit 1 of glibc's __wrefs. */
@@ -623,6 +640,18 @@ struct rc_sem {
 
 _Static_assert(sizeof(struct rc_sem) <= sizeof(sem_t), "rc_sem size");
 
+/* The semaphore's lock: 0 or an errno. */
+static int sem_lock(sem_t *s)
+{
+	return lock_take(s, &((struct rc_sem *)s)->depth, false, false, 0,
+			 NULL);
+}
+
+static int sem_unlock(sem_t *s)
+{
+	return lock_give(s, &((struct rc_sem *)s)->depth);
+}
+
 REAL(int, sem_init, sem_t *, int, unsigned int)
 REAL(int, sem_destroy, sem_t *)
 REAL(int, sem_post, sem_t *)
@@ -659,15 +688,15 @@ EXPORT int sem_post(sem_t *s)
 
 	if (!rc_object(s))
 		return resolve_sem_post()(s);
-	err = lock_take(s, &rs->depth, false, false, 0, NULL);
+	err = sem_lock(s);
 	if (err)
 		return fail_with(err);
 	if (rs->value == SEM_VALUE_MAX) {
-		lock_give(s, &rs->depth);
+		sem_unlock(s);
 		return fail_with(EOVERFLOW);
 	}
 	rs->value++;
-	err = lock_give(s, &rs->depth);
+	err = sem_unlock(s);
 	if (!err)
 		err = word_wake(s);
 	return err ? fail_with(err) : 0;
@@ -675,7 +704,7 @@ EXPORT int sem_post(sem_t *s)
 
 /*
  * Take one from @s, waiting (unless @try) until @abs on @clock (NULL: for
- * ever).  A cancellation point: the semaphore's lock is given back first.
+ * ever).  A cancellation point, where the semaphore's lock is not held.
  */
 static int sem_take(sem_t *s, bool try, clockid_t clock,
 		    const struct timespec *abs)
@@ -685,7 +714,7 @@ static int sem_take(sem_t *s, bool try, clockid_t clock,
 	int err;
 
 	pthread_testcancel();
-	err = lock_take(s, &rs->depth, false, false, 0, NULL);
+	err = sem_lock(s);
 	if (err)
 		return fail_with(err);
 	while (!rs->value && !err) {
@@ -697,16 +726,16 @@ static int sem_take(sem_t *s, bool try, clockid_t clock,
 		if (err == EPERM)
 			return fail_with(err);	/* the lock is not held */
 		if (!err && !rs->value) {
-			lock_give(s, &rs->depth);
+			sem_unlock(s);
 			pthread_testcancel();
-			err = lock_take(s, &rs->depth, false, false, 0, NULL);
+			err = sem_lock(s);
 			if (err)
 				return fail_with(err);
 		}
 	}
 	if (!err)
 		rs->value--;
-	lock_give(s, &rs->depth);
+	sem_unlock(s);
 	return err ? fail_with(err) : 0;
 }
 
@@ -748,11 +777,11 @@ EXPORT int sem_getvalue(sem_t *s, int *value)
 
 	if (!rc_object(s))
 		return resolve_sem_getvalue()(s, value);
-	err = lock_take(s, &rs->depth, false, false, 0, NULL);
+	err = sem_lock(s);
 	if (err)
 		return fail_with(err);
 	*value = rs->value;
-	lock_give(s, &rs->depth);
+	sem_unlock(s);
 	return 0;
 }
 
