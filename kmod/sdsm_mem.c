@@ -369,11 +369,13 @@ static void sdsm_page_homed_here(struct sdsm_region *r, struct sdsm_page *pg)
 		atomic64_inc(&sdsm_homed_pages[sdsm_cl.node_id]);
 }
 
-/* Keep pages_cached and the node copy in step with the node state. */
-static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
+/*
+ * Count @pg in @r's pages_cached while this node holds a copy (@cached),
+ * once (SDSM_PAGE_CACHED).  Locks: the page's mutex.
+ */
+static void sdsm_page_count_cached(struct sdsm_region *r,
+				   struct sdsm_page *pg, bool cached)
 {
-	bool cached = pg->node.state != SDSM_PROTO_NODE_I;
-
 	if (cached && !(pg->flags & SDSM_PAGE_CACHED)) {
 		pg->flags |= SDSM_PAGE_CACHED;
 		atomic64_inc(&r->pages_cached);
@@ -381,6 +383,14 @@ static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
 		pg->flags &= ~SDSM_PAGE_CACHED;
 		atomic64_dec(&r->pages_cached);
 	}
+}
+
+/* Keep pages_cached and the node copy in step with the node state. */
+static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
+{
+	bool cached = pg->node.state != SDSM_PROTO_NODE_I;
+
+	sdsm_page_count_cached(r, pg, cached);
 	/* Invalid: no PTE maps the copy any more (map() zapped them). */
 	if (!cached && sdsm_page_copy(pg)) {
 		__free_page(pg->copy);
@@ -1399,13 +1409,7 @@ static void sdsm_rc_done(struct sdsm_rctx *c)
 	mutex_unlock(&r->rc_lock);
 	if (d && !atomic_add_return(d, &sdsm_rc_unacked))
 		wake_up_all(&sdsm_rc_wq);
-	if (cached && !(c->pg->flags & SDSM_PAGE_CACHED)) {
-		c->pg->flags |= SDSM_PAGE_CACHED;
-		atomic64_inc(&r->pages_cached);
-	} else if (!cached && (c->pg->flags & SDSM_PAGE_CACHED)) {
-		c->pg->flags &= ~SDSM_PAGE_CACHED;
-		atomic64_dec(&r->pages_cached);
-	}
+	sdsm_page_count_cached(r, c->pg, cached);
 }
 
 /*
