@@ -1567,41 +1567,73 @@ static bool sdsm_rc_settled(struct sdsm_region *r, u64 idx)
 	return !rs || !(READ_ONCE(rs->st.flags) & SDSM_RC_PAGE_PENDING);
 }
 
-/* Flush every page of @r written in this interval (sdsm_rc_flush()). */
-static void sdsm_rc_region_flush(struct sdsm_region *r, void *arg)
+/* A walk's call on page @idx of @r, whose slot is @rs: non-zero stops it. */
+typedef int (*sdsm_rc_slot_fn)(struct sdsm_region *r, u64 idx,
+			       struct sdsm_rc_slot *rs, void *arg);
+
+/*
+ * Call @fn on the slot of every page of @r whose chunk is allocated, in
+ * page order, until @fn returns non-zero: return that, or 0 at the end.
+ * cond_resched() after each chunk if @resched (the caller may sleep).
+ * Takes no lock: @fn takes what it needs.  A fault may publish a chunk
+ * meanwhile (sdsm_chunk_get()), hence READ_ONCE().
+ */
+static int sdsm_rc_slot_for_each(struct sdsm_region *r, bool resched,
+				 sdsm_rc_slot_fn fn, void *arg)
 {
-	struct sdsm_rc_ctx ctx;
-	struct sdsm_rctx c;
 	unsigned long ch;
 	unsigned int i;
+	int ret;
 
 	if (!r->rc_chunks)
-		return;
+		return 0;
 	for (ch = 0; ch < r->nchunks; ch++) {
 		struct sdsm_rc_chunk *chunk = READ_ONCE(r->rc_chunks[ch]);
-		struct sdsm_chunk *pchunk = READ_ONCE(r->chunks[ch]);
 
-		if (!chunk || !pchunk)
+		if (!chunk)
 			continue;
 		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
 			u64 idx = ((u64)ch << SDSM_CHUNK_SHIFT) + i;
-			struct sdsm_rc_slot *rs = &chunk->pages[i];
-			struct sdsm_page *pg = &pchunk->pages[i];
-			struct mutex *lock;	/* the page's */
 
 			if (idx >= r->npages)
 				break;
-			if (READ_ONCE(rs->st.state) != SDSM_RC_NODE_RW)
-				continue;
-			lock = sdsm_page_lock(r, idx);
-			mutex_lock(lock);
-			sdsm_rc_begin(&ctx, &c, r, idx, pg, rs, pg->home);
-			sdsm_rc_flush(&ctx, &rs->st);
-			sdsm_rc_done(&c);
-			mutex_unlock(lock);
+			ret = fn(r, idx, &chunk->pages[i], arg);
+			if (ret)
+				return ret;
 		}
-		cond_resched();
+		if (resched)
+			cond_resched();
 	}
+	return 0;
+}
+
+/* Flush page @idx of @r if it was written in this interval. */
+static int sdsm_rc_slot_flush(struct sdsm_region *r, u64 idx,
+			      struct sdsm_rc_slot *rs, void *arg)
+{
+	struct sdsm_rc_ctx ctx;
+	struct sdsm_page *pg;
+	struct sdsm_rctx c;
+	struct mutex *lock;	/* the page's */
+
+	if (READ_ONCE(rs->st.state) != SDSM_RC_NODE_RW)
+		return 0;
+	pg = sdsm_page_get(r, idx, false);
+	if (!pg)
+		return 0;
+	lock = sdsm_page_lock(r, idx);
+	mutex_lock(lock);
+	sdsm_rc_begin(&ctx, &c, r, idx, pg, rs, pg->home);
+	sdsm_rc_flush(&ctx, &rs->st);
+	sdsm_rc_done(&c);
+	mutex_unlock(lock);
+	return 0;
+}
+
+/* Flush every page of @r written in this interval (sdsm_rc_flush()). */
+static void sdsm_rc_region_flush(struct sdsm_region *r, void *arg)
+{
+	sdsm_rc_slot_for_each(r, true, sdsm_rc_slot_flush, NULL);
 }
 
 /**
@@ -1640,42 +1672,34 @@ struct sdsm_rc_collect {
 	int err;
 };
 
-static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
+/* Merge the notice of page @idx of @r, if any, into @arg's xarray. */
+static int sdsm_rc_slot_collect(struct sdsm_region *r, u64 idx,
+				struct sdsm_rc_slot *rs, void *arg)
 {
-	struct sdsm_rc_collect *col = arg;
-	unsigned long ch, key;
-	unsigned int i;
+	struct xarray *into = arg;
+	unsigned long key;
 	void *old;
 	u32 need;
 
-	if (!r->rc_chunks)
-		return;
-	for (ch = 0; ch < r->nchunks && !col->err; ch++) {
-		struct sdsm_rc_chunk *chunk = READ_ONCE(r->rc_chunks[ch]);
+	/* A u32 read: a racing rise is published next time. */
+	need = READ_ONCE(rs->st.need);
+	if (!need)
+		return 0;
+	key = sdsm_rc_notice_key(r->id, idx);
+	old = xa_load(into, key);
+	if (old && xa_to_value(old) >= need)
+		return 0;
+	return xa_err(xa_store(into, key, xa_mk_value(need), GFP_KERNEL));
+}
 
-		if (!chunk)
-			continue;
-		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
-			u64 idx = ((u64)ch << SDSM_CHUNK_SHIFT) + i;
+/* The notices of @r into @arg's; after an error, no region is walked. */
+static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
+{
+	struct sdsm_rc_collect *col = arg;
 
-			if (idx >= r->npages)
-				break;
-			/* A u32 read: a racing rise is published next time. */
-			need = READ_ONCE(chunk->pages[i].st.need);
-			if (!need)
-				continue;
-			key = sdsm_rc_notice_key(r->id, idx);
-			old = xa_load(col->into, key);
-			if (old && xa_to_value(old) >= need)
-				continue;
-			col->err = xa_err(xa_store(col->into, key,
-						   xa_mk_value(need),
-						   GFP_KERNEL));
-			if (col->err)
-				break;
-		}
-		cond_resched();
-	}
+	if (!col->err)
+		col->err = sdsm_rc_slot_for_each(r, true, sdsm_rc_slot_collect,
+						 col->into);
 }
 
 /**
@@ -1765,26 +1789,30 @@ static void sdsm_rc_page_peer_down(struct sdsm_region *r, u64 idx,
 	sdsm_rc_done(&c);
 }
 
+/* Free the twin and the home copy of page @idx of @r, a region freed. */
+static int sdsm_rc_slot_free(struct sdsm_region *r, u64 idx,
+			     struct sdsm_rc_slot *rs, void *arg)
+{
+	if (rs->twin)
+		__free_page(rs->twin);
+	if (rs->home_copy)
+		__free_page(rs->home_copy);
+	return 0;
+}
+
 /* Free what the release state of @r holds (its region is freed). */
 static void sdsm_rc_region_free(struct sdsm_region *r)
 {
 	unsigned long ch;
-	unsigned int i;
 
 	if (!r->rc_chunks)
 		return;
+	/* As sdsm_mem_region_free(): no cond_resched(). */
+	sdsm_rc_slot_for_each(r, false, sdsm_rc_slot_free, NULL);
 	for (ch = 0; ch < r->nchunks; ch++) {
-		struct sdsm_rc_chunk *chunk = r->rc_chunks[ch];
-
-		if (!chunk)
-			continue;
-		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
-			if (chunk->pages[i].twin)
-				__free_page(chunk->pages[i].twin);
-			if (chunk->pages[i].home_copy)
-				__free_page(chunk->pages[i].home_copy);
-		}
-		free_pages_exact(chunk, sizeof(*chunk));
+		if (r->rc_chunks[ch])
+			free_pages_exact(r->rc_chunks[ch],
+					 sizeof(*r->rc_chunks[ch]));
 	}
 	/* Diffs of its pages still unacknowledged will never be. */
 	if (r->rc_local.unacked &&
