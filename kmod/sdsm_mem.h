@@ -237,6 +237,17 @@ static inline unsigned long sdsm_rc_notice_key(u32 region, u64 page)
 	return ((unsigned long)region << SDSM_REGION_OFFSET_SHIFT) | page;
 }
 
+/* The region and the page of the notice key @key. */
+static inline u32 sdsm_rc_notice_key_region(unsigned long key)
+{
+	return key >> SDSM_REGION_OFFSET_SHIFT;
+}
+
+static inline u64 sdsm_rc_notice_key_page(unsigned long key)
+{
+	return key & (SDSM_REGION_MAX_BYTES - 1);
+}
+
 static inline u64 sdsm_region_offset(const struct sdsm_region *r)
 {
 	return (u64)r->id << SDSM_REGION_OFFSET_SHIFT;

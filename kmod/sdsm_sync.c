@@ -310,17 +310,6 @@ static int sdsm_rc_merge(struct xarray *into, struct xarray *from)
 	return 0;
 }
 
-/* The region and the page of the notice key @key. */
-static u32 sdsm_rc_key_region(unsigned long key)
-{
-	return key >> SDSM_REGION_OFFSET_SHIFT;
-}
-
-static u64 sdsm_rc_key_page(unsigned long key)
-{
-	return key & (SDSM_REGION_MAX_BYTES - 1);
-}
-
 /* Apply every notice of @from here, as an acquire of this node. */
 static void sdsm_rc_apply(struct xarray *from)
 {
@@ -329,12 +318,12 @@ static void sdsm_rc_apply(struct xarray *from)
 	int ret;
 
 	xa_for_each(from, key, v) {
-		ret = sdsm_rc_notice(sdsm_rc_key_region(key),
-				     sdsm_rc_key_page(key), xa_to_value(v));
+		ret = sdsm_rc_notice(sdsm_rc_notice_key_region(key),
+				     sdsm_rc_notice_key_page(key), xa_to_value(v));
 		if (ret && ret != -ENOENT)
 			pr_warn_ratelimited("write notice for region %u page %llu not applied: %d\n",
-					    sdsm_rc_key_region(key),
-					    sdsm_rc_key_page(key), ret);
+					    sdsm_rc_notice_key_region(key),
+					    sdsm_rc_notice_key_page(key), ret);
 	}
 }
 
@@ -361,9 +350,9 @@ static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
 			page = alloc_page(GFP_KERNEL | __GFP_NOFAIL);
 			e = kmap_local_page(page);
 		}
-		e[n].region = cpu_to_be32(sdsm_rc_key_region(key));
+		e[n].region = cpu_to_be32(sdsm_rc_notice_key_region(key));
 		e[n].version = cpu_to_be32(xa_to_value(v));
-		e[n].page = cpu_to_be64(sdsm_rc_key_page(key));
+		e[n].page = cpu_to_be64(sdsm_rc_notice_key_page(key));
 		if (++n < SDSM_WIRE_NOTICES_MAX)
 			continue;
 		kunmap_local(e);
