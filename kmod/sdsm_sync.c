@@ -328,6 +328,20 @@ static void sdsm_rc_apply(struct xarray *from)
 }
 
 /*
+ * Send one page of notices: unmap @page (mapped at @e) and queue it, with
+ * its @n notices, to @node as an RC_NOTICES of @w's kind and id.  The
+ * message owns the page.  Locks: sdsm_sync.lock.
+ */
+static void sdsm_rc_send_page(unsigned int node, struct sdsm_wire_rc_notices *w,
+			      struct page *page, struct sdsm_wire_rc_notice *e,
+			      u32 n)
+{
+	kunmap_local(e);
+	w->count = cpu_to_be32(n);
+	sdsm_queue(node, SDSM_MSG_RC_NOTICES, w, sizeof(*w), page);
+}
+
+/*
  * Queue the notices of @from to @node as RC_NOTICES of @kind and @id,
  * SDSM_WIRE_NOTICES_MAX a message.  Locks: sdsm_sync.lock.
  */
@@ -355,17 +369,13 @@ static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
 		e[n].page = cpu_to_be64(sdsm_rc_notice_key_page(key));
 		if (++n < SDSM_WIRE_NOTICES_MAX)
 			continue;
-		kunmap_local(e);
-		w.count = cpu_to_be32(n);
-		sdsm_queue(node, SDSM_MSG_RC_NOTICES, &w, sizeof(w), page);
+		sdsm_rc_send_page(node, &w, page, e, n);
 		page = NULL;
 		n = 0;
 	}
-	if (!page)
-		return;
-	kunmap_local(e);
-	w.count = cpu_to_be32(n);
-	sdsm_queue(node, SDSM_MSG_RC_NOTICES, &w, sizeof(w), page);
+	/* The last page, not full. */
+	if (page)
+		sdsm_rc_send_page(node, &w, page, e, n);
 }
 
 /*
