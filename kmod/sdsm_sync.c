@@ -310,20 +310,34 @@ static int sdsm_rc_merge(struct xarray *into, struct xarray *from)
 	return 0;
 }
 
+/*
+ * Apply one notice here, as an acquire of this node (sdsm_rc_notice()).
+ * Return 0, also when @region is no release region here (nothing to do),
+ * or the error of sdsm_rc_notice(), which the caller reports.
+ */
+static int sdsm_rc_apply_one(u32 region, u64 page, u32 version)
+{
+	int ret = sdsm_rc_notice(region, page, version);
+
+	return ret == -ENOENT ? 0 : ret;
+}
+
 /* Apply every notice of @from here, as an acquire of this node. */
 static void sdsm_rc_apply(struct xarray *from)
 {
 	unsigned long key;
+	u32 region;
+	u64 page;
 	void *v;
 	int ret;
 
 	xa_for_each(from, key, v) {
-		ret = sdsm_rc_notice(sdsm_rc_notice_key_region(key),
-				     sdsm_rc_notice_key_page(key), xa_to_value(v));
-		if (ret && ret != -ENOENT)
+		region = sdsm_rc_notice_key_region(key);
+		page = sdsm_rc_notice_key_page(key);
+		ret = sdsm_rc_apply_one(region, page, xa_to_value(v));
+		if (ret)
 			pr_warn_ratelimited("write notice for region %u page %llu not applied: %d\n",
-					    sdsm_rc_notice_key_region(key),
-					    sdsm_rc_notice_key_page(key), ret);
+					    region, page, ret);
 	}
 }
 
@@ -1245,10 +1259,8 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 						sdsm_rc_notice_key(region, page),
 						be32_to_cpu(e[i].version));
 		} else {
-			ret = sdsm_rc_notice(region, page,
-					     be32_to_cpu(e[i].version));
-			if (ret == -ENOENT)
-				ret = 0;
+			ret = sdsm_rc_apply_one(region, page,
+						be32_to_cpu(e[i].version));
 		}
 	}
 	kunmap_local(e);
