@@ -278,6 +278,7 @@ void sdsm_mem_exit(void);
 
 /* sdsm_region.c */
 struct sdsm_region *sdsm_region_get(u32 id);
+bool sdsm_region_gone(u32 id);
 void sdsm_region_put(struct sdsm_region *r);
 bool sdsm_region_map(struct sdsm_region *r);
 void sdsm_region_unmap(struct sdsm_region *r);

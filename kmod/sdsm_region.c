@@ -101,6 +101,7 @@
 
 #include "sdsm_destroy.h"
 #include "sdsm_mem.h"
+#include "sdsm_sync.h"
 
 static unsigned int max_region_mb = 4096;
 module_param(max_region_mb, uint, 0444);
@@ -150,6 +151,27 @@ static void sdsm_tombstone_add(u32 id)
 	/* Without memory, only the stale-answer window stays open. */
 	xa_store(&sdsm_tombstones, id, xa_mk_value(until & LONG_MAX),
 		 GFP_KERNEL);
+}
+
+/**
+ * sdsm_region_gone - was region @id destroyed here lately?
+ * @id: region id
+ *
+ * For write notices that arrive after their region's destroy (see
+ * sdsm_sync_rc_forget()).  Unlike sdsm_tombstone_check(), without
+ * sdsm_regions_mutex: xa_load() is safe under RCU and neither entry is
+ * dereferenced.  A tombstone is added before its region is removed, and
+ * both before the removal's sdsm_sync_rc_forget() takes the sync lock,
+ * so a caller that holds that lock after the forget sees the tombstone.
+ *
+ * Context: any; takes no lock but RCU.
+ */
+bool sdsm_region_gone(u32 id)
+{
+	void *v = xa_load(&sdsm_tombstones, id);
+
+	return v && time_before(jiffies, xa_to_value(v)) &&
+	       !xa_load(&sdsm_regions, id);
 }
 
 /* A region of SDSM_REGION_F_OWNED and the file it belongs to. */
@@ -917,14 +939,22 @@ static int sdsm_region_prepare(u32 id, u64 token)
 	return ret;
 }
 
+/*
+ * Destroy phase 2 here.  A release region committed (or one this node
+ * never learned, that notices may have named) leaves its write notices
+ * too, once sdsm_regions_mutex is dropped (sdsm_sync.c's lock is never
+ * nested with it).
+ */
 static void sdsm_region_finish(u32 id, u64 token, bool commit)
 {
 	struct sdsm_region *r;
+	bool forget = false;
 
 	mutex_lock(&sdsm_regions_mutex);
 	r = xa_load(&sdsm_regions, id);
 	if (r && r->dying == token) {
 		if (commit) {
+			forget = r->consistency == SDSM_CONSISTENCY_RELEASE;
 			sdsm_tombstone_add(id);
 			sdsm_region_remove(r);
 		} else {
@@ -940,8 +970,11 @@ static void sdsm_region_finish(u32 id, u64 token, bool commit)
 		 * create of the same name that opened it meanwhile).
 		 */
 		sdsm_tombstone_add(id);
+		forget = true;
 	}
 	mutex_unlock(&sdsm_regions_mutex);
+	if (forget)
+		sdsm_sync_rc_forget(id);
 }
 
 /* On the wire, a view is the REPLY's status (sdsm_wire.h, REGION_QUERY). */
@@ -1923,6 +1956,10 @@ void sdsm_region_exit(void)
 		kfree(own);
 	}
 
+	/*
+	 * No sdsm_sync_rc_forget(): sdsm_sync_exit() ran before and freed
+	 * every table of write notices.
+	 */
 	mutex_lock(&sdsm_regions_mutex);
 	xa_for_each(&sdsm_regions, id, r) {
 		WARN_ON_ONCE(kref_read(&r->ref) != 1);

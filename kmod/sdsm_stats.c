@@ -4,6 +4,8 @@
  *
  *   /sys/kernel/sdsm/stats/<counter>           one decimal number
  *   /sys/kernel/sdsm/stats/fault_latency_hist  "<lo>-<hi> <count>" lines, us
+ *   /sys/kernel/sdsm/stats/rc_lock_notices     one decimal number, a gauge
+ *                                              (sdsm_sync.c keeps it)
  *
  * The per-CPU area is allocated first at module init and freed last at exit
  * (sdsm_stats_alloc/free), so it outlives the sysfs files and every path that
@@ -17,6 +19,7 @@
 #include <linux/sysfs.h>
 
 #include "sdsm_stats.h"
+#include "sdsm_sync.h"
 
 struct sdsm_stats_cpu __percpu *sdsm_stats;
 
@@ -86,7 +89,7 @@ static ssize_t sdsm_stat_show(struct kobject *kobj,
 }
 
 static struct sdsm_stat_attr sdsm_stat_attrs[SDSM_NR_STATS];
-static struct attribute *sdsm_stats_attr_ptrs[SDSM_NR_STATS + 2];
+static struct attribute *sdsm_stats_attr_ptrs[SDSM_NR_STATS + 3];
 
 static ssize_t fault_latency_hist_show(struct kobject *kobj,
 				       struct kobj_attribute *attr, char *buf)
@@ -111,6 +114,16 @@ static ssize_t fault_latency_hist_show(struct kobject *kobj,
 }
 
 static struct kobj_attribute sdsm_attr_hist = __ATTR_RO(fault_latency_hist);
+
+/* Not a counter: what lock tables keep now, going down as regions go. */
+static ssize_t rc_lock_notices_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", sdsm_sync_rc_lock_notices());
+}
+
+static struct kobj_attribute sdsm_attr_rc_lock_notices =
+	__ATTR_RO(rc_lock_notices);
 
 static const struct attribute_group sdsm_stats_group = {
 	.attrs = sdsm_stats_attr_ptrs,
@@ -143,7 +156,9 @@ int sdsm_stats_init(struct kobject *parent)
 		sdsm_stats_attr_ptrs[i] = &sa->kattr.attr;
 	}
 	sdsm_stats_attr_ptrs[SDSM_NR_STATS] = &sdsm_attr_hist.attr;
-	sdsm_stats_attr_ptrs[SDSM_NR_STATS + 1] = NULL;
+	sdsm_stats_attr_ptrs[SDSM_NR_STATS + 1] =
+		&sdsm_attr_rc_lock_notices.attr;
+	sdsm_stats_attr_ptrs[SDSM_NR_STATS + 2] = NULL;
 
 	sdsm_stats_kobj = kobject_create_and_add("stats", parent);
 	if (!sdsm_stats_kobj)

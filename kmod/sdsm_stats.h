@@ -4,7 +4,8 @@
  * barrier layers, and a log2 histogram of page-fault latency.  Updating is a
  * this_cpu_add() from any context; sysfs sums every possible CPU on read
  * (/sys/kernel/sdsm/stats/, Documentation/ABI/testing/sysfs-kernel-sdsm).
- * Counters only grow; readers take differences.
+ * Counters only grow; readers take differences.  stats/rc_lock_notices,
+ * a gauge sdsm_sync.c keeps, is not one of them.
  */
 #ifndef SDSM_STATS_H
 #define SDSM_STATS_H

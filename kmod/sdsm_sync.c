@@ -62,8 +62,14 @@
  * departure; the node applies them (sdsm_rc_notice()) as they arrive, so
  * before the answer that ends the ioctl (per-peer FIFO).  A manager on
  * this node merges and applies directly.  Lock tables live as long as
- * the module: a lock that nobody holds still knows what was released to
- * it; a barrier's is dropped with its generation.
+ * they hold notices: a lock that nobody holds still knows what was
+ * released to it; a barrier's is dropped with its generation.  When a
+ * release region leaves this node's region table, its notices leave
+ * every table (sdsm_sync_rc_forget(), called after sdsm_regions_mutex is
+ * dropped), and a lock table left empty is freed: lock ids come and go
+ * with programs, region ids are used again.  A notice that arrives after
+ * that, for a region destroyed here lately, is not merged
+ * (sdsm_region_gone()).
  *
  * Futexes (Documentation/protocol.rst, "Distributed futex"): the key of a
  * futex is the mmap offset of its word, the same on every node; its
@@ -194,15 +200,18 @@ struct sdsm_mgr_futex {
 };
 
 /*
- * Write notices a manager keeps for a lock (as long as the module) or
- * for a barrier's current generation: @notices maps a page (key of
+ * Write notices a manager keeps for a lock (while it has any) or for a
+ * barrier's current generation: @notices maps a page (key of
  * sdsm_rc_knowledge()) to xa_mk_value(the largest version released).
+ * The notices of a region go when it leaves this node's table
+ * (sdsm_sync_rc_forget()), and a lock table with it once empty.
  */
 struct sdsm_rc_table {
 	struct hlist_node hnode;	/* in sdsm_sync.rc_tables by @id */
 	u64 id;
 	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK, _BARRIER */
 	struct xarray notices;
+	unsigned long nr;		/* entries of @notices */
 };
 
 /* This layer's view of one peer. */
@@ -215,6 +224,10 @@ struct sdsm_sync_peer {
  * but @wait and @objects; nothing sleeps with it held but to allocate.
  * Handlers, the peer notifier and the ioctls take it.
  * Waiters sleep on @wait without it and re-check under it.
+ * It is never nested with sdsm_regions_mutex (sdsm_region.c), either
+ * way: under it only page mutexes and the region xarray's lock are taken
+ * (sdsm_rc_notice(), sdsm_region_gone()), and a region's removal calls
+ * sdsm_sync_rc_forget() after dropping sdsm_regions_mutex.
  */
 static struct {
 	struct mutex lock;		/* see Locks above */
@@ -231,6 +244,8 @@ static struct {
 	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
 	wait_queue_head_t wait;
 	atomic_t objects;		/* allocations not yet freed */
+	/* notices kept in lock tables; read without @lock for sysfs */
+	unsigned long rc_lock_notices;
 } sdsm_sync;
 
 /* ------------------------------------------------------------------ */
@@ -276,38 +291,109 @@ static struct sdsm_rc_table *sdsm_rc_table_find(u8 kind, u64 id, bool alloc)
 	return t;
 }
 
+/* @t has @delta more (or fewer) notices.  Locks: sdsm_sync.lock. */
+static void sdsm_rc_table_count(struct sdsm_rc_table *t, long delta)
+{
+	t->nr += delta;
+	if (t->kind == SDSM_WIRE_NOTICES_LOCK)
+		WRITE_ONCE(sdsm_sync.rc_lock_notices,
+			   sdsm_sync.rc_lock_notices + delta);
+}
+
 static void sdsm_rc_table_free(struct sdsm_rc_table *t)
 {
 	if (!t)
 		return;
+	sdsm_rc_table_count(t, -(long)t->nr);
 	hash_del(&t->hnode);
 	xa_destroy(&t->notices);
 	sdsm_sync_free(t);
 }
 
-/* Keep in @into the larger version of @key.  Return 0 or -ENOMEM. */
-static int sdsm_rc_merge_one(struct xarray *into, unsigned long key,
+/* A lock table without notices is as good as none.  Locks: sdsm_sync.lock. */
+static void sdsm_rc_table_trim(struct sdsm_rc_table *t)
+{
+	if (t && t->kind == SDSM_WIRE_NOTICES_LOCK && !t->nr)
+		sdsm_rc_table_free(t);
+}
+
+/*
+ * Keep in @t the larger version of @key.  A notice of a region destroyed
+ * here lately is dropped: it was sent before the destroy reached its
+ * sender, and sdsm_sync_rc_forget() ran already.  Return 0 or -ENOMEM.
+ */
+static int sdsm_rc_merge_one(struct sdsm_rc_table *t, unsigned long key,
 			     u32 version)
 {
-	void *old = xa_load(into, key);
+	void *old = xa_load(&t->notices, key);
+	int ret;
 
 	if (old && xa_to_value(old) >= version)
 		return 0;
-	return xa_err(xa_store(into, key, xa_mk_value(version), GFP_KERNEL));
+	if (!old && sdsm_region_gone(sdsm_rc_notice_key_region(key)))
+		return 0;
+	ret = xa_err(xa_store(&t->notices, key, xa_mk_value(version),
+			      GFP_KERNEL));
+	if (!ret && !old)
+		sdsm_rc_table_count(t, 1);
+	return ret;
 }
 
-static int sdsm_rc_merge(struct xarray *into, struct xarray *from)
+static int sdsm_rc_merge(struct sdsm_rc_table *t, struct xarray *from)
 {
 	unsigned long key;
 	void *v;
 	int ret;
 
 	xa_for_each(from, key, v) {
-		ret = sdsm_rc_merge_one(into, key, xa_to_value(v));
+		ret = sdsm_rc_merge_one(t, key, xa_to_value(v));
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/**
+ * sdsm_sync_rc_forget - drop the write notices of a region from every table
+ * @region: a release region that left this node's region table
+ *
+ * Its id may be used again by a new region, whose pages must not inherit
+ * the versions of the old one; and lock ids come and go with the programs
+ * that use them (the preload shim makes one of every pthread object), so
+ * a lock table that is left empty is freed.  Barrier tables keep their
+ * generation, without the region's keys.
+ *
+ * A notice merged after this is one that passed sdsm_region_gone(): see
+ * Documentation/protocol.rst, "Release consistency in the module".
+ *
+ * Context: process; takes sdsm_sync.lock, so never with sdsm_regions_mutex
+ * held.  From sdsm_sync_init() on; after sdsm_sync_exit() no table is left.
+ */
+void sdsm_sync_rc_forget(u32 region)
+{
+	unsigned long first = sdsm_rc_notice_key(region, 0);
+	unsigned long last = sdsm_rc_notice_key(region + 1, 0) - 1;
+	struct sdsm_rc_table *t;
+	struct hlist_node *tmp;
+	unsigned long key;
+	void *v;
+	int bkt;
+
+	mutex_lock(&sdsm_sync.lock);
+	hash_for_each_safe(sdsm_sync.rc_tables, bkt, tmp, t, hnode) {
+		xa_for_each_range(&t->notices, key, v, first, last) {
+			xa_erase(&t->notices, key);
+			sdsm_rc_table_count(t, -1);
+		}
+		sdsm_rc_table_trim(t);
+	}
+	mutex_unlock(&sdsm_sync.lock);
+}
+
+/* Notices kept in lock tables on this node (stats/rc_lock_notices). */
+unsigned long sdsm_sync_rc_lock_notices(void)
+{
+	return READ_ONCE(sdsm_sync.rc_lock_notices);
 }
 
 /*
@@ -436,6 +522,7 @@ static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
 				struct xarray *notices)
 {
 	struct sdsm_rc_table *t;
+	int ret;
 
 	lockdep_assert_held(&sdsm_sync.lock);
 	if (xa_empty(notices))
@@ -445,7 +532,11 @@ static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
 		return 0;
 	}
 	t = sdsm_rc_table_find(kind, id, true);
-	return t ? sdsm_rc_merge(&t->notices, notices) : -ENOMEM;
+	if (!t)
+		return -ENOMEM;
+	ret = sdsm_rc_merge(t, notices);
+	sdsm_rc_table_trim(t);
+	return ret;
 }
 
 static u64 sdsm_sync_all_nodes(void)
@@ -1255,7 +1346,7 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 		    !e[i].version) {
 			ret = -EPROTO;
 		} else if (t) {
-			ret = sdsm_rc_merge_one(&t->notices,
+			ret = sdsm_rc_merge_one(t,
 						sdsm_rc_notice_key(region, page),
 						be32_to_cpu(e[i].version));
 		} else {
@@ -1264,8 +1355,10 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 		}
 	}
 	kunmap_local(e);
-	if (w->kind != SDSM_WIRE_NOTICES_ACQUIRE)
+	if (w->kind != SDSM_WIRE_NOTICES_ACQUIRE) {
+		sdsm_rc_table_trim(t);
 		mutex_unlock(&sdsm_sync.lock);
+	}
 	if (ret == -EPROTO || ret == -EINVAL) {
 		pr_err_ratelimited("node %u: write notice %u of %u refused\n",
 				   msg->peer->id, i, n);

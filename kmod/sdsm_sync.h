@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * sdsm cluster-wide locks, barriers and futexes: the interface sdsm_main.c uses.
+ * sdsm cluster-wide locks, barriers and futexes: the interface sdsm_main.c
+ * uses, and the region table's and the statistics' hooks.
  * The protocol and its failure rules are described at the top of
  * sdsm_sync.c and in Documentation/locks-barriers.rst.
  */
 #ifndef SDSM_SYNC_H
 #define SDSM_SYNC_H
+
+#include <linux/types.h>
 
 struct file;
 struct sdsm_lock;
@@ -27,6 +30,15 @@ void sdsm_sync_exit(void);
 
 /* The release fop: drop every lock @file holds.  Process context. */
 void sdsm_sync_release_file(struct file *file);
+
+/*
+ * Release region @region left this node's region table: its write
+ * notices go from the lock and barrier tables here.  Process context,
+ * sdsm_regions_mutex not held (this takes the sync lock).
+ */
+void sdsm_sync_rc_forget(u32 region);
+/* Write notices kept in lock tables here, for sysfs; any time. */
+unsigned long sdsm_sync_rc_lock_notices(void);
 
 /* SDSM_IOC_LOCK and SDSM_IOC_BARRIER; @cmd already copied in.  -errno. */
 int sdsm_sync_lock(struct file *file, struct sdsm_lock *cmd);
