@@ -25,7 +25,7 @@ mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
 mem_write_only mem_home_shared_copy mem_rc_disjoint mem_rc_lock_passing
-mem_rc_stale mem_rc_mixed"
+mem_rc_stale mem_rc_mixed mem_rc_notices_freed"
 
 mu() {
 	local k=$1
@@ -1513,5 +1513,41 @@ test_mem_rc_mixed() {
 	run_on 0 grep -l release /sys/kernel/sdsm/regions/*/consistency >/dev/null ||
 		{ log "no region says release in sysfs"; rc=1; }
 	rc_done "$name" "$name-seq" || rc=1
+	return $rc
+}
+
+# rc_notices_are K WANT: node K's lock tables keep WANT write notices.
+rc_notices_are() {
+	[ "$(stat_of "$1" rc_lock_notices)" = "$2" ]
+}
+
+# A release region written under a lock from two nodes leaves write
+# notices at the lock's manager; once the region is destroyed, every
+# node's lock tables keep what they kept before (the notices are dropped,
+# the lock's table freed), within 10 s.
+test_mem_rc_notices_freed() {
+	local name k rc=0 lock=$((RANDOM + 15000)) sum0=0 sum1=0 n
+	local -a b
+	name=$(rc_name freed) || return 1
+	for k in $(nodes); do
+		b[k]=$(stat_of "$k" rc_lock_notices) || return 1
+		sum0=$((sum0 + b[k]))
+	done
+	run_on 0 "$RC_UTIL" write "$name" 3 "$lock" 1 || rc=1
+	run_on 1 "$RC_UTIL" write "$name" 3 "$lock" 2 || rc=1
+	for k in $(nodes); do
+		sum1=$((sum1 + $(stat_of "$k" rc_lock_notices)))
+	done
+	log "lock notices on all nodes: $sum0 before, $sum1 written"
+	[ "$sum1" -ge $((sum0 + 3)) ] ||
+		{ log "want >= $((sum0 + 3)) notices after the writes"; rc=1; }
+	rc_done "$name" || rc=1
+	for k in $(nodes); do
+		if ! wait_until 10 rc_notices_are "$k" "${b[k]}"; then
+			n=$(stat_of "$k" rc_lock_notices)
+			log "node $k keeps $n lock notices, ${b[k]} before"
+			rc=1
+		fi
+	done
 	return $rc
 }
