@@ -1037,6 +1037,10 @@ out_put:
  * On the page's home the node copy is the home copy (sdsm_rc_alias_home()):
  * writes there need no twin, and its DIFFs carry no bytes, only the
  * version they make.
+ * Until another node is served the page (struct sdsm_rc_home.shared)
+ * the home's releases skip it altogether (sdsm_rc_flush_skip()): it stays
+ * writable, no DIFF, no version; the first READ from another node closes
+ * the home's interval silently first (sdsm_rc_home_share()).
  *
  * sdsm_rc_release() (a lock release, a barrier arrival) flushes every
  * written page of every release region of this node and waits for the
@@ -1219,6 +1223,12 @@ static void sdsm_rc_alias_home(struct sdsm_rctx *c)
 	pg->copy = rs->home_copy;
 }
 
+/* This node's copy of @c's page is the home copy (sdsm_rc_alias_home()). */
+static bool sdsm_rc_aliased(struct sdsm_rctx *c)
+{
+	return c->pg->copy && c->pg->copy == c->rs->home_copy;
+}
+
 static void sdsm_rc_op_install(void *priv, const struct sdsm_rc_msg *msg)
 {
 	struct sdsm_rctx *c = priv;
@@ -1295,7 +1305,7 @@ static int sdsm_rc_op_twin(void *priv)
 	if (WARN_ON_ONCE(!c->pg->copy || c->rs->twin))
 		return -EPROTO;
 	/* The home copy itself (sdsm_rc_alias_home()): nothing to diff. */
-	if (c->pg->copy == c->rs->home_copy)
+	if (sdsm_rc_aliased(c))
 		return 0;
 	twin = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL |
 			  __GFP_NOWARN);
@@ -1516,6 +1526,8 @@ static void sdsm_rc_recv(u16 src, const struct sdsm_wire_rc *w,
 		if (home == sdsm_cl.node_id && sdsm_rc_apply_halves(&c))
 			sdsm_mem_peer_broken(src, "malformed diff part");
 	} else if (to_home) {
+		sdsm_rc_home_share(&ctx, &rs->home,
+				   sdsm_rc_aliased(&c) ? &rs->st : NULL, &msg);
 		sdsm_rc_home_recv(&ctx, &rs->home, &msg);
 	} else if (home == SDSM_PROTO_NO_NODE) {
 		sdsm_rc_op_error(&c, &msg, "page without a home");
@@ -1607,7 +1619,10 @@ static int sdsm_rc_slot_for_each(struct sdsm_region *r, bool resched,
 	return 0;
 }
 
-/* Flush page @idx of @r if it was written in this interval. */
+/*
+ * Flush page @idx of @r if it was written in this interval, unless the
+ * page is exclusive to this node, its home (sdsm_rc_flush_skip()).
+ */
 static int sdsm_rc_slot_flush(struct sdsm_region *r, u64 idx,
 			      struct sdsm_rc_slot *rs, void *arg)
 {
@@ -1624,7 +1639,11 @@ static int sdsm_rc_slot_flush(struct sdsm_region *r, u64 idx,
 	lock = sdsm_page_lock(r, idx);
 	mutex_lock(lock);
 	sdsm_rc_begin(&ctx, &c, r, idx, pg, rs, pg->home);
-	sdsm_rc_flush(&ctx, &rs->st);
+	/* Exclusive to this home: stays writable, no DIFF to itself. */
+	if (sdsm_rc_aliased(&c) && sdsm_rc_flush_skip(&ctx, &rs->home))
+		sdsm_stat_inc(SDSM_STAT_RC_EXCLUSIVE_SKIPS);
+	else
+		sdsm_rc_flush(&ctx, &rs->st);
 	sdsm_rc_done(&c);
 	mutex_unlock(lock);
 	return 0;

@@ -22,6 +22,11 @@
  *   notices.  Acquire: sdsm_rc_acquire() each notice; a dirty stale page
  *   sends its diff before it is dropped, so no write of the open interval
  *   is lost.
+ * - Where the home's copy is the home copy, a page no other node was
+ *   served is exclusive to the home: its releases skip it
+ *   (sdsm_rc_flush_skip()), and the first message from another node
+ *   closes the home's interval silently, then shares it for good
+ *   (sdsm_rc_home_share()).
  *
  * No allocation, no locks, no sleeping, bounded loops; the caller holds the
  * page's lock and performs the actions in struct sdsm_rc_ops.
@@ -540,4 +545,34 @@ int sdsm_rc_home_recv(const struct sdsm_rc_ctx *ctx, struct sdsm_rc_home *home,
 	default:
 		return sdsm_rc_bad(ctx, msg, "not a home message");
 	}
+}
+
+/**
+ * sdsm_rc_home_share - a message from another node ends the exclusive page
+ * @ctx: caller, page; @ctx->home is the page's home as this node knows it.
+ * @home: the page's state here.
+ * @pg: this node's own node-side state of the page if its copy is the
+ *	home copy itself, else NULL.
+ * @msg: a message to the home (sdsm_rc_msg_to_home()), before
+ *	sdsm_rc_home_recv() handles it.
+ *
+ * The first READ (or DIFF) from another node to the page's home marks the
+ * page shared.  If the home's own copy is writable, the home's interval
+ * is closed first, silently: map RO, state RO, no DIFF, no version.  The
+ * writes of that interval are in the home copy the READ is served;
+ * the home's next write faults and opens a new interval, which its next
+ * release flushes as before (sdsm_rc_flush_skip() is false from now on).
+ */
+void sdsm_rc_home_share(const struct sdsm_rc_ctx *ctx,
+			struct sdsm_rc_home *home, struct sdsm_rc_page *pg,
+			const struct sdsm_rc_msg *msg)
+{
+	if (home->shared || msg->src == ctx->self || ctx->self != ctx->home ||
+	    !sdsm_rc_msg_to_home(msg->type))
+		return;
+	if (pg && pg->state == SDSM_RC_NODE_RW) {
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
+		pg->state = SDSM_RC_NODE_RO;
+	}
+	home->shared = true;
 }

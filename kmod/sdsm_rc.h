@@ -197,12 +197,16 @@ struct sdsm_rc_local {
 /**
  * struct sdsm_rc_home - a page's state at its home
  * @ver: diffs applied to the home copy so far; the version of the copy.
+ * @shared: another node was served a copy (or sent a DIFF); never
+ *	cleared.  Until then the page is *exclusive* to its home: see
+ *	sdsm_rc_flush_skip().
  *
  * Zero-initialized.  The home runs no transaction: it serves READs and
  * applies DIFFs in the order they arrive.
  */
 struct sdsm_rc_home {
 	u32 ver;
+	bool shared;
 };
 
 /**
@@ -274,6 +278,28 @@ void sdsm_rc_node_peer_down(const struct sdsm_rc_ctx *ctx,
 			    struct sdsm_rc_page *pg, u16 dead);
 int sdsm_rc_home_recv(const struct sdsm_rc_ctx *ctx, struct sdsm_rc_home *home,
 		      const struct sdsm_rc_msg *msg);
+void sdsm_rc_home_share(const struct sdsm_rc_ctx *ctx,
+			struct sdsm_rc_home *home, struct sdsm_rc_page *pg,
+			const struct sdsm_rc_msg *msg);
+
+/**
+ * sdsm_rc_flush_skip - may a release leave this page alone?
+ * @ctx: caller, page.
+ * @home: the page's home state on this node.
+ *
+ * True on the page's home while no other node was ever served a copy
+ * (@home->shared clear): nobody holds a copy a notice would invalidate,
+ * and the first READ from another node gets the home copy with every
+ * write of the home in it.  The release then neither write-protects nor
+ * diffs the page, which stays writable.  Only for a caller whose copy on
+ * the home is the home copy itself (no twin, diffs without bytes): a
+ * private copy's writes reach the home copy only by its diff.
+ */
+static inline bool sdsm_rc_flush_skip(const struct sdsm_rc_ctx *ctx,
+				      const struct sdsm_rc_home *home)
+{
+	return ctx->self == ctx->home && !home->shared;
+}
 
 /**
  * sdsm_rc_release_ready - may the release publish its notices now?

@@ -10,7 +10,8 @@
  *   planted bugs      the same checker against broken variants; each
  *                     passes only if its bug is caught
  *   scripted          merges, a stale GRANT_READ, a dirty stale page at an
- *                     acquire, protocol violations, a dead home
+ *                     acquire, an exclusive home page, protocol
+ *                     violations, a dead home
  *
  * The model: messages travel in per-(src,dst) FIFO channels (coherence and
  * synchronization alike: one link per pair), delivered in any order across
@@ -23,7 +24,10 @@
  * program is data-race-free and every read must return the last value
  * written to the byte (own, or released before the reader's acquire).
  * Three schedules in four alias each home's copy to the home copy, as the
- * module does (no twin, DIFFs without bytes).  After every step: a mapping
+ * module does (no twin, DIFFs without bytes), and there a page is
+ * exclusive to its home until another node is served it: the home's
+ * releases leave it writable (sdsm_rc_flush_skip()) and the first foreign
+ * READ closes the home's interval (sdsm_rc_home_share()).  After every step: a mapping
  * never allows more than the node's state, a twin exists exactly for a
  * writable copy that is not the home copy, the acknowledgment counters
  * agree.  After draining (locks released, a final barrier): no message in
@@ -70,6 +74,9 @@ enum mutation {
 	MUT_SINCE_ACQUIRE,	/* notices since the acquire, not the release */
 	MUT_STALE_GRANT,	/* a GRANT_READ older than a notice installed */
 	MUT_ALIAS_PRIVATE,	/* a home "aliased" writes a private copy */
+	MUT_EXCL_NO_CLOSE,	/* a first foreign READ leaves it exclusive */
+	MUT_EXCL_SKIP_SHARED,	/* a release skips a shared home page */
+	MUT_EXCL_SHARE_OPEN,	/* not a bug: shared, interval left open */
 	MUT_NR,
 };
 
@@ -168,6 +175,7 @@ struct sim {
 	unsigned long reads, writes, diffs, wholes, merges, invals, refetch;
 	unsigned long grants, barriers, steps, flushes_at_acquire, handoffs;
 	unsigned long coalesced, aliased_writes;
+	unsigned long excl_skips, excl_closes;
 };
 
 struct priv {
@@ -674,20 +682,37 @@ static void publish(struct sim *s, int t)
 	}
 }
 
-/* Release (a lock, or -1: arrival at the barrier): flush every page. */
-static void release(struct sim *s, int t, int l)
+/*
+ * A release's flush on node @n: every page, but an exclusive page of its
+ * home stays writable (sdsm_rc_flush_skip(), as the module does).
+ */
+static void release_flush(struct sim *s, int n)
 {
-	int n = t / THREADS, p;
 	struct sdsm_rc_ctx ctx;
 	struct priv pv;
+	int p;
 
-	tracef(s, "t%d releases %s %d", t, l >= 0 ? "lock" : "barrier", l);
 	for (p = 0; p < PAGES; p++) {
 		if (s->mutation == MUT_FLUSH_SKIPS && !rnd(s, 3))
 			continue;
 		ctx_for(s, &pv, &ctx, n, p);
+		if (s->node[n].aliased[p] &&
+		    (sdsm_rc_flush_skip(&ctx, &s->hs[p]) ||
+		     (s->mutation == MUT_EXCL_SKIP_SHARED &&
+		      ctx.self == ctx.home))) {
+			s->excl_skips += s->node[n].pg[p].state ==
+					 SDSM_RC_NODE_RW;
+			continue;
+		}
 		sdsm_rc_flush(&ctx, &s->node[n].pg[p]);
 	}
+}
+
+/* Release (a lock, or -1: arrival at the barrier): flush every page. */
+static void release(struct sim *s, int t, int l)
+{
+	tracef(s, "t%d releases %s %d", t, l >= 0 ? "lock" : "barrier", l);
+	release_flush(s, t / THREADS);
 	s->thr[t].wait = W_RELEASE;
 	s->thr[t].rel_lock = l;
 	if (s->mutation == MUT_PUBLISH_EARLY)
@@ -703,6 +728,32 @@ static void merge(u32 *know, const struct msg *m)
 		if (m->not[k].version > know[p])
 			know[p] = m->not[k].version;
 	}
+}
+
+/*
+ * Before the home handles a message: the first from another node ends
+ * the page's exclusivity (sdsm_rc_home_share()), closing the home's
+ * interval if its copy is the home copy and writable.
+ */
+static void share(struct sim *s, const struct sdsm_rc_ctx *ctx, int n, int p,
+		  const struct sdsm_rc_msg *rm)
+{
+	struct sdsm_rc_page *pg = &s->node[n].pg[p];
+	bool open = s->node[n].aliased[p] && pg->state == SDSM_RC_NODE_RW &&
+		    !s->hs[p].shared && rm->src != n && ctx->self == ctx->home;
+
+	/* The bug: served as if the page were still the home's alone. */
+	if (s->mutation == MUT_EXCL_NO_CLOSE && rm->type == SDSM_RC_MSG_READ)
+		return;
+	/* Marked shared, the home's copy left writable: harmless. */
+	if (s->mutation == MUT_EXCL_SHARE_OPEN) {
+		if (rm->src != n && ctx->self == ctx->home)
+			s->hs[p].shared = true;
+		return;
+	}
+	sdsm_rc_home_share(ctx, &s->hs[p],
+			   s->node[n].aliased[p] ? pg : NULL, rm);
+	s->excl_closes += open && pg->state == SDSM_RC_NODE_RO;
 }
 
 static void deliver(struct sim *s, int src, int dst)
@@ -735,10 +786,12 @@ static void deliver(struct sim *s, int src, int dst)
 			if (s->mutation == MUT_STALE_GRANT)
 				m.m.version = nd->pg[p].need;
 		}
-		if (sdsm_rc_msg_to_home(m.m.type))
+		if (sdsm_rc_msg_to_home(m.m.type)) {
+			share(s, &ctx, dst, p, &m.m);
 			sdsm_rc_home_recv(&ctx, &s->hs[p], &m.m);
-		else
+		} else {
 			sdsm_rc_node_recv(&ctx, &nd->pg[p], &m.m);
+		}
 		break;
 	case K_LOCK_REQ:
 		if (lk->holder < 0)
@@ -1129,7 +1182,7 @@ static bool test_random(const struct test *t)
 	unsigned long reads = 0, writes = 0, diffs = 0, wholes = 0;
 	unsigned long merges = 0, invals = 0, refetch = 0, grants = 0;
 	unsigned long barriers = 0, flacq = 0, nsteps = 0, hand = 0, coal = 0;
-	unsigned long aliased = 0;
+	unsigned long aliased = 0, skips = 0, closes = 0, skipped = 0;
 
 	(void)t;
 	for (i = 0; i < n; i++) {
@@ -1141,7 +1194,7 @@ static bool test_random(const struct test *t)
 		if (s.failed) {
 			/* Same seed, same schedule: now with its trace. */
 			sim_init(&s, seed, MUT_NONE);
-		s.alias = sim_alias(seed);
+			s.alias = sim_alias(seed);
 			s.quiet = false;
 			run_schedule(&s, steps);
 			report_failure(&s, seed);
@@ -1160,6 +1213,9 @@ static bool test_random(const struct test *t)
 		hand += s.handoffs;
 		coal += s.coalesced;
 		aliased += s.aliased_writes;
+		skips += s.excl_skips;
+		skipped += !!s.excl_skips;
+		closes += s.excl_closes;
 		nsteps += s.steps;
 	}
 	printf("# %lu schedules x %lu steps (%lu steps with the drains): %lu reads, %lu writes, %lu lock grants, %lu barriers\n",
@@ -1168,8 +1224,11 @@ static bool test_random(const struct test *t)
 	       diffs, wholes, merges, invals, flacq, refetch);
 	printf("# %lu mail bytes handed over through a lock, %lu faults coalesced with a READ in flight, %lu writes of a home in its home copy\n",
 	       hand, coal, aliased);
+	printf("# %lu written exclusive home pages a release left alone (in %lu schedules), %lu home intervals closed by a first foreign READ\n",
+	       skips, skipped, closes);
 	/* About one schedule in 600 meets a stale GRANT_READ. */
 	if (!merges || !wholes || !flacq || !hand || !coal || !aliased ||
+	    !skips || !closes ||
 	    (n >= 10000 && !refetch)) {
 		printf("# a race was never explored\n");
 		return false;
@@ -1201,6 +1260,36 @@ static bool test_planted(const struct test *t)
 	}
 	printf("# NOT caught in %lu schedules\n", n);
 	return false;
+}
+
+/*
+ * A variant that is not a bug: @t->arg must pass every schedule.  The
+ * close at the first foreign READ (sdsm_rc_home_share()) keeps the page
+ * in the state it has without exclusivity; a release checks @shared each
+ * time, so a home copy left writable is flushed by the next one anyway.
+ */
+static bool test_variant(const struct test *t)
+{
+	static struct sim s;
+	unsigned long i;
+
+	for (i = 0; i < schedules; i++) {
+		u64 seed = base_seed + i;
+
+		sim_init(&s, seed, t->arg);
+		s.alias = sim_alias(seed);
+		run_schedule(&s, steps);
+		if (s.failed) {
+			sim_init(&s, seed, t->arg);
+			s.alias = sim_alias(seed);
+			s.quiet = false;
+			run_schedule(&s, steps);
+			report_failure(&s, seed);
+			return false;
+		}
+	}
+	printf("# %lu schedules passed\n", schedules);
+	return true;
 }
 
 /* ---- the diff codec ---- */
@@ -1724,6 +1813,50 @@ static bool test_dirty_acquire(const struct test *t)
 	return sc_done(&s);
 }
 
+/*
+ * An exclusive home page: node 0, its home, writes it and releases twice
+ * without a DIFF, the page staying writable; node 1's READ closes node
+ * 0's interval (read-only, no version) and gets every write; node 0's
+ * next write opens an interval its release flushes (version 1), whose
+ * notice invalidates node 1's copy.
+ */
+static bool test_exclusive(const struct test *t)
+{
+	static struct sim s;
+	u8 a, b;
+
+	(void)t;
+	sc_init(&s, 0, 0, MUT_NONE);
+	s.alias = true;
+	sc_access(&s, T(0), 0, 1, true);
+	release_flush(&s, 0);
+	deliver_all(&s);
+	a = sc_access(&s, T(0), 0, 2, true);
+	release_flush(&s, 0);
+	deliver_all(&s);
+	EXPECT(&s, s.node[0].pg[0].state == SDSM_RC_NODE_RW &&
+	       s.node[0].map[0] == SDSM_PROTO_MAP_RW && s.excl_skips == 2 &&
+	       !s.hs[0].ver && !s.diffs && !s.node[0].pg[0].need,
+	       "an exclusive page was flushed");
+	EXPECT(&s, sc_access(&s, T(1), 0, 2, false) == a,
+	       "the first READ misses the home's write");
+	EXPECT(&s, s.hs[0].shared && !s.hs[0].ver &&
+	       s.node[0].pg[0].state == SDSM_RC_NODE_RO &&
+	       s.node[0].map[0] == SDSM_PROTO_MAP_RO && !s.diffs,
+	       "the first READ must close the home's interval silently");
+	b = sc_access(&s, T(0), 0, 3, true);
+	release_flush(&s, 0);
+	deliver_all(&s);
+	EXPECT(&s, s.excl_skips == 2 && s.diffs == 1 && s.hs[0].ver == 1 &&
+	       s.node[0].pg[0].need == 1 &&
+	       s.node[0].pg[0].state == SDSM_RC_NODE_RO,
+	       "a shared page's write must make a version");
+	EXPECT(&s, sc_acquire(&s, 1, 0, 1) &&
+	       sc_access(&s, T(1), 0, 3, false) == b,
+	       "the notice must bring the home's write");
+	return sc_done(&s);
+}
+
 static void sc_lock(struct sim *s, int t, int l)
 {
 	s->thr[t].wait = W_LOCK;
@@ -1970,6 +2103,12 @@ static const struct test tests[] = {
 	  test_planted, MUT_WHOLE_UNMASKED },
 	{ "planted bug 'a home writes a private copy, diffs no bytes' caught",
 	  test_planted, MUT_ALIAS_PRIVATE },
+	{ "planted bug 'first foreign READ leaves the home page exclusive' caught",
+	  test_planted, MUT_EXCL_NO_CLOSE },
+	{ "planted bug 'a release skips a shared home page' caught",
+	  test_planted, MUT_EXCL_SKIP_SHARED },
+	{ "variant: shared without closing the home's interval is correct too",
+	  test_variant, MUT_EXCL_SHARE_OPEN },
 	{ "race: concurrent writers of one page merge at the home",
 	  test_merge, 0 },
 	{ "race: GRANT_READ served before a noticed diff is asked again",
@@ -1982,6 +2121,8 @@ static const struct test tests[] = {
 	  test_transitive, MUT_SINCE_ACQUIRE },
 	{ "race: acquire of a dirty stale page sends its diff first",
 	  test_dirty_acquire, 0 },
+	{ "exclusive home page: skipped until the first foreign READ closes it",
+	  test_exclusive, 0 },
 	{ "protocol violations refused without state change",
 	  test_bad_messages, 0 },
 	{ "malformed diff answered EPROTO, the release fails",
