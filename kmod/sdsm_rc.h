@@ -20,8 +20,9 @@
  * allocation, locking, sleeping or I/O happens in here.  The diff codec
  * works on buffers the caller passes.
  *
- * Not used by the module yet.  See Documentation/protocol.rst, "Release
- * consistency".
+ * The module runs it for release regions (sdsm_mem.c, its glue; write
+ * notices travel in sdsm_sync.c).  See Documentation/protocol.rst,
+ * "Release consistency" and "Release consistency in the module".
  */
 #ifndef _SDSM_RC_H
 #define _SDSM_RC_H
