@@ -260,9 +260,8 @@ static int read_file(const char *path, char *buf, size_t len)
  */
 static uint32_t key_tag(void)
 {
-	uint64_t h = ((uint64_t)my_node << 32 | (uint32_t)getpid()) *
-		     0x9e3779b97f4a7c15ULL;
-	uint32_t tag = h >> 48;
+	uint32_t tag = shim_hash((uint64_t)my_node << 32 |
+				 (uint32_t)getpid()) >> 48;
 
 	return !tag || tag == SHIM_INBOX_LOCK >> 48 ? 1 : tag;
 }
@@ -302,7 +301,8 @@ static int launcher_init(const char *nodes, const struct sdsm_policy *pol,
 				SDSM_CONSISTENCY_RELEASE :
 				SDSM_CONSISTENCY_SEQUENTIAL;
 	shim_job->key_tag = key_tag();
-	n = readlink("/proc/self/exe", shim_job->exe, sizeof(shim_job->exe) - 1);
+	n = readlink("/proc/self/exe", shim_job->exe,
+		     sizeof(shim_job->exe) - 1);
 	if (n <= 0 || !getcwd(shim_job->cwd, sizeof(shim_job->cwd))) {
 		shim_say("cannot read this program's path or directory: %s",
 			 strerror(errno));
@@ -705,7 +705,8 @@ static void publish_sigaction(int sig, const struct sigaction *sa)
 	a->mask = mask_of(&sa->sa_mask);
 	a->flags = (uint32_t)sa->sa_flags;
 	__atomic_store_n(&a->set, 1, __ATOMIC_RELEASE);
-	sig_gen_seen = __atomic_add_fetch(&shim_job->sig_gen, 1, __ATOMIC_SEQ_CST);
+	sig_gen_seen = __atomic_add_fetch(&shim_job->sig_gen, 1,
+					  __ATOMIC_SEQ_CST);
 }
 
 EXPORT int sigaction(int sig, const struct sigaction *act,
@@ -1292,12 +1293,14 @@ static void end_workers(void)
 		k = place_list[i];
 		if (!remote(k))
 			continue;
-		__atomic_add_fetch(&shim_job->node[k].wseq, 1, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&shim_job->node[k].wseq, 1,
+				   __ATOMIC_SEQ_CST);
 		sdsm_futex_wake(&shim_job->node[k].wseq, 1);
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		uint32_t ev = __atomic_load_n(&shim_job->event, __ATOMIC_SEQ_CST);
+		uint32_t ev = __atomic_load_n(&shim_job->event,
+					      __ATOMIC_SEQ_CST);
 
 		drain_all();
 		all = true;
@@ -1418,9 +1421,10 @@ static void *service(void *arg)
 			exit(req & 0xff);
 		for (i = 0; i < place_n; i++) {
 			k = place_list[i];
-			if (remote(k) && __atomic_load_n(&shim_job->node[k].state,
-							 __ATOMIC_ACQUIRE) ==
-					 SHIM_NODE_DONE)
+			if (!remote(k))
+				continue;
+			if (__atomic_load_n(&shim_job->node[k].state,
+					    __ATOMIC_ACQUIRE) == SHIM_NODE_DONE)
 				worker_gone(k, shim_job->node[k].status);
 		}
 	}
@@ -1496,7 +1500,8 @@ static int start_workers(void)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		uint32_t ev = __atomic_load_n(&shim_job->event, __ATOMIC_SEQ_CST);
+		uint32_t ev = __atomic_load_n(&shim_job->event,
+					      __ATOMIC_SEQ_CST);
 
 		drain_all();
 		all = true;
@@ -1545,10 +1550,12 @@ static int worker_main(int argc, char **argv, char **envp)
 	(void)envp;
 	resolve();
 	snprintf(name, sizeof(name), "%.24s.g", shim_job->prefix);
-	if (shim_map_globals(shim_job->globals_addr, shim_job->globals_len, name))
+	if (shim_map_globals(shim_job->globals_addr, shim_job->globals_len,
+			     name))
 		_exit(127);
 	if (shim_futex_trap_init(shim_job->globals_addr,
-				 shim_job->globals_addr + shim_job->globals_len))
+				 shim_job->globals_addr +
+				 shim_job->globals_len))
 		_exit(125);
 	catch_sigbus();
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1605,8 +1612,8 @@ static int job_cpus(void)
 	if (!sdsm_shim_role || !shim_job)
 		return 0;
 	for (i = 0; i < place_n; i++) {
-		uint32_t c = __atomic_load_n(&shim_job->node[place_list[i]].ncpus,
-					     __ATOMIC_ACQUIRE);
+		struct shim_node *n = &shim_job->node[place_list[i]];
+		uint32_t c = __atomic_load_n(&n->ncpus, __ATOMIC_ACQUIRE);
 
 		if (!c)
 			return 0;	/* a worker not ready yet */
@@ -1809,7 +1816,8 @@ static int launcher_main(int argc, char **argv, char **envp)
 
 	resolve();
 	if (shim_futex_trap_init(shim_job->globals_addr,
-				 shim_job->globals_addr + shim_job->globals_len))
+				 shim_job->globals_addr +
+				 shim_job->globals_len))
 		_exit(125);
 	catch_sigbus();
 	ret = start_workers();

@@ -248,6 +248,12 @@ static inline bool shim_node_down(unsigned int k)
 	return n >= 3 && memcmp(st, "up\n", 3) && memcmp(st, "self", 4);
 }
 
+/* Fibonacci hashing: take the high bits of the product. */
+static inline uint64_t shim_hash(uint64_t x)
+{
+	return x * 0x9e3779b97f4a7c15ULL;
+}
+
 /* sdsm_shim.c */
 extern int sdsm_shim_role;		/* 0: none, 1: launcher, 2: worker */
 extern struct shim_ctl *shim_job;

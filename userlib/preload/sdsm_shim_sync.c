@@ -81,9 +81,7 @@ static uint64_t shim_key(const void *p)
 
 static struct sdsm_cond *cond_word(const void *p)
 {
-	uint64_t h = (uintptr_t)p * 0x9e3779b97f4a7c15ULL;
-
-	return &shim_job->conds[(h >> 32) % SHIM_CONDS];
+	return &shim_job->conds[(shim_hash((uintptr_t)p) >> 32) % SHIM_CONDS];
 }
 
 /* The job's hand-off lock: its control region's key. */
@@ -192,6 +190,21 @@ static int lock_give(const void *obj, uint32_t *depth)
 		return 0;
 	}
 	return sdsm_unlock(key) ? errno : 0;
+}
+
+/* A lock that is never taken twice by its holder (depth always 0). */
+static int plain_take(const void *obj, bool try)
+{
+	uint32_t depth = 0;
+
+	return lock_take(obj, &depth, false, try, 0, NULL);
+}
+
+static int plain_give(const void *obj)
+{
+	uint32_t depth = 0;
+
+	return lock_give(obj, &depth);
 }
 
 static bool recursive(const pthread_mutex_t *m)
@@ -331,35 +344,31 @@ REAL(int, pthread_spin_lock, pthread_spinlock_t *)
 REAL(int, pthread_spin_trylock, pthread_spinlock_t *)
 REAL(int, pthread_spin_unlock, pthread_spinlock_t *)
 
-/* A spin lock sleeps: nothing spins over the network. */
-/* pthread_spinlock_t is volatile: the lock is only its address here. */
+/*
+ * A spin lock sleeps: nothing spins over the network.  pthread_spinlock_t
+ * is volatile: the lock is only its address here.
+ */
 #define SPIN(s)		((const void *)(uintptr_t)(s))
 
 EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 {
-	uint32_t depth = 0;
-
 	if (!rc_object(SPIN(s)))
 		return resolve_pthread_spin_lock()(s);
-	return lock_take(SPIN(s), &depth, false, false, 0, NULL);
+	return plain_take(SPIN(s), false);
 }
 
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 {
-	uint32_t depth = 0;
-
 	if (!rc_object(SPIN(s)))
 		return resolve_pthread_spin_trylock()(s);
-	return lock_take(SPIN(s), &depth, false, true, 0, NULL);
+	return plain_take(SPIN(s), true);
 }
 
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
-	uint32_t depth = 0;
-
 	if (!rc_object(SPIN(s)))
 		return resolve_pthread_spin_unlock()(s);
-	return lock_give(SPIN(s), &depth);
+	return plain_give(SPIN(s));
 }
 
 /* ---- condition variables ---- */
@@ -553,7 +562,7 @@ REAL(int, pthread_barrier_wait, pthread_barrier_t *)
 /* Claim a slot of shim_job->barriers[] for @key (again, if it has one). */
 static int barrier_slot(uint64_t key)
 {
-	unsigned int i, k = (key * 0x9e3779b97f4a7c15ULL) >> 32;
+	unsigned int i, k = shim_hash(key) >> 32;
 	struct shim_barrier_slot *s;
 	uint64_t old;
 
@@ -621,7 +630,7 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	mask = shim_job->nodemask | 1ULL << shim_job->launcher;
 	n = __atomic_fetch_add(&shim_job->barriers[rb->slot].arrivals, 1,
 			       __ATOMIC_SEQ_CST);
-	/* A signal withdraws the arrival (the module's answer): arrive again. */
+	/* A signal withdraws the arrival (the module says): arrive again. */
 	do {
 		ret = sdsm_barrier(shim_key(b), rb->count, mask, 0);
 	} while (ret && errno == EINTR);
@@ -635,22 +644,9 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 
 struct rc_sem {
 	uint32_t value;
-	uint32_t depth;		/* of its lock: always 0 */
 };
 
 _Static_assert(sizeof(struct rc_sem) <= sizeof(sem_t), "rc_sem size");
-
-/* The semaphore's lock: 0 or an errno. */
-static int sem_lock(sem_t *s)
-{
-	return lock_take(s, &((struct rc_sem *)s)->depth, false, false, 0,
-			 NULL);
-}
-
-static int sem_unlock(sem_t *s)
-{
-	return lock_give(s, &((struct rc_sem *)s)->depth);
-}
 
 REAL(int, sem_init, sem_t *, int, unsigned int)
 REAL(int, sem_destroy, sem_t *)
@@ -670,7 +666,6 @@ EXPORT int sem_init(sem_t *s, int pshared, unsigned int value)
 	if (value > SEM_VALUE_MAX)
 		return fail_with(EINVAL);
 	rs->value = value;
-	rs->depth = 0;
 	return 0;
 }
 
@@ -688,15 +683,15 @@ EXPORT int sem_post(sem_t *s)
 
 	if (!rc_object(s))
 		return resolve_sem_post()(s);
-	err = sem_lock(s);
+	err = plain_take(s, false);
 	if (err)
 		return fail_with(err);
 	if (rs->value == SEM_VALUE_MAX) {
-		sem_unlock(s);
+		plain_give(s);
 		return fail_with(EOVERFLOW);
 	}
 	rs->value++;
-	err = sem_unlock(s);
+	err = plain_give(s);
 	if (!err)
 		err = word_wake(s);
 	return err ? fail_with(err) : 0;
@@ -710,11 +705,12 @@ static int sem_take(sem_t *s, bool try, clockid_t clock,
 		    const struct timespec *abs)
 {
 	struct rc_sem *rs = (struct rc_sem *)s;
-	struct held h = { .obj = s, .depth = &rs->depth };
+	uint32_t depth = 0;
+	struct held h = { .obj = s, .depth = &depth };
 	int err;
 
 	pthread_testcancel();
-	err = sem_lock(s);
+	err = plain_take(s, false);
 	if (err)
 		return fail_with(err);
 	while (!rs->value && !err) {
@@ -726,16 +722,16 @@ static int sem_take(sem_t *s, bool try, clockid_t clock,
 		if (err == EPERM)
 			return fail_with(err);	/* the lock is not held */
 		if (!err && !rs->value) {
-			sem_unlock(s);
+			plain_give(s);
 			pthread_testcancel();
-			err = sem_lock(s);
+			err = plain_take(s, false);
 			if (err)
 				return fail_with(err);
 		}
 	}
 	if (!err)
 		rs->value--;
-	sem_unlock(s);
+	plain_give(s);
 	return err ? fail_with(err) : 0;
 }
 
@@ -777,11 +773,11 @@ EXPORT int sem_getvalue(sem_t *s, int *value)
 
 	if (!rc_object(s))
 		return resolve_sem_getvalue()(s, value);
-	err = sem_lock(s);
+	err = plain_take(s, false);
 	if (err)
 		return fail_with(err);
 	*value = rs->value;
-	sem_unlock(s);
+	plain_give(s);
 	return 0;
 }
 
@@ -790,20 +786,17 @@ REAL(int, pthread_once, pthread_once_t *, void (*)(void))
 /* Gives the once's lock back when its routine is cancelled. */
 static void once_cancelled(void *once)
 {
-	uint32_t depth = 0;
-
-	lock_give(once, &depth);
+	plain_give(once);
 }
 
 EXPORT int pthread_once(pthread_once_t *once, void (*fn)(void))
 {
-	uint32_t depth = 0;
 	int err;
 
 	if (!rc_object(once))
 		return resolve_pthread_once()(once, fn);
 	/* Always the lock: its grant is what makes fn()'s writes visible. */
-	err = lock_take(once, &depth, false, false, 0, NULL);
+	err = plain_take(once, false);
 	if (err)
 		return err;
 	if (*once != ONCE_DONE) {
@@ -812,5 +805,5 @@ EXPORT int pthread_once(pthread_once_t *once, void (*fn)(void))
 		pthread_cleanup_pop(0);
 		*once = ONCE_DONE;
 	}
-	return lock_give(once, &depth);
+	return plain_give(once);
 }
