@@ -1636,6 +1636,17 @@ static int sdsm_rc_slot_flush(struct sdsm_region *r, u64 idx,
 	pg = sdsm_page_get(r, idx, false);
 	if (!pg)
 		return 0;
+	/*
+	 * The test of sdsm_rc_flush_skip() below, without the locks, for the
+	 * common case: a READ that shares the page after it was read here
+	 * closes the home's interval itself (sdsm_rc_home_share()).
+	 */
+	if (READ_ONCE(pg->home) == sdsm_cl.node_id &&
+	    !READ_ONCE(rs->home.shared) && READ_ONCE(pg->copy) &&
+	    READ_ONCE(pg->copy) == READ_ONCE(rs->home_copy)) {
+		sdsm_stat_inc(SDSM_STAT_RC_EXCLUSIVE_SKIPS);
+		return 0;
+	}
 	lock = sdsm_page_lock(r, idx);
 	mutex_lock(lock);
 	sdsm_rc_begin(&ctx, &c, r, idx, pg, rs, pg->home);
@@ -1695,20 +1706,15 @@ struct sdsm_rc_collect {
 static int sdsm_rc_slot_collect(struct sdsm_region *r, u64 idx,
 				struct sdsm_rc_slot *rs, void *arg)
 {
-	struct xarray *into = arg;
-	unsigned long key;
-	void *old;
-	u32 need;
-
 	/* A u32 read: a racing rise is published next time. */
-	need = READ_ONCE(rs->st.need);
+	u32 need = READ_ONCE(rs->st.need);
+	int ret;
+
 	if (!need)
 		return 0;
-	key = sdsm_rc_notice_key(r->id, idx);
-	old = xa_load(into, key);
-	if (old && xa_to_value(old) >= need)
-		return 0;
-	return xa_err(xa_store(into, key, xa_mk_value(need), GFP_KERNEL));
+	ret = sdsm_rc_keep_max(arg, sdsm_rc_notice_key(r->id, idx), need,
+			       true);
+	return ret < 0 ? ret : 0;
 }
 
 /* The notices of @r into @arg's; after an error, no region is walked. */

@@ -248,6 +248,24 @@ static inline u64 sdsm_rc_notice_key_page(unsigned long key)
 	return key & (SDSM_REGION_MAX_BYTES - 1);
 }
 
+/*
+ * Keep in @notices the larger of @version and the version already there
+ * for notice key @key; a key not there yet is added only if @may_add.
+ * Return: 1 if the key was added, 0 if nothing was added, -ENOMEM.
+ */
+static inline int sdsm_rc_keep_max(struct xarray *notices, unsigned long key,
+				   u32 version, bool may_add)
+{
+	void *old = xa_load(notices, key);
+	int ret;
+
+	if (old ? xa_to_value(old) >= version : !may_add)
+		return 0;
+	ret = xa_err(xa_store(notices, key, xa_mk_value(version),
+			      GFP_KERNEL));
+	return ret ?: !old;
+}
+
 static inline u64 sdsm_region_offset(const struct sdsm_region *r)
 {
 	return (u64)r->id << SDSM_REGION_OFFSET_SHIFT;

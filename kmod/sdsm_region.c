@@ -123,13 +123,19 @@ static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
  */
 static DEFINE_XARRAY(sdsm_tombstones);
 
-/* Is @id destroyed lately?  Locks: table. */
-static bool sdsm_tombstone_check(u32 id)
+/* Does @id have a tombstone that has not expired?  Locks: RCU only. */
+static bool sdsm_tombstone_live(u32 id)
 {
 	void *v = xa_load(&sdsm_tombstones, id);
 
-	lockdep_assert_held(&sdsm_regions_mutex);
 	return v && time_before(jiffies, xa_to_value(v));
+}
+
+/* Is @id destroyed lately?  Locks: table. */
+static bool sdsm_tombstone_check(u32 id)
+{
+	lockdep_assert_held(&sdsm_regions_mutex);
+	return sdsm_tombstone_live(id);
 }
 
 /*
@@ -168,10 +174,7 @@ static void sdsm_tombstone_add(u32 id)
  */
 bool sdsm_region_gone(u32 id)
 {
-	void *v = xa_load(&sdsm_tombstones, id);
-
-	return v && time_before(jiffies, xa_to_value(v)) &&
-	       !xa_load(&sdsm_regions, id);
+	return sdsm_tombstone_live(id) && !xa_load(&sdsm_regions, id);
 }
 
 /* A region of SDSM_REGION_F_OWNED and the file it belongs to. */

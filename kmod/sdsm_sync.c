@@ -325,18 +325,13 @@ static void sdsm_rc_table_trim(struct sdsm_rc_table *t)
 static int sdsm_rc_merge_one(struct sdsm_rc_table *t, unsigned long key,
 			     u32 version)
 {
-	void *old = xa_load(&t->notices, key);
-	int ret;
+	bool may_add = !sdsm_region_gone(sdsm_rc_notice_key_region(key));
+	int ret = sdsm_rc_keep_max(&t->notices, key, version, may_add);
 
-	if (old && xa_to_value(old) >= version)
-		return 0;
-	if (!old && sdsm_region_gone(sdsm_rc_notice_key_region(key)))
-		return 0;
-	ret = xa_err(xa_store(&t->notices, key, xa_mk_value(version),
-			      GFP_KERNEL));
-	if (!ret && !old)
-		sdsm_rc_table_count(t, 1);
-	return ret;
+	if (ret <= 0)
+		return ret;
+	sdsm_rc_table_count(t, 1);
+	return 0;
 }
 
 static int sdsm_rc_merge(struct sdsm_rc_table *t, struct xarray *from)
