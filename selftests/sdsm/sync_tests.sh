@@ -204,13 +204,15 @@ condvar_queue() {
 	return $rc
 }
 
-# holder_and_waiter ID: node $LAST holds lock ID (job hold, its local pid
-# in HOLD_PID) and node 1 waits for it (job wait).
+# holder_and_waiter ID [HOLDER WAITER]: node HOLDER (default $LAST) holds
+# lock ID (job hold, its local pid in HOLD_PID) and node WAITER (default
+# 1) waits for it (job wait).
 holder_and_waiter() {
-	bg hold "$LAST" "$SYNC" hold "$1" 600
+	local holder=${2:-$LAST} waiter=${3:-1}
+	bg hold "$holder" "$SYNC" hold "$1" 600
 	HOLD_PID=$!
 	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
-	bg wait 1 "$SYNC" acquire "$1" 0
+	bg wait "$waiter" "$SYNC" acquire "$1" 0
 	sleep 2
 	if finished wait; then
 		log "the waiter did not wait"
@@ -233,24 +235,26 @@ test_holder_dies() {
 
 # The holder of a lock loses power (issue 14: vcluster kills its QEMU, so
 # nothing is said to its peers): the manager (node 0) recovers the lock
-# and grants it to the waiter on node 1.  The node then boots again and
+# and grants it to the waiter on node $LAST.  The holder is node 1, a node
+# in the middle (a lower id than node $LAST, a higher one than node 0),
+# where mem_power_cut cuts node $LAST.  The node then boots again and
 # loads sdsm while the others keep theirs; every node sees every other up,
 # and the lock goes to the rebooted node when it asks.
 test_holder_power_cut() {
-	local rc=0 id k
+	local rc=0 id k v=1
 	id=$(id_managed_by lock 0)
-	holder_and_waiter "$id" || return 1
-	log "node $LAST: power cut"
-	power_cut "$LAST" || return 1
+	holder_and_waiter "$id" "$v" "$LAST" || return 1
+	log "node $v: power cut"
+	power_cut "$v" || return 1
 	kill "$HOLD_PID" 2>/dev/null	# its answer never comes
 	wait_bg "$DOWN_SEC" wait || rc=1
 	expect wait 0 || rc=1
-	log "node $LAST: power on"
-	power_on "$LAST" || return 1
+	log "node $v: power on"
+	power_on "$v" || return 1
 	for k in $(seq 0 "$LAST"); do
 		run_on "$k" "$NODE_SH" wait_all_up "$UP_SEC" || rc=1
 	done
-	bg take "$LAST" "$SYNC" acquire "$id" 30000
+	bg take "$v" "$SYNC" acquire "$id" 30000
 	wait_bg 60 take || rc=1
 	expect take 0 || rc=1
 	return $rc
