@@ -319,9 +319,14 @@ struct sdsm_msg {
 	u32 len;
 	const void *payload;
 	struct page *page;	/* NULL unless the sender attached one */
+	struct sdsm_rx_slot *slot;	/* its receive; NULL: this node's */
 };
 
 typedef void (*sdsm_handler_fn)(const struct sdsm_msg *msg);
+
+/* sdsm_transport.c */
+struct page *sdsm_msg_take_page(const struct sdsm_msg *msg,
+				struct page *fresh);
 
 /* sdsm_cluster.c */
 void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,

@@ -434,8 +434,7 @@ static void sdsm_mem_peer_broken(u16 src, const char *why)
 		sdsm_peer_reset(&sdsm_cl.peers[src], why);
 }
 
-static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
-			      const void *payload, u32 len, struct page *page);
+static void sdsm_mem_dispatch(const struct sdsm_msg *msg);
 
 /* ------------------------------------------------------------------ */
 /* The protocol's actions                                              */
@@ -446,6 +445,7 @@ struct sdsm_pctx {
 	u64 idx;
 	struct sdsm_page *pg;
 	struct sdsm_home_page *hp;
+	const struct sdsm_msg *in_msg;	/* the message handled, if any */
 	struct page *in_page;
 	u8 in_data;
 };
@@ -507,12 +507,37 @@ static void sdsm_home_copy_own(struct sdsm_home_page *hp)
 	}
 }
 
+/*
+ * The page @in_page of message @in becomes the copy *@dst itself, without
+ * a CPU copy: the page in *@dst, which nothing maps or sends (a fault's
+ * spare, or one allocated for the copy), takes its place in the receive
+ * ring (sdsm_msg_take_page()).  Its memory cgroup charge stays
+ * with it, so at most the ring's pages are charged to another cgroup
+ * than the copies they stand for (Documentation/coherent-memory.rst,
+ * "Memory accounting").  False if the page cannot be taken (no message,
+ * or this node's own): the caller copies.
+ */
+static bool sdsm_install_received(const struct sdsm_msg *in,
+				  struct page *in_page, struct page **dst)
+{
+	struct page *got;
+
+	if (!in || in->page != in_page)
+		return false;
+	got = sdsm_msg_take_page(in, *dst);
+	if (!got)
+		return false;
+	*dst = got;
+	return true;
+}
+
 static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 {
 	struct sdsm_pctx *c = priv;
 	bool home = msg->type == SDSM_PROTO_MSG_DATA;
 	struct page **dst = home ? &c->hp->home_copy : &c->pg->copy;
 	bool page = c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page;
+	bool fresh = true;	/* *dst is no copy yet: nothing maps it */
 
 	if (home)
 		sdsm_home_copy_own(c->hp);
@@ -526,10 +551,13 @@ static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 		/* The home copy may stay NULL (zero); a node copy is mapped. */
 		*dst = sdsm_copy_alloc_nofail(page ? GFP_HIGHUSER :
 					      GFP_HIGHUSER | __GFP_ZERO);
-	} else if (*dst && !page) {
-		clear_highpage(*dst);
+	} else {
+		fresh = false;
+		if (*dst && !page)
+			clear_highpage(*dst);
 	}
-	if (page) {
+	if (page && !(fresh &&
+		      sdsm_install_received(c->in_msg, c->in_page, dst))) {
 		copy_highpage(*dst, c->in_page);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
 	}
@@ -887,8 +915,9 @@ static void sdsm_coh_no_state(u16 src, const struct sdsm_proto_msg *msg)
 }
 
 static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
-			  struct page *page)
+			  const struct sdsm_msg *in)
 {
+	struct page *page = in->page;
 	struct sdsm_proto_msg msg = {
 		.region = be32_to_cpu(w->region),
 		.page = be64_to_cpu(w->page),
@@ -942,6 +971,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 	    msg.type == SDSM_PROTO_MSG_WRITE)
 		home = sdsm_coh_home(r, msg.page, pg, src);
 	sdsm_pctx_init(&ctx, &c, r, msg.page, pg, home);
+	c.in_msg = in;
 	c.in_page = page;
 	c.in_data = w->data;
 	if (to_home && home != sdsm_cl.node_id) {
@@ -1094,6 +1124,7 @@ struct sdsm_rctx {
 	struct sdsm_page *pg;
 	struct sdsm_rc_slot *rs;
 	const struct sdsm_wire_rc *in;
+	const struct sdsm_msg *in_msg;	/* the message handled, if any */
 	struct page *in_page;
 	u32 unacked;
 	u32 lost;
@@ -1234,6 +1265,7 @@ static void sdsm_rc_op_install(void *priv, const struct sdsm_rc_msg *msg)
 	struct sdsm_rctx *c = priv;
 	struct sdsm_page *pg = c->pg;
 	bool page = c->in->data == SDSM_WIRE_DATA_PAGE && c->in_page;
+	bool fresh = true;	/* pg->copy is no copy yet: nothing maps it */
 
 	sdsm_stat_inc(SDSM_STAT_PAGES_FETCHED);
 	if (msg->src == sdsm_cl.node_id) {
@@ -1244,11 +1276,14 @@ static void sdsm_rc_op_install(void *priv, const struct sdsm_rc_msg *msg)
 		pg->flags &= ~SDSM_PAGE_SPARE;
 	else if (!pg->copy)
 		pg->copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
-	if (page) {
+	else
+		fresh = false;
+	if (!page) {
+		clear_highpage(pg->copy);
+	} else if (!(fresh && sdsm_install_received(c->in_msg, c->in_page,
+						    &pg->copy))) {
 		copy_highpage(pg->copy, c->in_page);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
-	} else {
-		clear_highpage(pg->copy);
 	}
 }
 
@@ -1465,8 +1500,9 @@ static void sdsm_rc_nomem(u16 src, const struct sdsm_wire_rc *in,
 }
 
 static void sdsm_rc_recv(u16 src, const struct sdsm_wire_rc *w,
-			 struct page *page)
+			 const struct sdsm_msg *in)
 {
+	struct page *page = in->page;
 	struct sdsm_rc_msg msg = {
 		.region = be32_to_cpu(w->region),
 		.page = be64_to_cpu(w->page),
@@ -1516,6 +1552,7 @@ static void sdsm_rc_recv(u16 src, const struct sdsm_wire_rc *w,
 	home = to_home ? sdsm_rc_home_of(r, msg.page, pg, src) : pg->home;
 	sdsm_rc_begin(&ctx, &c, r, msg.page, pg, rs, home);
 	c.in = w;
+	c.in_msg = in;
 	c.in_page = page;
 	if (to_home && home == sdsm_cl.node_id) {
 		pg->flags |= SDSM_PAGE_TOUCHED;
@@ -1846,9 +1883,13 @@ static void sdsm_rc_region_free(struct sdsm_region *r)
 	atomic_dec(&sdsm_rc_regions);
 }
 
-static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
-			      const void *payload, u32 len, struct page *page)
+static void sdsm_mem_dispatch(const struct sdsm_msg *msg)
 {
+	struct sdsm_peer *peer = msg->peer;
+	const void *payload = msg->payload;
+	struct page *page = msg->page;
+	u16 type = msg->type;
+	u32 len = msg->len;
 	union {
 		struct sdsm_wire_coh coh;
 		struct sdsm_wire_home home;
@@ -1868,7 +1909,7 @@ static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 					     "coherence message without its page");
 			return;
 		}
-		sdsm_coh_recv(peer->id, &u.coh, page);
+		sdsm_coh_recv(peer->id, &u.coh, msg);
 		return;
 	case SDSM_MSG_RC:
 		if (len < sizeof(u.rc))
@@ -1881,7 +1922,7 @@ static void sdsm_mem_dispatch(struct sdsm_peer *peer, u16 type,
 					     "release message without its page");
 			return;
 		}
-		sdsm_rc_recv(peer->id, &u.rc, page);
+		sdsm_rc_recv(peer->id, &u.rc, msg);
 		return;
 	case SDSM_MSG_HOME_REQ:
 	case SDSM_MSG_HOME_REP:
@@ -1907,8 +1948,7 @@ short_msg:
 
 static void sdsm_mem_handler(const struct sdsm_msg *msg)
 {
-	sdsm_mem_dispatch(msg->peer, msg->type, msg->payload, msg->len,
-			  msg->page);
+	sdsm_mem_dispatch(msg);
 	/*
 	 * A message that completes a transaction homed here (the last ACK of
 	 * an invalidation, a FETCH's data) queued the grant to this node:

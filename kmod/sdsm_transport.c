@@ -482,6 +482,7 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 		ib_dma_sync_single_for_cpu(conn->dev, slot->page_dma,
 					   PAGE_SIZE, DMA_FROM_DEVICE);
 		msg.page = slot->page;
+		msg.slot = slot;
 	}
 	atomic64_inc(&peer->rx_msgs);
 	atomic64_add(n, &peer->rx_bytes);
@@ -506,6 +507,42 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 		sdsm_session_rx(conn, &msg, seq);
 	else
 		sdsm_msg_dispatch(conn, &msg);
+}
+
+/**
+ * sdsm_msg_take_page - take a received page, leaving another in its place
+ * @msg: the message being handled, with its page
+ * @fresh: an order-0 page of the caller's, to receive into next
+ *
+ * The zero-copy receive of a page: the caller owns @msg->page from now
+ * on, and the receive is posted again with @fresh when the handler
+ * returns (sdsm_rx_work()).  The device wrote all of @msg->page: a page
+ * message is exactly a page (sdsm_rx_process()).
+ *
+ * Context: the handler of @msg, in the connection's receive worker.
+ * Return: @msg->page, or NULL if it cannot be taken (a message this node
+ * sent itself, or @fresh cannot be mapped for the device): the caller
+ * copies it, and @fresh stays the caller's.
+ */
+struct page *sdsm_msg_take_page(const struct sdsm_msg *msg,
+				struct page *fresh)
+{
+	struct sdsm_rx_slot *slot = msg->slot;
+	struct ib_device *dev;
+	struct page *got;
+	u64 dma;
+
+	if (!slot || !msg->page || slot->page != msg->page)
+		return NULL;
+	dev = slot->conn->dev;
+	dma = ib_dma_map_page(dev, fresh, 0, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, dma))
+		return NULL;
+	ib_dma_unmap_page(dev, slot->page_dma, PAGE_SIZE, DMA_FROM_DEVICE);
+	got = slot->page;
+	slot->page = fresh;
+	slot->page_dma = dma;
+	return got;
 }
 
 void sdsm_rx_work(struct work_struct *work)
