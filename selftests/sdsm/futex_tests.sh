@@ -31,7 +31,6 @@ FT=$HERE/futex_test
 N=$SDSM_NR_NODES
 LAST=$((N - 1))
 DOWN_SEC=40
-UP_SEC=90
 WORK=$SDSM_SHARED/futex-tests.$$
 TEST=""
 
