@@ -27,7 +27,10 @@
  * module does (no twin, DIFFs without bytes), and there a page is
  * exclusive to its home until another node is served it: the home's
  * releases leave it writable (sdsm_rc_flush_skip()) and the first foreign
- * READ closes the home's interval (sdsm_rc_home_share()).  After every step: a mapping
+ * READ closes the home's interval (sdsm_rc_home_share()).  A lock's
+ * manager grants only the notices that rose since its previous grant to
+ * the node (struct lockmgr; the module still sends the whole table).
+ * After every step: a mapping
  * never allows more than the node's state, a twin exists exactly for a
  * writable copy that is not the home copy, the acknowledgment counters
  * agree.  After draining (locks released, a final barrier): no message in
@@ -77,6 +80,7 @@ enum mutation {
 	MUT_EXCL_NO_CLOSE,	/* a first foreign READ leaves it exclusive */
 	MUT_EXCL_SKIP_SHARED,	/* a release skips a shared home page */
 	MUT_EXCL_SHARE_OPEN,	/* not a bug: shared, interval left open */
+	MUT_GRANT_STAMP_EARLY,	/* a lock's notices stamped before its clock moves */
 	MUT_NR,
 };
 
@@ -123,10 +127,20 @@ struct node {
 	u64 lock_since[LOCKS], bar_since;
 };
 
+/*
+ * A lock's manager: what was released to the lock (@know), and what it
+ * sent each node.  @clock counts the releases merged; @stamp[p] is the
+ * clock when @know[p] last rose, @sent[n] the clock when node n was last
+ * granted the lock.  A grant carries only what rose since (see
+ * grant_lock()).
+ */
 struct lockmgr {
 	int holder;
 	int q[NTHR], qlen;
 	u32 know[PAGES];
+	u32 stamp[PAGES];
+	u32 clock;
+	u32 sent[NODES];
 };
 
 /*
@@ -174,6 +188,7 @@ struct sim {
 	/* statistics */
 	unsigned long reads, writes, diffs, wholes, merges, invals, refetch;
 	unsigned long grants, barriers, steps, flushes_at_acquire, handoffs;
+	unsigned long grant_notices, table_notices;	/* sent, whole tables */
 	unsigned long coalesced, aliased_writes;
 	unsigned long excl_skips, excl_closes;
 };
@@ -639,12 +654,27 @@ static void sync_send(struct sim *s, int src, int dst, int kind, int lock,
 	push(s, src, dst, &m);
 }
 
+/*
+ * Grant lock @l to thread @t: its node gets the notices that rose since
+ * the lock's previous grant to that node.  What the node was sent before
+ * it still knows (knowledge only grows), so the grant loses nothing, and
+ * a node's notices cost the lock's traffic once, not at every grant.
+ */
 static void grant_lock(struct sim *s, int l, int t)
 {
-	s->lk[l].holder = t;
+	struct lockmgr *lk = &s->lk[l];
+	int n = t / THREADS, p;
+	u32 delta[PAGES];
+
+	for (p = 0; p < PAGES; p++) {
+		delta[p] = lk->stamp[p] > lk->sent[n] ? lk->know[p] : 0;
+		s->grant_notices += !!delta[p];
+		s->table_notices += !!lk->know[p];
+	}
+	lk->sent[n] = lk->clock;
+	lk->holder = t;
 	s->grants++;
-	sync_send(s, l % NODES, t / THREADS, K_LOCK_GRANT, l, t,
-		  s->lk[l].know);
+	sync_send(s, l % NODES, n, K_LOCK_GRANT, l, t, delta);
 }
 
 /* Publish: the release's diffs are all acknowledged (or, bug, not). */
@@ -719,15 +749,31 @@ static void release(struct sim *s, int t, int l)
 		publish(s, t);
 }
 
-static void merge(u32 *know, const struct msg *m)
+/* Keep in @know (with @stamp, if any) the larger version of each notice. */
+static void merge(u32 *know, u32 *stamp, u32 now, const struct msg *m)
 {
 	int k, p;
 
 	for (k = 0; k < m->nnot; k++) {
 		p = (int)m->not[k].page;
-		if (m->not[k].version > know[p])
-			know[p] = m->not[k].version;
+		if (m->not[k].version <= know[p])
+			continue;
+		know[p] = m->not[k].version;
+		if (stamp)
+			stamp[p] = now;
 	}
+}
+
+/* A release's notices reach lock @lk's manager. */
+static void merge_lock(struct sim *s, struct lockmgr *lk, const struct msg *m)
+{
+	/* The bug: stamped with the clock a grant may have recorded already. */
+	if (s->mutation == MUT_GRANT_STAMP_EARLY) {
+		merge(lk->know, lk->stamp, lk->clock, m);
+		lk->clock++;
+		return;
+	}
+	merge(lk->know, lk->stamp, ++lk->clock, m);
 }
 
 /*
@@ -800,7 +846,7 @@ static void deliver(struct sim *s, int src, int dst)
 			lk->q[lk->qlen++] = m.thr;
 		break;
 	case K_LOCK_REL:
-		merge(lk->know, &m);
+		merge_lock(s, lk, &m);
 		lk->holder = -1;
 		if (lk->qlen) {
 			int next = lk->q[0];
@@ -829,7 +875,7 @@ static void deliver(struct sim *s, int src, int dst)
 			}
 		break;
 	case K_BAR_ARRIVE:
-		merge(s->bknow, &m);
+		merge(s->bknow, NULL, 0, &m);
 		if (++s->arrived == NTHR) {
 			for (k = 0; k < NTHR; k++)
 				sync_send(s, BARMGR, k / THREADS, K_BAR_DEPART,
@@ -1181,6 +1227,7 @@ static bool test_random(const struct test *t)
 	unsigned long i, n = schedules * 20;
 	unsigned long reads = 0, writes = 0, diffs = 0, wholes = 0;
 	unsigned long merges = 0, invals = 0, refetch = 0, grants = 0;
+	unsigned long gnot = 0, tnot = 0;
 	unsigned long barriers = 0, flacq = 0, nsteps = 0, hand = 0, coal = 0;
 	unsigned long aliased = 0, skips = 0, closes = 0, skipped = 0;
 
@@ -1208,6 +1255,8 @@ static bool test_random(const struct test *t)
 		invals += s.invals;
 		refetch += s.refetch;
 		grants += s.grants;
+		gnot += s.grant_notices;
+		tnot += s.table_notices;
 		barriers += s.barriers;
 		flacq += s.flushes_at_acquire;
 		hand += s.handoffs;
@@ -1220,6 +1269,8 @@ static bool test_random(const struct test *t)
 	}
 	printf("# %lu schedules x %lu steps (%lu steps with the drains): %lu reads, %lu writes, %lu lock grants, %lu barriers\n",
 	       n, steps, nsteps, reads, writes, grants, barriers);
+	printf("# lock grants carried %lu notices, where the whole tables held %lu\n",
+	       gnot, tnot);
 	printf("# %lu diffs (%lu WHOLE), %lu applied while another node's diff of the page was in flight, %lu copies invalidated at acquires, %lu dirty pages flushed by an acquire, %lu stale GRANT_READs asked again\n",
 	       diffs, wholes, merges, invals, flacq, refetch);
 	printf("# %lu mail bytes handed over through a lock, %lu faults coalesced with a READ in flight, %lu writes of a home in its home copy\n",
@@ -2109,6 +2160,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_EXCL_SKIP_SHARED },
 	{ "variant: shared without closing the home's interval is correct too",
 	  test_variant, MUT_EXCL_SHARE_OPEN },
+	{ "planted bug 'lock notices stamped before the clock moves' caught",
+	  test_planted, MUT_GRANT_STAMP_EARLY },
 	{ "race: concurrent writers of one page merge at the home",
 	  test_merge, 0 },
 	{ "race: GRANT_READ served before a noticed diff is asked again",
