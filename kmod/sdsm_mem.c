@@ -1749,7 +1749,7 @@ static int sdsm_rc_slot_collect(struct sdsm_region *r, u64 idx,
 
 	if (!need)
 		return 0;
-	ret = sdsm_rc_keep_max(arg, sdsm_rc_notice_key(r->id, idx), need,
+	ret = sdsm_rc_keep_max(arg, sdsm_rc_notice_key(r->id, idx), need, 0,
 			       true);
 	return ret < 0 ? ret : 0;
 }

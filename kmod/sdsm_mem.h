@@ -249,19 +249,43 @@ static inline u64 sdsm_rc_notice_key_page(unsigned long key)
 }
 
 /*
+ * An entry of a notice xarray: the version released, and the stamp a lock
+ * table gives it when it rises (0 elsewhere), in the 31 bits left of an
+ * xarray value above the version.
+ */
+#define SDSM_RC_STAMP_MAX	((1U << 31) - 1)
+static_assert(BITS_PER_LONG == 64);
+
+static inline void *sdsm_rc_entry(u32 version, u32 stamp)
+{
+	return xa_mk_value((unsigned long)stamp << 32 | version);
+}
+
+static inline u32 sdsm_rc_entry_version(const void *entry)
+{
+	return (u32)xa_to_value(entry);
+}
+
+static inline u32 sdsm_rc_entry_stamp(const void *entry)
+{
+	return xa_to_value(entry) >> 32;
+}
+
+/*
  * Keep in @notices the larger of @version and the version already there
- * for notice key @key; a key not there yet is added only if @may_add.
+ * for notice key @key, with @stamp when it rises; a key not there yet is
+ * added only if @may_add.
  * Return: 1 if the key was added, 0 if nothing was added, -ENOMEM.
  */
 static inline int sdsm_rc_keep_max(struct xarray *notices, unsigned long key,
-				   u32 version, bool may_add)
+				   u32 version, u32 stamp, bool may_add)
 {
 	void *old = xa_load(notices, key);
 	int ret;
 
-	if (old ? xa_to_value(old) >= version : !may_add)
+	if (old ? sdsm_rc_entry_version(old) >= version : !may_add)
 		return 0;
-	ret = xa_err(xa_store(notices, key, xa_mk_value(version),
+	ret = xa_err(xa_store(notices, key, sdsm_rc_entry(version, stamp),
 			      GFP_KERNEL));
 	return ret ?: !old;
 }

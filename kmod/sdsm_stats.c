@@ -46,6 +46,7 @@ static const char * const sdsm_stat_names[SDSM_NR_STATS] = {
 	[SDSM_STAT_DIFF_BYTES_SENT]		= "diff_bytes_sent",
 	[SDSM_STAT_RC_INVALIDATIONS]		= "rc_invalidations",
 	[SDSM_STAT_RC_EXCLUSIVE_SKIPS]		= "rc_exclusive_skips",
+	[SDSM_STAT_RC_GRANT_NOTICES]		= "rc_grant_notices",
 	[SDSM_STAT_COST_WAKEUPS]		= "cost_wakeups",
 	[SDSM_STAT_COST_COPIES]			= "cost_copies",
 	[SDSM_STAT_COST_ALLOCS]			= "cost_allocs",

@@ -39,6 +39,7 @@ enum sdsm_stat {
 	SDSM_STAT_DIFF_BYTES_SENT,	/* their encoded bytes */
 	SDSM_STAT_RC_INVALIDATIONS,	/* copies dropped by write notices */
 	SDSM_STAT_RC_EXCLUSIVE_SKIPS,	/* home pages a release left alone */
+	SDSM_STAT_RC_GRANT_NOTICES,	/* notices a manager granted */
 	/*
 	 * What faults cost, counted at the call sites on every node
 	 * (Documentation/performance.rst, "What a fault costs"):

@@ -202,7 +202,10 @@ struct sdsm_mgr_futex {
 /*
  * Write notices a manager keeps for a lock (while it has any) or for a
  * barrier's current generation: @notices maps a page (key of
- * sdsm_rc_knowledge()) to xa_mk_value(the largest version released).
+ * sdsm_rc_knowledge()) to sdsm_rc_entry(the largest version released,
+ * @clock when it rose).  A lock's grant carries only the entries stamped
+ * after @sent of the node granted (Documentation/protocol.rst,
+ * "Publishing"); a barrier's departure carries all of its generation.
  * The notices of a region go when it leaves this node's table
  * (sdsm_sync_rc_forget()), and a lock table with it once empty.
  */
@@ -212,6 +215,8 @@ struct sdsm_rc_table {
 	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK, _BARRIER */
 	struct xarray notices;
 	unsigned long nr;		/* entries of @notices */
+	u32 clock;			/* batches of notices merged */
+	u32 sent[SDSM_MAX_NODES];	/* @clock at each node's last grant */
 };
 
 /* This layer's view of one peer. */
@@ -318,6 +323,28 @@ static void sdsm_rc_table_trim(struct sdsm_rc_table *t)
 }
 
 /*
+ * A batch of notices (one release's, or one message of them) is about to
+ * be merged into @t: stamp it after every grant so far.  Should the clock
+ * run out, every entry is stamped 1 and every node is owed the whole
+ * table again.  Locks: sdsm_sync.lock.
+ */
+static void sdsm_rc_table_tick(struct sdsm_rc_table *t)
+{
+	unsigned long key;
+	void *v;
+
+	if (t->clock == SDSM_RC_STAMP_MAX) {
+		xa_for_each(&t->notices, key, v)
+			xa_store(&t->notices, key,
+				 sdsm_rc_entry(sdsm_rc_entry_version(v), 1),
+				 GFP_KERNEL);
+		memset(t->sent, 0, sizeof(t->sent));
+		t->clock = 1;
+	}
+	t->clock++;
+}
+
+/*
  * Keep in @t the larger version of @key.  A notice of a region destroyed
  * here lately is dropped: it was sent before the destroy reached its
  * sender, and sdsm_sync_rc_forget() ran already.  Return 0 or -ENOMEM.
@@ -326,7 +353,8 @@ static int sdsm_rc_merge_one(struct sdsm_rc_table *t, unsigned long key,
 			     u32 version)
 {
 	bool may_add = !sdsm_region_gone(sdsm_rc_notice_key_region(key));
-	int ret = sdsm_rc_keep_max(&t->notices, key, version, may_add);
+	int ret = sdsm_rc_keep_max(&t->notices, key, version, t->clock,
+				   may_add);
 
 	if (ret <= 0)
 		return ret;
@@ -340,8 +368,9 @@ static int sdsm_rc_merge(struct sdsm_rc_table *t, struct xarray *from)
 	void *v;
 	int ret;
 
+	sdsm_rc_table_tick(t);
 	xa_for_each(from, key, v) {
-		ret = sdsm_rc_merge_one(t, key, xa_to_value(v));
+		ret = sdsm_rc_merge_one(t, key, sdsm_rc_entry_version(v));
 		if (ret)
 			return ret;
 	}
@@ -403,9 +432,13 @@ static int sdsm_rc_apply_one(u32 region, u64 page, u32 version)
 	return ret == -ENOENT ? 0 : ret;
 }
 
-/* Apply every notice of @from here, as an acquire of this node. */
-static void sdsm_rc_apply(struct xarray *from)
+/*
+ * Apply here, as an acquire of this node, every notice of @from stamped
+ * @from_stamp or later.  Return the number not applied.
+ */
+static unsigned int sdsm_rc_apply(struct xarray *from, u32 from_stamp)
 {
+	unsigned int failed = 0;
 	unsigned long key;
 	u32 region;
 	u64 page;
@@ -413,13 +446,20 @@ static void sdsm_rc_apply(struct xarray *from)
 	int ret;
 
 	xa_for_each(from, key, v) {
+		if (sdsm_rc_entry_stamp(v) < from_stamp)
+			continue;
+		sdsm_stat_inc(SDSM_STAT_RC_GRANT_NOTICES);
 		region = sdsm_rc_notice_key_region(key);
 		page = sdsm_rc_notice_key_page(key);
-		ret = sdsm_rc_apply_one(region, page, xa_to_value(v));
-		if (ret)
+		ret = sdsm_rc_apply_one(region, page,
+					sdsm_rc_entry_version(v));
+		if (ret) {
+			failed++;
 			pr_warn_ratelimited("write notice for region %u page %llu not applied: %d\n",
 					    region, page, ret);
+		}
 	}
+	return failed;
 }
 
 /*
@@ -437,11 +477,12 @@ static void sdsm_rc_send_page(unsigned int node, struct sdsm_wire_rc_notices *w,
 }
 
 /*
- * Queue the notices of @from to @node as RC_NOTICES of @kind and @id,
- * SDSM_WIRE_NOTICES_MAX a message.  Locks: sdsm_sync.lock.
+ * Queue the notices of @from stamped @from_stamp or later to @node as
+ * RC_NOTICES of @kind and @id, SDSM_WIRE_NOTICES_MAX a message.
+ * Locks: sdsm_sync.lock.
  */
 static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
-			 struct xarray *from)
+			 struct xarray *from, u32 from_stamp)
 {
 	struct sdsm_wire_rc_notices w = {
 		.id = cpu_to_be64(id),
@@ -454,13 +495,17 @@ static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
 	void *v;
 
 	xa_for_each(from, key, v) {
+		if (sdsm_rc_entry_stamp(v) < from_stamp)
+			continue;
+		if (kind == SDSM_WIRE_NOTICES_ACQUIRE)
+			sdsm_stat_inc(SDSM_STAT_RC_GRANT_NOTICES);
 		if (!page) {
 			/* Committed to by the release: cannot fail. */
 			page = alloc_page(GFP_KERNEL | __GFP_NOFAIL);
 			e = kmap_local_page(page);
 		}
 		e[n].region = cpu_to_be32(sdsm_rc_notice_key_region(key));
-		e[n].version = cpu_to_be32(xa_to_value(v));
+		e[n].version = cpu_to_be32(sdsm_rc_entry_version(v));
 		e[n].page = cpu_to_be64(sdsm_rc_notice_key_page(key));
 		if (++n < SDSM_WIRE_NOTICES_MAX)
 			continue;
@@ -475,19 +520,30 @@ static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
 
 /*
  * Manager side: a lock or barrier generation goes to @node: send it (or
- * apply here) what the object knows.  Locks: sdsm_sync.lock.
+ * apply here) what the object knows that @node was not sent yet: for a
+ * lock, what rose since its last grant to @node (what @node was sent it
+ * still knows); for a barrier generation, everything.  A node that goes
+ * down is owed the whole table again (sdsm_sync_node_down()), and so is
+ * this node if an apply here failed.  Locks: sdsm_sync.lock.
  */
 static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
 {
 	struct sdsm_rc_table *t = sdsm_rc_table_find(kind, id, false);
+	u32 from = 0;
 
 	if (!t)
 		return;
-	if (node == sdsm_cl.node_id)
-		sdsm_rc_apply(&t->notices);
-	else if (sdsm_sync.running)
+	if (kind == SDSM_WIRE_NOTICES_LOCK) {
+		from = t->sent[node] + 1;
+		t->sent[node] = t->clock;
+	}
+	if (node == sdsm_cl.node_id) {
+		if (sdsm_rc_apply(&t->notices, from))
+			t->sent[node] = 0;
+	} else if (sdsm_sync.running) {
 		sdsm_rc_send(node, SDSM_WIRE_NOTICES_ACQUIRE, id,
-			     &t->notices);
+			     &t->notices, from);
+	}
 }
 
 /*
@@ -523,7 +579,7 @@ static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
 	if (xa_empty(notices))
 		return 0;
 	if (manager != sdsm_cl.node_id) {
-		sdsm_rc_send(manager, kind, id, notices);
+		sdsm_rc_send(manager, kind, id, notices, 0);
 		return 0;
 	}
 	t = sdsm_rc_table_find(kind, id, true);
@@ -1125,6 +1181,7 @@ static void sdsm_mgr_futex_drop(unsigned int x)
 /* Node @x is down.  Locks: sdsm_sync.lock. */
 static void sdsm_sync_node_down(unsigned int x)
 {
+	struct sdsm_rc_table *t;
 	struct sdsm_mgr_barrier *mb;
 	struct sdsm_mgr_waiter *w, *wt;
 	struct sdsm_mgr_lock *ml;
@@ -1165,6 +1222,9 @@ static void sdsm_sync_node_down(unsigned int x)
 		if (mb->nodemask & BIT_ULL(x))
 			sdsm_mgr_barrier_end(mb, SDSM_SYNC_HOSTDOWN, x);
 	sdsm_mgr_futex_drop(x);
+	/* What x was granted may be lost with it: it is owed all again. */
+	hash_for_each(sdsm_sync.rc_tables, bkt, t, hnode)
+		t->sent[x] = 0;
 }
 
 static int sdsm_sync_peer_event(struct notifier_block *nb,
@@ -1329,7 +1389,9 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 	if (w->kind != SDSM_WIRE_NOTICES_ACQUIRE) {
 		mutex_lock(&sdsm_sync.lock);
 		t = sdsm_rc_table_find(w->kind, be64_to_cpu(w->id), true);
-		if (!t)
+		if (t)
+			sdsm_rc_table_tick(t);
+		else
 			ret = -ENOMEM;
 	}
 	e = kmap_local_page(msg->page);
@@ -1358,6 +1420,15 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 		pr_err_ratelimited("node %u: write notice %u of %u refused\n",
 				   msg->peer->id, i, n);
 		sdsm_sync_break(msg->peer->id, "bad write notice");
+	} else if (ret && w->kind == SDSM_WIRE_NOTICES_ACQUIRE) {
+		/*
+		 * A grant's notices not applied: the manager counts them as
+		 * known here and would not send them again; a new session
+		 * makes it send its whole table at the next grant.
+		 */
+		pr_err_ratelimited("node %u: granted write notices not applied: %d\n",
+				   msg->peer->id, ret);
+		sdsm_sync_break(msg->peer->id, "write notices not applied");
 	} else if (ret) {
 		/* Knowledge lost here: a later acquire may read stale data. */
 		pr_err_ratelimited("node %u: write notices dropped: %d\n",

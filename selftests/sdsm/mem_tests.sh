@@ -26,7 +26,7 @@ mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
 mem_write_only mem_home_shared_copy mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
-mem_rc_notices_freed"
+mem_rc_notices_freed mem_rc_grant_delta"
 
 mu() {
 	local k=$1
@@ -1545,6 +1545,42 @@ test_mem_rc_mixed() {
 	run_on 0 grep -l release /sys/kernel/sdsm/regions/*/consistency >/dev/null ||
 		{ log "no region says release in sysfs"; rc=1; }
 	rc_done "$name" "$name-seq" || rc=1
+	return $rc
+}
+
+# The notices this cluster's lock and barrier managers granted so far.
+rc_granted() {
+	local k sum=0
+	for k in $(nodes); do
+		sum=$((sum + $(stat_of "$k" rc_grant_notices)))
+	done
+	echo $sum
+}
+
+# A lock's grant carries only the notices that rose since the lock's
+# last grant to the node (Documentation/protocol.rst, "Publishing"):
+# node 0 writes 32 pages under a lock, then node 1 reads them under the
+# lock twice, each run taking the lock at least once.  The first run's
+# grant brings a notice of every page not homed at node 0 (21 or 22 of
+# 32 on 3 nodes; the pages homed there were never served to another
+# node, so they need none: "Exclusive home pages"); the second run's
+# grants bring none, since nothing rose (before, every grant carried the
+# lock's whole table).  Both runs must read node 0's data.
+test_mem_rc_grant_delta() {
+	local name rc=0 lock=$((RANDOM + 17000)) v=$((RANDOM + 1)) g0 g1 g2
+	name=$(rc_name grant) || return 1
+	run_on 0 "$RC_UTIL" write "$name" 32 "$lock" "$v" || rc=1
+	g0=$(rc_granted)
+	run_on 1 "$RC_UTIL" read "$name" 32 "$lock" "$v" 60 || rc=1
+	g1=$(rc_granted)
+	run_on 1 "$RC_UTIL" read "$name" 32 "$lock" "$v" 60 || rc=1
+	g2=$(rc_granted)
+	log "notices granted: $((g1 - g0)) for node 1's first read, $((g2 - g1)) for its second"
+	[ $((g1 - g0)) -ge $((32 - (32 + N - 1) / N)) ] ||
+		{ log "want >= $((32 - (32 + N - 1) / N)) notices for the first read"; rc=1; }
+	[ $((g2 - g1)) -eq 0 ] ||
+		{ log "the second read was granted notices again"; rc=1; }
+	rc_done "$name" || rc=1
 	return $rc
 }
 

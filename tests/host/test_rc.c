@@ -29,7 +29,7 @@
  * releases leave it writable (sdsm_rc_flush_skip()) and the first foreign
  * READ closes the home's interval (sdsm_rc_home_share()).  A lock's
  * manager grants only the notices that rose since its previous grant to
- * the node (struct lockmgr; the module still sends the whole table).
+ * the node (struct lockmgr), as the module's lock tables do.
  * After every step: a mapping
  * never allows more than the node's state, a twin exists exactly for a
  * writable copy that is not the home copy, the acknowledgment counters
