@@ -1548,15 +1548,6 @@ test_mem_rc_mixed() {
 	return $rc
 }
 
-# The notices this cluster's lock and barrier managers granted so far.
-rc_granted() {
-	local k sum=0
-	for k in $(nodes); do
-		sum=$((sum + $(stat_of "$k" rc_grant_notices)))
-	done
-	echo $sum
-}
-
 # A lock's grant carries only the notices that rose since the lock's
 # last grant to the node (Documentation/protocol.rst, "Publishing"):
 # node 0 writes 32 pages under a lock, then node 1 reads them under the
@@ -1570,11 +1561,11 @@ test_mem_rc_grant_delta() {
 	local name rc=0 lock=$((RANDOM + 17000)) v=$((RANDOM + 1)) g0 g1 g2
 	name=$(rc_name grant) || return 1
 	run_on 0 "$RC_UTIL" write "$name" 32 "$lock" "$v" || rc=1
-	g0=$(rc_granted)
+	g0=$(stat_sum rc_grant_notices)
 	run_on 1 "$RC_UTIL" read "$name" 32 "$lock" "$v" 60 || rc=1
-	g1=$(rc_granted)
+	g1=$(stat_sum rc_grant_notices)
 	run_on 1 "$RC_UTIL" read "$name" 32 "$lock" "$v" 60 || rc=1
-	g2=$(rc_granted)
+	g2=$(stat_sum rc_grant_notices)
 	log "notices granted: $((g1 - g0)) for node 1's first read, $((g2 - g1)) for its second"
 	[ $((g1 - g0)) -ge $((32 - (32 + N - 1) / N)) ] ||
 		{ log "want >= $((32 - (32 + N - 1) / N)) notices for the first read"; rc=1; }
@@ -1603,9 +1594,7 @@ test_mem_rc_notices_freed() {
 	done
 	run_on 0 "$RC_UTIL" write "$name" 3 "$lock" 1 || rc=1
 	run_on 1 "$RC_UTIL" write "$name" 3 "$lock" 2 || rc=1
-	for k in $(nodes); do
-		sum1=$((sum1 + $(stat_of "$k" rc_lock_notices)))
-	done
+	sum1=$(stat_sum rc_lock_notices)
 	log "lock notices on all nodes: $sum0 before, $sum1 written"
 	[ "$sum1" -ge $((sum0 + 3)) ] ||
 		{ log "want >= $((sum0 + 3)) notices after the writes"; rc=1; }

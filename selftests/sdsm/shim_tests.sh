@@ -198,15 +198,6 @@ test_sync() {
 	return "$rc"
 }
 
-# The sum over the nodes of stats counter $1.
-stat_sum() {
-	local k n=0
-	for k in $(nodes); do
-		n=$((n + $(run_on "$k" cat "/sys/kernel/sdsm/stats/$1")))
-	done
-	echo "$n"
-}
-
 # Attribute $2 (policy, consistency) of region $1, as node 0 shows it.
 region_attr() {
 	local d

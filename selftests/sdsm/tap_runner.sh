@@ -145,6 +145,15 @@ dev_mode_restore() {
 	return $rc
 }
 
+# stat_sum NAME: the sum over the nodes of stats counter NAME.
+stat_sum() {
+	local k n=0
+	for k in $(nodes); do
+		n=$((n + $(run_on "$k" cat "/sys/kernel/sdsm/stats/$1")))
+	done
+	echo "$n"
+}
+
 # bg NAME K CMD...: CMD on node K in the background; its output goes to
 # $WORK/NAME.out as it is written (on_node would show it only at the end),
 # its exit status to $WORK/NAME.rc.  A remote CMD may run as long as the
