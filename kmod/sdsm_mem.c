@@ -508,21 +508,21 @@ static void sdsm_home_copy_own(struct sdsm_home_page *hp)
 }
 
 /*
- * The page @in_page of message @in becomes the copy *@dst itself, without
- * a CPU copy: the page in *@dst, which nothing maps or sends (a fault's
- * spare, or one allocated for the copy), takes its place in the receive
- * ring (sdsm_msg_take_page()).  Its memory cgroup charge stays
- * with it, so at most the ring's pages are charged to another cgroup
- * than the copies they stand for (Documentation/coherent-memory.rst,
+ * The page of message @in (the handler's in_page) becomes the copy *@dst
+ * itself, without a CPU copy: the page in *@dst, which nothing maps or
+ * sends (a fault's spare, or one allocated for the copy), takes its place
+ * in the receive ring (sdsm_msg_take_page()).  Its memory cgroup charge
+ * stays with it, so at most the ring's pages are charged to another
+ * cgroup than the copies they stand for (Documentation/coherent-memory.rst,
  * "Memory accounting").  False if the page cannot be taken (no message,
  * or this node's own): the caller copies.
  */
 static bool sdsm_install_received(const struct sdsm_msg *in,
-				  struct page *in_page, struct page **dst)
+				  struct page **dst)
 {
 	struct page *got;
 
-	if (!in || in->page != in_page)
+	if (!in)
 		return false;
 	got = sdsm_msg_take_page(in, *dst);
 	if (!got)
@@ -557,7 +557,7 @@ static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 			clear_highpage(*dst);
 	}
 	if (page && !(fresh &&
-		      sdsm_install_received(c->in_msg, c->in_page, dst))) {
+		      sdsm_install_received(c->in_msg, dst))) {
 		copy_highpage(*dst, c->in_page);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
 	}
@@ -1280,8 +1280,7 @@ static void sdsm_rc_op_install(void *priv, const struct sdsm_rc_msg *msg)
 		fresh = false;
 	if (!page) {
 		clear_highpage(pg->copy);
-	} else if (!(fresh && sdsm_install_received(c->in_msg, c->in_page,
-						    &pg->copy))) {
+	} else if (!(fresh && sdsm_install_received(c->in_msg, &pg->copy))) {
 		copy_highpage(pg->copy, c->in_page);
 		sdsm_cost(SDSM_STAT_COST_COPIES);
 	}
