@@ -81,6 +81,7 @@ enum mutation {
 	MUT_EXCL_SKIP_SHARED,	/* a release skips a shared home page */
 	MUT_EXCL_SHARE_OPEN,	/* not a bug: shared, interval left open */
 	MUT_GRANT_STAMP_EARLY,	/* a lock's notices stamped before its clock moves */
+	MUT_SINCE_SHARED,	/* one since for every lock, not one per lock */
 	MUT_NR,
 };
 
@@ -682,7 +683,10 @@ static void publish(struct sim *s, int t)
 {
 	int n = t / THREADS, l = s->thr[t].rel_lock, p, i;
 	struct node *nd = &s->node[n];
-	u64 *since = l >= 0 ? &nd->lock_since[l] : &nd->bar_since;
+	/* The bug: what went to one lock counts as told to every lock. */
+	u64 *since = l < 0 ? &nd->bar_since :
+		     s->mutation == MUT_SINCE_SHARED ? &nd->lock_since[0] :
+		     &nd->lock_since[l];
 	u32 know[PAGES];
 
 	for (p = 0; p < PAGES; p++) {
@@ -2162,6 +2166,8 @@ static const struct test tests[] = {
 	  test_variant, MUT_EXCL_SHARE_OPEN },
 	{ "planted bug 'lock notices stamped before the clock moves' caught",
 	  test_planted, MUT_GRANT_STAMP_EARLY },
+	{ "planted bug 'a node's publish to one lock counts for every lock' caught",
+	  test_planted, MUT_SINCE_SHARED },
 	{ "race: concurrent writers of one page merge at the home",
 	  test_merge, 0 },
 	{ "race: GRANT_READ served before a noticed diff is asked again",
