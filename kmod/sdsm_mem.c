@@ -1095,10 +1095,27 @@ bool sdsm_rc_in_use(void)
 	return atomic_read(&sdsm_rc_regions) > 0;
 }
 
+/*
+ * Release regions allocated on this node so far.  Each starts its clock
+ * (struct sdsm_rc_local) at its number times 2^SDSM_RC_CLOCK_SHIFT, so
+ * (unless one region's knowledge rises 2^40 times) the clocks of two
+ * regions that had the same id never meet, and a clock a lock kept of
+ * the older one (struct sdsm_rc_since) is below every stamp of the
+ * newer: it can make a release publish more, never less.
+ */
+static atomic_t sdsm_rc_incarnations = ATOMIC_INIT(0);
+
 /* A release region was allocated: sdsm_rc_region_free() undoes it. */
 void sdsm_rc_region_init(struct sdsm_region *r)
 {
+	/* Counts up to SDSM_RC_INCARNATIONS and stays there. */
+	int n = atomic_fetch_add_unless(&sdsm_rc_incarnations, 1,
+					SDSM_RC_INCARNATIONS) + 1;
+
 	atomic_inc(&sdsm_rc_regions);
+	/* From the last on: clock 0, and every release publishes all of it. */
+	if (n < SDSM_RC_INCARNATIONS)
+		r->rc_local.clock = (u64)n << SDSM_RC_CLOCK_SHIFT;
 }
 
 static void sdsm_rc_chunk_init(void *p)
@@ -1734,50 +1751,82 @@ int sdsm_rc_release(void)
 }
 
 struct sdsm_rc_collect {
-	struct xarray *into;
+	struct sdsm_rc_publish *pub;
+	u64 since;		/* of the region walked */
 	int err;
 };
 
-/* Merge the notice of page @idx of @r, if any, into @arg's xarray. */
+/*
+ * Merge the notice of page @idx of @r, if any and stamped after the
+ * region's @since, into @arg's notices.
+ */
 static int sdsm_rc_slot_collect(struct sdsm_region *r, u64 idx,
 				struct sdsm_rc_slot *rs, void *arg)
 {
-	/* A u32 read: a racing rise is published next time. */
+	struct sdsm_rc_collect *col = arg;
+	/* Racing rises are stamped after the clock read: published next. */
 	u32 need = READ_ONCE(rs->st.need);
+	u64 stamp = READ_ONCE(rs->st.stamp);
 	int ret;
 
-	if (!need)
+	if (!need || stamp <= col->since)
 		return 0;
-	ret = sdsm_rc_keep_max(arg, sdsm_rc_notice_key(r->id, idx), need, 0,
-			       true);
+	ret = sdsm_rc_keep_max(&col->pub->notices,
+			       sdsm_rc_notice_key(r->id, idx), need, 0, true);
 	return ret < 0 ? ret : 0;
 }
 
-/* The notices of @r into @arg's; after an error, no region is walked. */
+/*
+ * The notices of @r into @arg's, those stamped after what the lock was
+ * told of @r; after an error, no region is walked.
+ */
 static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
 {
 	struct sdsm_rc_collect *col = arg;
+	struct sdsm_rc_publish *pub = col->pub;
+	void *v = NULL;
+	bool keep;
+	u64 clock;
 
-	if (!col->err)
-		col->err = sdsm_rc_slot_for_each(r, true, sdsm_rc_slot_collect,
-						 col->into);
+	if (col->err || !r->rc_chunks)
+		return;
+	/*
+	 * Every rise stamped up to @clock is complete once rc_lock is taken
+	 * (sdsm_rc_begin()): none is missed by the lockless walk.
+	 */
+	mutex_lock(&r->rc_lock);
+	clock = r->rc_local.clock;
+	mutex_unlock(&r->rc_lock);
+	/* A clock from 0 (sdsm_rc_region_init()): @r is published whole. */
+	keep = pub->since && clock >= BIT_ULL(SDSM_RC_CLOCK_SHIFT);
+	if (keep)
+		v = xa_load(pub->since, r->id);
+	col->since = xa_is_value(v) ? xa_to_value(v) : 0;
+	col->err = sdsm_rc_slot_for_each(r, true, sdsm_rc_slot_collect, col);
+	/* Not kept: the next release to the lock publishes all of @r. */
+	if (!col->err && keep)
+		xa_store(&pub->clocks, r->id, xa_mk_value(clock), GFP_KERNEL);
 }
 
 /**
- * sdsm_rc_knowledge - merge this node's write notices into @into
- * @into: notices by sdsm_rc_notice_key(), values xa_mk_value(version)
+ * sdsm_rc_knowledge - gather this node's write notices for a release
+ * @pub: the release: @pub->since NULL (all the node knows), or the
+ *	clocks of this node's previous publish to the same lock, by region;
+ *	notices go into @pub->notices, and with @pub->since each region's
+ *	clock now into @pub->clocks, the lock's next @since if this publish
+ *	reaches its manager
  *
  * Every page of a release region whose released version this node knows
  * (its own diffs' and what its acquires brought), keeping the larger
- * version of each page.  Knowledge only grows, so publishing all of it
- * keeps what an object knows transitive (Documentation/protocol.rst,
- * "Publishing").
+ * version of each page; with @since only those whose knowledge rose since
+ * (what the lock was told before, it keeps).  Either way what the object
+ * knows stays transitive (Documentation/protocol.rst, "Publishing").
  *
  * Return: 0 or -ENOMEM.
  */
-int sdsm_rc_knowledge(struct xarray *into)
+int sdsm_rc_knowledge(struct sdsm_rc_publish *pub)
 {
-	struct sdsm_rc_collect col = { .into = into };
+	struct sdsm_rc_collect col = { .pub = pub };
 
 	if (sdsm_rc_in_use())
 		sdsm_region_for_each(sdsm_rc_region_collect, &col);

@@ -249,6 +249,32 @@ static inline u64 sdsm_rc_notice_key_page(unsigned long key)
 }
 
 /*
+ * A region's clock (struct sdsm_rc_local) starts at the number of the
+ * release regions allocated on this node before it, times 2^40; from
+ * the 2^22nd on at 0, which leaves it out of what struct sdsm_rc_publish
+ * remembers (sdsm_rc_region_init()).
+ */
+#define SDSM_RC_CLOCK_SHIFT	40
+#define SDSM_RC_INCARNATIONS	BIT(22)
+
+/**
+ * struct sdsm_rc_publish - the write notices of one release
+ * @notices: by sdsm_rc_notice_key(), values sdsm_rc_entry(version, 0)
+ * @since: NULL: every notice this node knows; else region id ->
+ *	xa_mk_value(its clock at this node's previous publish to the same
+ *	lock): only the notices stamped after it
+ * @clocks: with @since, region id -> xa_mk_value(its clock now), the
+ *	lock's next @since once this publish reached the lock's manager
+ *
+ * Filled by sdsm_rc_knowledge(); Documentation/protocol.rst, "Publishing".
+ */
+struct sdsm_rc_publish {
+	struct xarray notices;
+	struct xarray *since;
+	struct xarray clocks;
+};
+
+/*
  * An entry of a notice xarray: the version released, and the stamp a lock
  * table gives it when it rises (0 elsewhere), in the 31 bits left of an
  * xarray value above the version.
@@ -311,7 +337,7 @@ struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,
 void sdsm_mem_region_free(struct sdsm_region *r);
 int sdsm_mem_check_params(void);
 int sdsm_rc_release(void);
-int sdsm_rc_knowledge(struct xarray *into);
+int sdsm_rc_knowledge(struct sdsm_rc_publish *pub);
 int sdsm_rc_notice(u32 region, u64 page, u32 version);
 bool sdsm_rc_in_use(void);
 void sdsm_rc_region_init(struct sdsm_region *r);

@@ -47,6 +47,7 @@ static const char * const sdsm_stat_names[SDSM_NR_STATS] = {
 	[SDSM_STAT_RC_INVALIDATIONS]		= "rc_invalidations",
 	[SDSM_STAT_RC_EXCLUSIVE_SKIPS]		= "rc_exclusive_skips",
 	[SDSM_STAT_RC_GRANT_NOTICES]		= "rc_grant_notices",
+	[SDSM_STAT_RC_RELEASE_NOTICES]		= "rc_release_notices",
 	[SDSM_STAT_COST_WAKEUPS]		= "cost_wakeups",
 	[SDSM_STAT_COST_COPIES]			= "cost_copies",
 	[SDSM_STAT_COST_ALLOCS]			= "cost_allocs",

@@ -40,6 +40,7 @@ enum sdsm_stat {
 	SDSM_STAT_RC_INVALIDATIONS,	/* copies dropped by write notices */
 	SDSM_STAT_RC_EXCLUSIVE_SKIPS,	/* home pages a release left alone */
 	SDSM_STAT_RC_GRANT_NOTICES,	/* notices a manager granted */
+	SDSM_STAT_RC_RELEASE_NOTICES,	/* notices this node's releases published */
 	/*
 	 * What faults cost, counted at the call sites on every node
 	 * (Documentation/performance.rst, "What a fault costs"):

@@ -56,7 +56,9 @@
  * a lock release or barrier arrival first makes this node's writes
  * visible at their homes (sdsm_rc_release(), without the lock), then
  * sends its write notices (sdsm_rc_knowledge()) to the manager ahead of
- * the RELEASE or ARRIVE.  The manager keeps, per lock and per barrier
+ * the RELEASE or ARRIVE: to a lock those that rose since this node's
+ * last publish to it (struct sdsm_rc_since), to a barrier all it knows.
+ * The manager keeps, per lock and per barrier
  * generation, the largest version of every page it was told of (struct
  * sdsm_rc_table) and sends them to a node ahead of its grant or
  * departure; the node applies them (sdsm_rc_notice()) as they arrive, so
@@ -219,6 +221,24 @@ struct sdsm_rc_table {
 	u32 sent[SDSM_MAX_NODES];	/* @clock at each node's last grant */
 };
 
+/*
+ * What this node published to a lock: per release region, the region's
+ * clock at its last publish sent to the lock's manager (struct
+ * sdsm_rc_publish).  The manager keeps what it was told for as long as
+ * the lock's table lives, so the next release to the lock publishes only
+ * the notices stamped after that.  Dropped when the manager goes down
+ * (what it was told may be lost with it), with a region's entries when
+ * the region goes, and, being only a saving, any one of them when
+ * SDSM_RC_SINCE_MAX exist: without it a release publishes everything.
+ */
+struct sdsm_rc_since {
+	struct hlist_node hnode;	/* in sdsm_sync.rc_since by @lock */
+	u64 lock;
+	struct xarray clocks;		/* region id -> xa_mk_value(clock) */
+};
+
+#define SDSM_RC_SINCE_MAX	4096
+
 /* This layer's view of one peer. */
 struct sdsm_sync_peer {
 	bool up;			/* between its UP and DOWN events */
@@ -244,6 +264,8 @@ static struct {
 	DECLARE_HASHTABLE(barriers, SDSM_SYNC_HASH_BITS);
 	DECLARE_HASHTABLE(futexes, SDSM_SYNC_HASH_BITS);
 	DECLARE_HASHTABLE(rc_tables, SDSM_SYNC_HASH_BITS);
+	DECLARE_HASHTABLE(rc_since, SDSM_SYNC_HASH_BITS);
+	unsigned int nr_rc_since;
 	/* futex waiters of each node queued here, at most MAX_WAITERS */
 	u32 futex_waiters[SDSM_MAX_NODES];
 	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
@@ -322,6 +344,90 @@ static void sdsm_rc_table_trim(struct sdsm_rc_table *t)
 		sdsm_rc_table_free(t);
 }
 
+static void sdsm_rc_since_free(struct sdsm_rc_since *rs)
+{
+	hash_del(&rs->hnode);
+	xa_destroy(&rs->clocks);
+	sdsm_sync.nr_rc_since--;
+	sdsm_sync_free(rs);
+}
+
+/* Any one of them, NULL if none.  Locks: sdsm_sync.lock. */
+static struct sdsm_rc_since *sdsm_rc_since_any(void)
+{
+	struct sdsm_rc_since *rs;
+	int bkt;
+
+	hash_for_each(sdsm_sync.rc_since, bkt, rs, hnode)
+		return rs;
+	return NULL;
+}
+
+/* Locks: sdsm_sync.lock. */
+static struct sdsm_rc_since *sdsm_rc_since_find(u64 lock, bool alloc)
+{
+	struct sdsm_rc_since *rs;
+
+	hash_for_each_possible(sdsm_sync.rc_since, rs, hnode, lock)
+		if (rs->lock == lock)
+			return rs;
+	if (!alloc)
+		return NULL;
+	if (sdsm_sync.nr_rc_since >= SDSM_RC_SINCE_MAX)
+		sdsm_rc_since_free(sdsm_rc_since_any());
+	rs = sdsm_sync_alloc(sizeof(*rs));
+	if (!rs)
+		return NULL;
+	rs->lock = lock;
+	xa_init(&rs->clocks);
+	hash_add(sdsm_sync.rc_since, &rs->hnode, lock);
+	sdsm_sync.nr_rc_since++;
+	return rs;
+}
+
+/*
+ * Copy into @to what this node published to @lock before (empty: the
+ * release publishes everything).  Whatever cannot be copied is left out,
+ * which only makes the release publish more.  Locks: sdsm_sync.lock.
+ */
+static void sdsm_rc_since_copy(u64 lock, struct xarray *to)
+{
+	struct sdsm_rc_since *rs = sdsm_rc_since_find(lock, false);
+	unsigned long id;
+	void *v;
+
+	if (!rs)
+		return;
+	xa_for_each(&rs->clocks, id, v)
+		if (xa_err(xa_store(to, id, v, GFP_KERNEL)))
+			break;
+}
+
+/*
+ * A publish to @lock was sent to its manager (should the session end
+ * before it arrives, the manager's DOWN drops the record) or merged here:
+ * remember the clocks it was gathered at (@clocks) for the next release
+ * to @lock.  A clock not kept leaves the older one, which only makes the
+ * next release publish more.  Locks: sdsm_sync.lock.
+ */
+static void sdsm_rc_since_commit(u64 lock, struct xarray *clocks)
+{
+	struct sdsm_rc_since *rs;
+	unsigned long id;
+	void *v, *old;
+
+	if (xa_empty(clocks))
+		return;
+	rs = sdsm_rc_since_find(lock, true);
+	if (!rs)
+		return;
+	xa_for_each(clocks, id, v) {
+		old = xa_load(&rs->clocks, id);
+		if (!xa_is_value(old) || xa_to_value(old) < xa_to_value(v))
+			xa_store(&rs->clocks, id, v, GFP_KERNEL);
+	}
+}
+
 /*
  * A batch of notices (one release's, or one message of them) is about to
  * be merged into @t: stamp it after every grant so far.  Should the clock
@@ -397,6 +503,7 @@ void sdsm_sync_rc_forget(u32 region)
 {
 	unsigned long first = sdsm_rc_notice_key(region, 0);
 	unsigned long last = sdsm_rc_notice_key(region + 1, 0) - 1;
+	struct sdsm_rc_since *rs;
 	struct sdsm_rc_table *t;
 	struct hlist_node *tmp;
 	unsigned long key;
@@ -410,6 +517,11 @@ void sdsm_sync_rc_forget(u32 region)
 			sdsm_rc_table_count(t, -1);
 		}
 		sdsm_rc_table_trim(t);
+	}
+	hash_for_each_safe(sdsm_sync.rc_since, bkt, tmp, rs, hnode) {
+		xa_erase(&rs->clocks, region);
+		if (xa_empty(&rs->clocks))
+			sdsm_rc_since_free(rs);
 	}
 	mutex_unlock(&sdsm_sync.lock);
 }
@@ -547,21 +659,43 @@ static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
 }
 
 /*
- * The release half of a lock release or barrier arrival, before
- * sdsm_sync.lock is taken: this node's writes reach their homes, and what
- * it knows is gathered in @notices (empty without release regions).
- * Return 0 or the error of sdsm_rc_release() or of the gathering; the
- * caller goes on all the same (a lock is released, a barrier arrived at,
- * so nobody waits for ever), and fails with it.
+ * A release's notices: @since NULL, all this node knows (a barrier), or
+ * what it did not publish to the lock yet (sdsm_rc_since_copy() fills
+ * @since).
  */
-static int sdsm_sync_rc_release(struct xarray *notices)
+static void sdsm_rc_pub_init(struct sdsm_rc_publish *pub, struct xarray *since)
+{
+	xa_init(&pub->notices);
+	xa_init(&pub->clocks);
+	pub->since = since;
+	if (since)
+		xa_init(since);
+}
+
+static void sdsm_rc_pub_destroy(struct sdsm_rc_publish *pub)
+{
+	xa_destroy(&pub->notices);
+	xa_destroy(&pub->clocks);
+	if (pub->since)
+		xa_destroy(pub->since);
+}
+
+/*
+ * The release half of a lock release or barrier arrival, before
+ * sdsm_sync.lock is taken: this node's writes reach their homes, and
+ * what it has to publish is gathered in @pub (empty without release
+ * regions).  Return 0 or the error of sdsm_rc_release() or of the
+ * gathering; the caller goes on all the same (a lock is released, a
+ * barrier arrived at, so nobody waits for ever), and fails with it.
+ */
+static int sdsm_sync_rc_release(struct sdsm_rc_publish *pub)
 {
 	int ret, ret2;
 
 	if (!sdsm_rc_in_use())
 		return 0;
 	ret = sdsm_rc_release();
-	ret2 = sdsm_rc_knowledge(notices);
+	ret2 = sdsm_rc_knowledge(pub);
 	return ret ? ret : ret2;
 }
 
@@ -573,11 +707,16 @@ static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
 				struct xarray *notices)
 {
 	struct sdsm_rc_table *t;
+	unsigned long key, n = 0;
+	void *v;
 	int ret;
 
 	lockdep_assert_held(&sdsm_sync.lock);
 	if (xa_empty(notices))
 		return 0;
+	xa_for_each(notices, key, v)
+		n++;
+	sdsm_stat_add(SDSM_STAT_RC_RELEASE_NOTICES, n);
 	if (manager != sdsm_cl.node_id) {
 		sdsm_rc_send(manager, kind, id, notices, 0);
 		return 0;
@@ -1181,6 +1320,7 @@ static void sdsm_mgr_futex_drop(unsigned int x)
 /* Node @x is down.  Locks: sdsm_sync.lock. */
 static void sdsm_sync_node_down(unsigned int x)
 {
+	struct sdsm_rc_since *rs;
 	struct sdsm_rc_table *t;
 	struct sdsm_mgr_barrier *mb;
 	struct sdsm_mgr_waiter *w, *wt;
@@ -1225,6 +1365,10 @@ static void sdsm_sync_node_down(unsigned int x)
 	/* What x was granted may be lost with it: it is owed all again. */
 	hash_for_each(sdsm_sync.rc_tables, bkt, t, hnode)
 		t->sent[x] = 0;
+	/* What x was told as a lock's manager may be lost: tell it all. */
+	hash_for_each_safe(sdsm_sync.rc_since, bkt, tmp, rs, hnode)
+		if (sdsm_sync_lock_manager(rs->lock) == x)
+			sdsm_rc_since_free(rs);
 }
 
 static int sdsm_sync_peer_event(struct notifier_block *nb,
@@ -1429,6 +1573,15 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 		pr_err_ratelimited("node %u: granted write notices not applied: %d\n",
 				   msg->peer->id, ret);
 		sdsm_sync_break(msg->peer->id, "write notices not applied");
+	} else if (ret && w->kind == SDSM_WIRE_NOTICES_LOCK) {
+		/*
+		 * A release's notices not kept: the releaser counts them as
+		 * told (struct sdsm_rc_since); a new session makes it publish
+		 * everything at its next release.
+		 */
+		pr_err_ratelimited("node %u: released write notices not kept: %d\n",
+				   msg->peer->id, ret);
+		sdsm_sync_break(msg->peer->id, "write notices not kept");
 	} else if (ret) {
 		/* Knowledge lost here: a later acquire may read stale data. */
 		pr_err_ratelimited("node %u: write notices dropped: %d\n",
@@ -1644,12 +1797,19 @@ out_unlock:
 
 static int sdsm_sync_release(struct file *file, u64 lock_id)
 {
+	struct sdsm_rc_publish pub;
 	struct sdsm_sync_held *held;
-	struct xarray notices;
+	struct xarray since;
 	int ret = -EPERM, rc_err;
 
-	xa_init(&notices);
-	rc_err = sdsm_sync_rc_release(&notices);
+	/* Only the holder releases: nobody else publishes to the lock. */
+	sdsm_rc_pub_init(&pub, &since);
+	if (sdsm_rc_in_use()) {
+		mutex_lock(&sdsm_sync.lock);
+		sdsm_rc_since_copy(lock_id, &since);
+		mutex_unlock(&sdsm_sync.lock);
+	}
+	rc_err = sdsm_sync_rc_release(&pub);
 	mutex_lock(&sdsm_sync.lock);
 	held = sdsm_sync_held_find(file, lock_id);
 	if (held) {
@@ -1657,11 +1817,14 @@ static int sdsm_sync_release(struct file *file, u64 lock_id)
 		if (!held->lost && !rc_err)
 			rc_err = sdsm_sync_rc_publish(held->manager,
 						      SDSM_WIRE_NOTICES_LOCK,
-						      lock_id, &notices);
+						      lock_id, &pub.notices);
+		/* Before any DOWN of the manager, which would drop it. */
+		if (!held->lost && !rc_err)
+			sdsm_rc_since_commit(lock_id, &pub.clocks);
 		sdsm_sync_held_drop(held);
 	}
 	mutex_unlock(&sdsm_sync.lock);
-	xa_destroy(&notices);
+	sdsm_rc_pub_destroy(&pub);
 	return ret ? ret : rc_err;
 }
 
@@ -1694,7 +1857,7 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 		.nodemask = mask,
 		.barrier = true,
 	};
-	struct xarray notices;
+	struct sdsm_rc_publish pub;
 	int ret, rc_err;
 
 	if (cmd->flags)
@@ -1704,8 +1867,12 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 	req.count = cmd->count ? cmd->count : hweight64(mask);
 	req.manager = sdsm_sync_barrier_manager(req.key, mask);
 
-	xa_init(&notices);
-	rc_err = sdsm_sync_rc_release(&notices);
+	/*
+	 * All this node knows: a barrier with a count may depart without a
+	 * node, which so misses a generation's notices (protocol.rst).
+	 */
+	sdsm_rc_pub_init(&pub, NULL);
+	rc_err = sdsm_sync_rc_release(&pub);
 	mutex_lock(&sdsm_sync.lock);
 	ret = sdsm_sync_req_start(&req);
 	if (ret)
@@ -1713,7 +1880,7 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 	if (!rc_err)
 		rc_err = sdsm_sync_rc_publish(req.manager,
 					      SDSM_WIRE_NOTICES_BARRIER,
-					      req.key, &notices);
+					      req.key, &pub.notices);
 	sdsm_sync_req_send(&req, false, false);
 	mutex_unlock(&sdsm_sync.lock);
 
@@ -1722,7 +1889,7 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 		sdsm_stat_inc(SDSM_STAT_BARRIER_WAITS);
 out_unlock:
 	mutex_unlock(&sdsm_sync.lock);
-	xa_destroy(&notices);
+	sdsm_rc_pub_destroy(&pub);
 	return ret ? ret : rc_err;
 }
 
@@ -2042,6 +2209,7 @@ int sdsm_sync_init(void)
 	hash_init(sdsm_sync.barriers);
 	hash_init(sdsm_sync.futexes);
 	hash_init(sdsm_sync.rc_tables);
+	hash_init(sdsm_sync.rc_since);
 	memset(sdsm_sync.futex_waiters, 0, sizeof(sdsm_sync.futex_waiters));
 	init_waitqueue_head(&sdsm_sync.wait);
 	atomic_set(&sdsm_sync.objects, 0);
@@ -2077,6 +2245,7 @@ out_unregister_handlers:
 
 void sdsm_sync_exit(void)
 {
+	struct sdsm_rc_since *rs;
 	struct sdsm_rc_table *t;
 	struct sdsm_mgr_barrier *mb;
 	struct sdsm_mgr_waiter *w, *wt;
@@ -2110,6 +2279,8 @@ void sdsm_sync_exit(void)
 	sdsm_mgr_futex_drop(SDSM_MAX_NODES);
 	hash_for_each_safe(sdsm_sync.rc_tables, bkt, tmp, t, hnode)
 		sdsm_rc_table_free(t);
+	hash_for_each_safe(sdsm_sync.rc_since, bkt, tmp, rs, hnode)
+		sdsm_rc_since_free(rs);
 	hash_for_each_safe(sdsm_sync.held, bkt, tmp, held, hnode) {
 		hash_del(&held->hnode);
 		sdsm_sync_held_free(held);

@@ -26,7 +26,7 @@ mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
 mem_write_only mem_home_shared_copy mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
-mem_rc_notices_freed mem_rc_grant_delta"
+mem_rc_notices_freed mem_rc_grant_delta mem_rc_release_delta"
 
 mu() {
 	local k=$1
@@ -1571,6 +1571,34 @@ test_mem_rc_grant_delta() {
 		{ log "want >= $((32 - (32 + N - 1) / N)) notices for the first read"; rc=1; }
 	[ $((g2 - g1)) -eq 0 ] ||
 		{ log "the second read was granted notices again"; rc=1; }
+	rc_done "$name" || rc=1
+	return $rc
+}
+
+# A release to a lock publishes only the notices that rose since this
+# node's last publish to the lock (Documentation/protocol.rst,
+# "Publishing"): node 0 writes 32 pages under a lock, which publishes a
+# notice of every page not homed at node 0 (21 or 22 of 32 on 3 nodes;
+# its own pages were never served to another node); then it writes the
+# first page again, one of its own, under the lock: nothing rose, so that
+# release publishes none (before, every release published all the node
+# knew).  Node 1 then reads all 32 under the lock: the first page's new
+# value and the others' old one, which only the first release published.
+test_mem_rc_release_delta() {
+	local name rc=0 lock=$((RANDOM + 19000)) v=$((RANDOM + 1)) p0 p1 p2
+	local want=$((32 - (32 + N - 1) / N))
+	name=$(rc_name release) || return 1
+	p0=$(stat_of 0 rc_release_notices) || return 1
+	run_on 0 "$RC_UTIL" write "$name" 32 "$lock" "$v" || rc=1
+	p1=$(stat_of 0 rc_release_notices)
+	run_on 0 "$RC_UTIL" write_first "$name" 32 "$lock" $((v + 1)) || rc=1
+	p2=$(stat_of 0 rc_release_notices)
+	log "notices node 0 published: $((p1 - p0)) for 32 pages, $((p2 - p1)) for its own page again"
+	[ $((p1 - p0)) -ge "$want" ] ||
+		{ log "want >= $want notices for the 32 pages"; rc=1; }
+	[ $((p2 - p1)) -eq 0 ] ||
+		{ log "the second release published notices again"; rc=1; }
+	run_on 1 "$RC_UTIL" read_rest "$name" 32 "$lock" $((v + 1)) 60 "$v" || rc=1
 	rc_done "$name" || rc=1
 	return $rc
 }

@@ -13,10 +13,15 @@
  *   rc_util write NAME PAGES LOCK VALUE
  *	under lock LOCK: every word but the first gets VALUE, then the
  *	first (the flag) does.
+ *   rc_util write_first NAME PAGES LOCK VALUE
+ *	the same, but only the words of the first page.
  *   rc_util read NAME PAGES LOCK VALUE SECONDS
  *	takes and gives back lock LOCK every 20 ms until the flag is VALUE
  *	(exit 2 after SECONDS), then checks every word under the lock:
  *	prints "wrong N" and exits 0 if N is 0.
+ *   rc_util read_rest NAME PAGES LOCK VALUE SECONDS REST
+ *	the same, but the words of the pages after the first must be REST
+ *	(the first page was written again, alone, with VALUE).
  *   rc_util stale NAME PAGES LOCK VALUE GOFILE SECONDS
  *	reads the flag, waits for GOFILE to exist (another node wrote VALUE
  *	and released LOCK meanwhile), reads it again without any acquire,
@@ -137,9 +142,10 @@ static int disjoint(char **av)
 	return wrong != 0;
 }
 
-static int writer(char **av)
+/* rc_util write or write_first: the words of the first @written pages. */
+static int write_words(char **av, size_t written)
 {
-	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	size_t pages = num(av[1]), words = written * PAGE / 4, i;
 	uint64_t lock = num(av[2]);
 	uint32_t value = num(av[3]);
 	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
@@ -152,7 +158,18 @@ static int writer(char **av)
 	return 0;
 }
 
-static int reader(char **av)
+static int writer(char **av)
+{
+	return write_words(av, num(av[1]));
+}
+
+static int write_first(char **av)
+{
+	return write_words(av, 1);
+}
+
+/* rc_util read or read_rest: the words of the first page VALUE, then REST. */
+static int read_words(char **av, uint32_t rest)
 {
 	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
 	uint64_t lock = num(av[2]);
@@ -173,11 +190,21 @@ static int reader(char **av)
 		usleep(20000);
 	}
 	for (i = 1; i < words; i++)
-		if (p[i] != value && wrong++ < 5)
+		if (p[i] != (i < PAGE / 4 ? value : rest) && wrong++ < 5)
 			fprintf(stderr, "word %zu: %u\n", i, p[i]);
 	lock_op(lock, SDSM_LOCK_RELEASE);
 	printf("wrong %lu\n", wrong);
 	return wrong != 0;
+}
+
+static int reader(char **av)
+{
+	return read_words(av, num(av[3]));
+}
+
+static int read_rest(char **av)
+{
+	return read_words(av, num(av[5]));
 }
 
 static int stale(char **av)
@@ -244,7 +271,9 @@ static const struct {
 } cmds[] = {
 	{ "disjoint", 6, disjoint },
 	{ "write", 4, writer },
+	{ "write_first", 4, write_first },
 	{ "read", 5, reader },
+	{ "read_rest", 6, read_rest },
 	{ "stale", 6, stale },
 	{ "mixed", 5, mixed },
 };
@@ -264,6 +293,6 @@ int main(int argc, char **argv)
 			die("/dev/sdsm");
 		return cmds[i].fn(argv + 2);
 	}
-	fprintf(stderr, "usage: rc_util disjoint|write|read|stale|mixed ARGS (see the source)\n");
+	fprintf(stderr, "usage: rc_util disjoint|write|write_first|read|read_rest|stale|mixed ARGS (see the source)\n");
 	return 3;
 }
