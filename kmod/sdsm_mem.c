@@ -1145,6 +1145,7 @@ struct sdsm_rctx {
 	struct page *in_page;
 	u32 unacked;
 	u32 lost;
+	bool was_rw;		/* the page in state RW before the call */
 };
 
 /* Make the diff of half @h of @rs's page into @buf; its length. */
@@ -1452,19 +1453,28 @@ static void sdsm_rc_begin(struct sdsm_rc_ctx *ctx, struct sdsm_rctx *c,
 	mutex_lock(&r->rc_lock);
 	c->unacked = r->rc_local.unacked;
 	c->lost = r->rc_local.lost;
+	c->was_rw = rs->st.state == SDSM_RC_NODE_RW;
 }
 
 /*
  * End a core call: carry what it changed of the region's unacked and
- * lost counts to the node's, wake a release waiting for them, and keep
- * pages_cached in step with the page's state.
+ * lost counts to the node's, wake a release waiting for them, keep the
+ * page's chunk's struct sdsm_rc_sum and pages_cached in step with the
+ * page's state.
  */
 static void sdsm_rc_done(struct sdsm_rctx *c)
 {
 	struct sdsm_region *r = c->r;
-	bool cached = c->rs->st.state != SDSM_RC_NODE_I;
+	struct sdsm_rc_sum *sum = &r->rc_sums[c->idx >> SDSM_CHUNK_SHIFT];
+	const struct sdsm_rc_page *st = &c->rs->st;
+	bool cached = st->state != SDSM_RC_NODE_I;
+	bool rw = st->state == SDSM_RC_NODE_RW;
 	int d = (int)(r->rc_local.unacked - c->unacked);
 
+	if (rw != c->was_rw)
+		WRITE_ONCE(sum->nr_rw, rw ? sum->nr_rw + 1 : sum->nr_rw - 1);
+	if (st->stamp > sum->stamp)
+		WRITE_ONCE(sum->stamp, st->stamp);
 	if (r->rc_local.lost != c->lost)
 		atomic_add(r->rc_local.lost - c->lost, &sdsm_rc_lost);
 	mutex_unlock(&r->rc_lock);
@@ -1635,16 +1645,20 @@ static bool sdsm_rc_settled(struct sdsm_region *r, u64 idx)
 /* A walk's call on page @idx of @r, whose slot is @rs: non-zero stops it. */
 typedef int (*sdsm_rc_slot_fn)(struct sdsm_region *r, u64 idx,
 			       struct sdsm_rc_slot *rs, void *arg);
+/* Should a walk visit the pages of the chunk summed up in @sum? */
+typedef bool (*sdsm_rc_sum_fn)(const struct sdsm_rc_sum *sum, void *arg);
 
 /*
- * Call @fn on the slot of every page of @r whose chunk is allocated, in
- * page order, until @fn returns non-zero: return that, or 0 at the end.
+ * Call @fn on the slot of every page of @r whose chunk is allocated (and
+ * @want of, if given), in page order, until @fn returns non-zero: return
+ * that, or 0 at the end.
  * cond_resched() after each chunk if @resched (the caller may sleep).
  * Takes no lock: @fn takes what it needs.  A fault may publish a chunk
  * meanwhile (sdsm_chunk_get()), hence READ_ONCE().
  */
 static int sdsm_rc_slot_for_each(struct sdsm_region *r, bool resched,
-				 sdsm_rc_slot_fn fn, void *arg)
+				 sdsm_rc_sum_fn want, sdsm_rc_slot_fn fn,
+				 void *arg)
 {
 	unsigned long ch;
 	unsigned int i;
@@ -1655,7 +1669,7 @@ static int sdsm_rc_slot_for_each(struct sdsm_region *r, bool resched,
 	for (ch = 0; ch < r->nchunks; ch++) {
 		struct sdsm_rc_chunk *chunk = READ_ONCE(r->rc_chunks[ch]);
 
-		if (!chunk)
+		if (!chunk || (want && !want(&r->rc_sums[ch], arg)))
 			continue;
 		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
 			u64 idx = ((u64)ch << SDSM_CHUNK_SHIFT) + i;
@@ -1713,10 +1727,21 @@ static int sdsm_rc_slot_flush(struct sdsm_region *r, u64 idx,
 	return 0;
 }
 
+/*
+ * A chunk none of whose pages is written in this interval has nothing to
+ * flush.  The caller's own writes faulted before it got here; a page that
+ * another thread starts to write meanwhile belongs to the next interval.
+ */
+static bool sdsm_rc_sum_written(const struct sdsm_rc_sum *sum, void *arg)
+{
+	return READ_ONCE(sum->nr_rw);
+}
+
 /* Flush every page of @r written in this interval (sdsm_rc_flush()). */
 static void sdsm_rc_region_flush(struct sdsm_region *r, void *arg)
 {
-	sdsm_rc_slot_for_each(r, true, sdsm_rc_slot_flush, NULL);
+	sdsm_rc_slot_for_each(r, true, sdsm_rc_sum_written, sdsm_rc_slot_flush,
+			      NULL);
 }
 
 /**
@@ -1776,6 +1801,14 @@ static int sdsm_rc_slot_collect(struct sdsm_region *r, u64 idx,
 	return ret < 0 ? ret : 0;
 }
 
+/* A chunk whose knowledge last rose before @arg's since has none to add. */
+static bool sdsm_rc_sum_rose(const struct sdsm_rc_sum *sum, void *arg)
+{
+	const struct sdsm_rc_collect *col = arg;
+
+	return READ_ONCE(sum->stamp) > col->since;
+}
+
 /*
  * The notices of @r into @arg's, those stamped after what the lock was
  * told of @r; after an error, no region is walked.
@@ -1802,7 +1835,8 @@ static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
 	if (keep)
 		v = xa_load(pub->since, r->id);
 	col->since = xa_is_value(v) ? xa_to_value(v) : 0;
-	col->err = sdsm_rc_slot_for_each(r, true, sdsm_rc_slot_collect, col);
+	col->err = sdsm_rc_slot_for_each(r, true, sdsm_rc_sum_rose,
+					 sdsm_rc_slot_collect, col);
 	/* Not kept: the next release to the lock publishes all of @r. */
 	if (!col->err && keep)
 		xa_store(&pub->clocks, r->id, xa_mk_value(clock), GFP_KERNEL);
@@ -1918,7 +1952,7 @@ static void sdsm_rc_region_free(struct sdsm_region *r)
 	if (!r->rc_chunks)
 		return;
 	/* As sdsm_mem_region_free(): no cond_resched(). */
-	sdsm_rc_slot_for_each(r, false, sdsm_rc_slot_free, NULL);
+	sdsm_rc_slot_for_each(r, false, NULL, sdsm_rc_slot_free, NULL);
 	for (ch = 0; ch < r->nchunks; ch++) {
 		if (r->rc_chunks[ch])
 			free_pages_exact(r->rc_chunks[ch],

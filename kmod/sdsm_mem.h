@@ -134,6 +134,20 @@ struct sdsm_rc_chunk {
 	struct sdsm_rc_slot pages[SDSM_CHUNK_PAGES];
 };
 
+/*
+ * What a release needs to know of a chunk of a region's pages before it
+ * walks them: how many are written in this interval (state RW), and the
+ * largest stamp of their knowledge (struct sdsm_rc_page).  Updated at the
+ * end of every core call (sdsm_rc_done()) under the region's rc_lock;
+ * read by releases without it, which skip a chunk with nothing to flush
+ * or nothing new to publish (Documentation/protocol.rst, "Release
+ * consistency in the module").
+ */
+struct sdsm_rc_sum {
+	unsigned int nr_rw;
+	u64 stamp;
+};
+
 /* One SET_POLICY: pages [first, first + npages) follow @policy. */
 struct sdsm_policy_range {
 	struct list_head node;
@@ -179,9 +193,11 @@ struct sdsm_policy_range {
  *	one of the chunk's pages is served as its home
  * @rc_chunks: release consistency only (else NULL): the pages' struct
  *	sdsm_rc_slot, lazily allocated like @chunks
- * @rc_lock: release consistency: protects @rc_local; taken inside a
- *	page's mutex around every call of the protocol core (sdsm_rc.c),
- *	which updates @rc_local for any page of the region
+ * @rc_sums: release consistency only: a struct sdsm_rc_sum per entry of
+ *	@rc_chunks, allocated with it
+ * @rc_lock: release consistency: protects @rc_local and @rc_sums; taken
+ *	inside a page's mutex around every call of the protocol core
+ *	(sdsm_rc.c), which updates @rc_local for any page of the region
  * @rc_local: release consistency: this node's bookkeeping of releases
  */
 struct sdsm_region {
@@ -221,6 +237,7 @@ struct sdsm_region {
 	struct sdsm_chunk **chunks;
 	struct sdsm_home_chunk **home_chunks;
 	struct sdsm_rc_chunk **rc_chunks;
+	struct sdsm_rc_sum *rc_sums;
 	struct mutex rc_lock;		/* see above */
 	struct sdsm_rc_local rc_local;
 };

@@ -630,6 +630,7 @@ static void sdsm_region_release(struct kref *ref)
 	kvfree(r->chunks);
 	kvfree(r->home_chunks);
 	kvfree(r->rc_chunks);
+	kvfree(r->rc_sums);
 	kfree(r);
 }
 
@@ -738,10 +739,16 @@ static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
 					GFP_KERNEL);
 		if (!r->rc_chunks)
 			goto fail_home_chunks;
+		r->rc_sums = kvcalloc(r->nchunks, sizeof(*r->rc_sums),
+				      GFP_KERNEL);
+		if (!r->rc_sums)
+			goto fail_rc_chunks;
 		sdsm_rc_region_init(r);
 	}
 	return r;
 
+fail_rc_chunks:
+	kvfree(r->rc_chunks);
 fail_home_chunks:
 	kvfree(r->home_chunks);
 fail_chunks:
