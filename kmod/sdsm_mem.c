@@ -1798,7 +1798,10 @@ static int sdsm_rc_slot_collect(struct sdsm_region *r, u64 idx,
 		return 0;
 	ret = sdsm_rc_keep_max(&col->pub->notices,
 			       sdsm_rc_notice_key(r->id, idx), need, 0, true);
-	return ret < 0 ? ret : 0;
+	if (ret < 0)
+		return ret;
+	col->pub->nr += ret;	/* 1: a page not gathered before */
+	return 0;
 }
 
 /* A chunk whose knowledge last rose before @arg's since has none to add. */

@@ -282,6 +282,7 @@ static inline u64 sdsm_rc_notice_key_page(unsigned long key)
  *	lock): only the notices stamped after it
  * @clocks: with @since, region id -> xa_mk_value(its clock now), the
  *	lock's next @since once this publish reached the lock's manager
+ * @nr: entries of @notices
  *
  * Filled by sdsm_rc_knowledge(); Documentation/protocol.rst, "Publishing".
  */
@@ -289,6 +290,7 @@ struct sdsm_rc_publish {
 	struct xarray notices;
 	struct xarray *since;
 	struct xarray clocks;
+	unsigned long nr;
 };
 
 /*

@@ -667,6 +667,7 @@ static void sdsm_rc_pub_init(struct sdsm_rc_publish *pub, struct xarray *since)
 {
 	xa_init(&pub->notices);
 	xa_init(&pub->clocks);
+	pub->nr = 0;
 	pub->since = since;
 	if (since)
 		xa_init(since);
@@ -700,31 +701,27 @@ static int sdsm_sync_rc_release(struct sdsm_rc_publish *pub)
 }
 
 /*
- * Publish @notices to the manager of the object ahead of the RELEASE or
- * ARRIVE the caller sends next.  Locks: sdsm_sync.lock.
+ * Publish @pub's notices to the manager of the object ahead of the
+ * RELEASE or ARRIVE the caller sends next.  Locks: sdsm_sync.lock.
  */
 static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
-				struct xarray *notices)
+				struct sdsm_rc_publish *pub)
 {
 	struct sdsm_rc_table *t;
-	unsigned long key, n = 0;
-	void *v;
 	int ret;
 
 	lockdep_assert_held(&sdsm_sync.lock);
-	if (xa_empty(notices))
+	if (!pub->nr)
 		return 0;
-	xa_for_each(notices, key, v)
-		n++;
-	sdsm_stat_add(SDSM_STAT_RC_RELEASE_NOTICES, n);
+	sdsm_stat_add(SDSM_STAT_RC_RELEASE_NOTICES, pub->nr);
 	if (manager != sdsm_cl.node_id) {
-		sdsm_rc_send(manager, kind, id, notices, 0);
+		sdsm_rc_send(manager, kind, id, &pub->notices, 0);
 		return 0;
 	}
 	t = sdsm_rc_table_find(kind, id, true);
 	if (!t)
 		return -ENOMEM;
-	ret = sdsm_rc_merge(t, notices);
+	ret = sdsm_rc_merge(t, &pub->notices);
 	sdsm_rc_table_trim(t);
 	return ret;
 }
@@ -1814,13 +1811,14 @@ static int sdsm_sync_release(struct file *file, u64 lock_id)
 	held = sdsm_sync_held_find(file, lock_id);
 	if (held) {
 		ret = held->lost ? -EHOSTDOWN : 0;
-		if (!held->lost && !rc_err)
+		if (!held->lost && !rc_err) {
 			rc_err = sdsm_sync_rc_publish(held->manager,
 						      SDSM_WIRE_NOTICES_LOCK,
-						      lock_id, &pub.notices);
-		/* Before any DOWN of the manager, which would drop it. */
-		if (!held->lost && !rc_err)
-			sdsm_rc_since_commit(lock_id, &pub.clocks);
+						      lock_id, &pub);
+			/* Before any DOWN of the manager, which drops it. */
+			if (!rc_err)
+				sdsm_rc_since_commit(lock_id, &pub.clocks);
+		}
 		sdsm_sync_held_drop(held);
 	}
 	mutex_unlock(&sdsm_sync.lock);
@@ -1880,7 +1878,7 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 	if (!rc_err)
 		rc_err = sdsm_sync_rc_publish(req.manager,
 					      SDSM_WIRE_NOTICES_BARRIER,
-					      req.key, &pub.notices);
+					      req.key, &pub);
 	sdsm_sync_req_send(&req, false, false);
 	mutex_unlock(&sdsm_sync.lock);
 

@@ -95,10 +95,6 @@ new_region_works() {
 	return $rc
 }
 
-stat_of() {
-	run_on "$1" cat "/sys/kernel/sdsm/stats/$2"
-}
-
 # C kselftest of bad input, mmap rules and the region lifecycle, per node.
 test_mem_kselftest() {
 	local k rc=0

@@ -145,11 +145,16 @@ dev_mode_restore() {
 	return $rc
 }
 
+# stat_of K NAME: node K's stats counter NAME.
+stat_of() {
+	run_on "$1" cat "/sys/kernel/sdsm/stats/$2"
+}
+
 # stat_sum NAME: the sum over the nodes of stats counter NAME.
 stat_sum() {
 	local k n=0
 	for k in $(nodes); do
-		n=$((n + $(run_on "$k" cat "/sys/kernel/sdsm/stats/$1")))
+		n=$((n + $(stat_of "$k" "$1")))
 	done
 	echo "$n"
 }
