@@ -53,19 +53,20 @@
  * Memory ordering: with the default, sequentially consistent (MSI) memory
  * nothing is needed at acquire, release or barrier.  Release-consistent
  * regions (Documentation/protocol.rst, "Release consistency") need it:
- * a lock release or barrier arrival first makes this node's writes
- * visible at their homes (sdsm_rc_release(), without the lock), then
- * sends its write notices (sdsm_rc_knowledge()) to the manager ahead of
- * the RELEASE or ARRIVE: to a lock those that rose since this node's
- * last publish to it (struct sdsm_rc_since), to a barrier all it knows.
- * The manager keeps, per lock and per barrier
+ * a lock release, barrier arrival or futex wake first makes this node's
+ * writes visible at their homes (sdsm_rc_release(), without the lock),
+ * then sends its write notices (sdsm_rc_knowledge()) to the manager ahead
+ * of the RELEASE, ARRIVE or FUTEX_WAKE: to a lock or futex those that
+ * rose since this node's last publish to it (struct sdsm_rc_since), to a
+ * barrier all it knows.  The manager keeps, per lock, futex and barrier
  * generation, the largest version of every page it was told of (struct
- * sdsm_rc_table) and sends them to a node ahead of its grant or
- * departure; the node applies them (sdsm_rc_notice()) as they arrive, so
- * before the answer that ends the ioctl (per-peer FIFO).  A manager on
- * this node merges and applies directly.  Lock tables live as long as
- * they hold notices: a lock that nobody holds still knows what was
- * released to it; a barrier's is dropped with its generation.  When a
+ * sdsm_rc_table) and sends them to a node ahead of its grant, departure,
+ * or futex QUEUED or WOKEN answer; the node applies them
+ * (sdsm_rc_notice()) as they arrive, so before the answer (per-peer
+ * FIFO).  A manager on this node merges and applies directly.  Lock and
+ * futex tables live as long as they hold notices: a lock that nobody
+ * holds still knows what was released to it; a barrier's is dropped with
+ * its generation.  When a
  * release region leaves this node's region table, its notices leave
  * every table (sdsm_sync_rc_forget(), called after sdsm_regions_mutex is
  * dropped), and a lock table left empty is freed: lock ids come and go
@@ -91,6 +92,14 @@
  * second read comes after the store.  A manager keeps at most
  * SDSM_FUTEX_MAX_WAITERS waiters of each node, and drops the waiters of a
  * node that goes down.
+ *
+ * With release regions a WAKE is also a release and a wait an acquire:
+ * the waker publishes to the futex as to a lock (what rose since its
+ * last publish to that futex), and the manager's QUEUED and WOKEN
+ * answers carry the futex table's grant.  A word in release memory then
+ * loses no wake-up either: the waker's store reached the home before its
+ * notices left, and a waiter queued after them invalidates its old copy
+ * of the word before its second read.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -202,19 +211,20 @@ struct sdsm_mgr_futex {
 };
 
 /*
- * Write notices a manager keeps for a lock (while it has any) or for a
- * barrier's current generation: @notices maps a page (key of
+ * Write notices a manager keeps for a lock or a futex (while it has any)
+ * or for a barrier's current generation: @notices maps a page (key of
  * sdsm_rc_knowledge()) to sdsm_rc_entry(the largest version released,
- * @clock when it rose).  A lock's grant carries only the entries stamped
- * after @sent of the node granted (Documentation/protocol.rst,
- * "Publishing"); a barrier's departure carries all of its generation.
- * The notices of a region go when it leaves this node's table
- * (sdsm_sync_rc_forget()), and a lock table with it once empty.
+ * @clock when it rose).  A lock's grant, and a futex's QUEUED or WOKEN,
+ * carries only the entries stamped after @sent of the node granted
+ * (Documentation/protocol.rst, "Publishing"); a barrier's departure
+ * carries all of its generation.  The notices of a region go when it
+ * leaves this node's table (sdsm_sync_rc_forget()), and a lock or futex
+ * table with it once empty (sdsm_rc_table_kept()).
  */
 struct sdsm_rc_table {
 	struct hlist_node hnode;	/* in sdsm_sync.rc_tables by @id */
-	u64 id;
-	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK, _BARRIER */
+	u64 id;				/* lock id, barrier id, futex key */
+	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK etc. */
 	struct xarray notices;
 	unsigned long nr;		/* entries of @notices */
 	u32 clock;			/* batches of notices merged */
@@ -222,18 +232,21 @@ struct sdsm_rc_table {
 };
 
 /*
- * What this node published to a lock: per release region, the region's
- * clock at its last publish sent to the lock's manager (struct
- * sdsm_rc_publish).  The manager keeps what it was told for as long as
- * the lock's table lives, so the next release to the lock publishes only
- * the notices stamped after that.  Dropped when the manager goes down
- * (what it was told may be lost with it), with a region's entries when
- * the region goes, and, being only a saving, any one of them when
- * SDSM_RC_SINCE_MAX exist: without it a release publishes everything.
+ * What this node published to a lock or a futex: per release region, the
+ * region's clock at its last publish sent to the object's manager
+ * (struct sdsm_rc_publish).  The manager keeps what it was told for as
+ * long as the object's table lives, so the next release to the object
+ * publishes only the notices stamped after that.  Dropped when the
+ * manager goes down (what it was told may be lost with it), with a
+ * region's entries when the region goes, and, being only a saving, any
+ * one of them when SDSM_RC_SINCE_MAX exist: without it a release
+ * publishes everything.
  */
 struct sdsm_rc_since {
-	struct hlist_node hnode;	/* in sdsm_sync.rc_since by @lock */
-	u64 lock;
+	struct hlist_node hnode;	/* in sdsm_sync.rc_since by @id */
+	u64 id;				/* lock id or futex key */
+	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK, _FUTEX */
+	unsigned int manager;		/* the node told */
 	struct xarray clocks;		/* region id -> xa_mk_value(clock) */
 };
 
@@ -271,7 +284,7 @@ static struct {
 	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
 	wait_queue_head_t wait;
 	atomic_t objects;		/* allocations not yet freed */
-	/* notices kept in lock tables; read without @lock for sysfs */
+	/* notices in lock and futex tables; read without @lock for sysfs */
 	unsigned long rc_lock_notices;
 } sdsm_sync;
 
@@ -318,11 +331,20 @@ static struct sdsm_rc_table *sdsm_rc_table_find(u8 kind, u64 id, bool alloc)
 	return t;
 }
 
+/*
+ * A lock's or futex's table keeps what was released to it for as long
+ * as it has notices; a barrier's lives with its generation.
+ */
+static bool sdsm_rc_table_kept(const struct sdsm_rc_table *t)
+{
+	return t->kind != SDSM_WIRE_NOTICES_BARRIER;
+}
+
 /* @t has @delta more (or fewer) notices.  Locks: sdsm_sync.lock. */
 static void sdsm_rc_table_count(struct sdsm_rc_table *t, long delta)
 {
 	t->nr += delta;
-	if (t->kind == SDSM_WIRE_NOTICES_LOCK)
+	if (sdsm_rc_table_kept(t))
 		WRITE_ONCE(sdsm_sync.rc_lock_notices,
 			   sdsm_sync.rc_lock_notices + delta);
 }
@@ -337,10 +359,13 @@ static void sdsm_rc_table_free(struct sdsm_rc_table *t)
 	sdsm_sync_free(t);
 }
 
-/* A lock table without notices is as good as none.  Locks: sdsm_sync.lock. */
+/*
+ * A lock or futex table without notices is as good as none.
+ * Locks: sdsm_sync.lock.
+ */
 static void sdsm_rc_table_trim(struct sdsm_rc_table *t)
 {
-	if (t && t->kind == SDSM_WIRE_NOTICES_LOCK && !t->nr)
+	if (t && sdsm_rc_table_kept(t) && !t->nr)
 		sdsm_rc_table_free(t);
 }
 
@@ -363,14 +388,25 @@ static struct sdsm_rc_since *sdsm_rc_since_any(void)
 	return NULL;
 }
 
-/* Locks: sdsm_sync.lock. */
-static struct sdsm_rc_since *sdsm_rc_since_find(u64 lock, bool alloc)
+/*
+ * The record of object @id of @kind managed by @manager.  A record
+ * found with another manager (a futex key whose region id was used
+ * again) is dropped: it told another node.  Locks: sdsm_sync.lock.
+ */
+static struct sdsm_rc_since *sdsm_rc_since_find(u8 kind, u64 id,
+						unsigned int manager,
+						bool alloc)
 {
 	struct sdsm_rc_since *rs;
 
-	hash_for_each_possible(sdsm_sync.rc_since, rs, hnode, lock)
-		if (rs->lock == lock)
+	hash_for_each_possible(sdsm_sync.rc_since, rs, hnode, id) {
+		if (rs->id != id || rs->kind != kind)
+			continue;
+		if (rs->manager == manager)
 			return rs;
+		sdsm_rc_since_free(rs);
+		break;
+	}
 	if (!alloc)
 		return NULL;
 	if (sdsm_sync.nr_rc_since >= SDSM_RC_SINCE_MAX)
@@ -378,53 +414,59 @@ static struct sdsm_rc_since *sdsm_rc_since_find(u64 lock, bool alloc)
 	rs = sdsm_sync_alloc(sizeof(*rs));
 	if (!rs)
 		return NULL;
-	rs->lock = lock;
+	rs->id = id;
+	rs->kind = kind;
+	rs->manager = manager;
 	xa_init(&rs->clocks);
-	hash_add(sdsm_sync.rc_since, &rs->hnode, lock);
+	hash_add(sdsm_sync.rc_since, &rs->hnode, id);
 	sdsm_sync.nr_rc_since++;
 	return rs;
 }
 
 /*
- * Copy into @to what this node published to @lock before (empty: the
- * release publishes everything).  Whatever cannot be copied is left out,
- * which only makes the release publish more.  Locks: sdsm_sync.lock.
+ * Copy into @to what this node published to object @id of @kind, managed
+ * by @manager, before (empty: the release publishes everything).
+ * Whatever cannot be copied is left out, which only makes the release
+ * publish more.  Locks: sdsm_sync.lock.
  */
-static void sdsm_rc_since_copy(u64 lock, struct xarray *to)
+static void sdsm_rc_since_copy(u8 kind, u64 id, unsigned int manager,
+			       struct xarray *to)
 {
-	struct sdsm_rc_since *rs = sdsm_rc_since_find(lock, false);
-	unsigned long id;
+	struct sdsm_rc_since *rs = sdsm_rc_since_find(kind, id, manager,
+						      false);
+	unsigned long region;
 	void *v;
 
 	if (!rs)
 		return;
-	xa_for_each(&rs->clocks, id, v)
-		if (xa_err(xa_store(to, id, v, GFP_KERNEL)))
+	xa_for_each(&rs->clocks, region, v)
+		if (xa_err(xa_store(to, region, v, GFP_KERNEL)))
 			break;
 }
 
 /*
- * A publish to @lock was sent to its manager (should the session end
- * before it arrives, the manager's DOWN drops the record) or merged here:
- * remember the clocks it was gathered at (@clocks) for the next release
- * to @lock.  A clock not kept leaves the older one, which only makes the
- * next release publish more.  Locks: sdsm_sync.lock.
+ * A publish to object @id of @kind was sent to its @manager (should the
+ * session end before it arrives, the manager's DOWN drops the record) or
+ * merged here: remember the clocks it was gathered at (@clocks) for the
+ * next release to the object.  A clock not kept leaves the older one,
+ * which only makes the next release publish more.  Locks: sdsm_sync.lock.
  */
-static void sdsm_rc_since_commit(u64 lock, struct xarray *clocks)
+static void sdsm_rc_since_commit(u8 kind, u64 id, unsigned int manager,
+				 struct xarray *clocks)
 {
 	struct sdsm_rc_since *rs;
-	unsigned long id;
+	unsigned long region;
 	void *v, *old;
 
 	if (xa_empty(clocks))
 		return;
-	rs = sdsm_rc_since_find(lock, true);
+	rs = sdsm_rc_since_find(kind, id, manager, true);
 	if (!rs)
 		return;
-	xa_for_each(clocks, id, v) {
-		old = xa_load(&rs->clocks, id);
+	xa_for_each(clocks, region, v) {
+		old = xa_load(&rs->clocks, region);
 		if (!xa_is_value(old) || xa_to_value(old) < xa_to_value(v))
-			xa_store(&rs->clocks, id, v, GFP_KERNEL);
+			xa_store(&rs->clocks, region, v, GFP_KERNEL);
 	}
 }
 
@@ -526,7 +568,7 @@ void sdsm_sync_rc_forget(u32 region)
 	mutex_unlock(&sdsm_sync.lock);
 }
 
-/* Notices kept in lock tables on this node (stats/rc_lock_notices). */
+/* Notices kept in lock and futex tables here (stats/rc_lock_notices). */
 unsigned long sdsm_sync_rc_lock_notices(void)
 {
 	return READ_ONCE(sdsm_sync.rc_lock_notices);
@@ -631,10 +673,11 @@ static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
 }
 
 /*
- * Manager side: a lock or barrier generation goes to @node: send it (or
- * apply here) what the object knows that @node was not sent yet: for a
- * lock, what rose since its last grant to @node (what @node was sent it
- * still knows); for a barrier generation, everything.  A node that goes
+ * Manager side: a lock or barrier generation goes to @node, or a futex
+ * queues or wakes a waiter of @node: send it (or apply here) what the
+ * object knows that @node was not sent yet: for a lock or futex, what
+ * rose since its last grant to @node (what @node was sent it still
+ * knows); for a barrier generation, everything.  A node that goes
  * down is owed the whole table again (sdsm_sync_node_down()), and so is
  * this node if an apply here failed.  Locks: sdsm_sync.lock.
  */
@@ -645,7 +688,7 @@ static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
 
 	if (!t)
 		return;
-	if (kind == SDSM_WIRE_NOTICES_LOCK) {
+	if (sdsm_rc_table_kept(t)) {
 		from = t->sent[node] + 1;
 		t->sent[node] = t->clock;
 	}
@@ -1235,6 +1278,8 @@ static void sdsm_mgr_futex_wait(unsigned int src, u64 req_id, u64 key,
 	w->bitset = bitset;
 	list_add_tail(&w->node, &mf->waiters);
 	sdsm_sync.futex_waiters[src]++;
+	/* What WAKEs released so far, for the waiter's second read. */
+	sdsm_rc_grant(src, SDSM_WIRE_NOTICES_FUTEX, key);
 	sdsm_futex_reply(src, req_id, key, SDSM_SYNC_OK,
 			 SDSM_WIRE_FUTEX_F_QUEUED, 0);
 	return;
@@ -1264,6 +1309,7 @@ static void sdsm_mgr_futex_wake(unsigned int src, u64 req_id, u64 key,
 	list_for_each_entry_safe(w, tmp, &mf->waiters, node) {
 		if (!(w->bitset & bitset))
 			continue;
+		sdsm_rc_grant(w->node_id, SDSM_WIRE_NOTICES_FUTEX, key);
 		sdsm_futex_reply(w->node_id, w->req_id, key, SDSM_SYNC_OK, 0,
 				 0);
 		sdsm_mgr_futex_unlink(w);
@@ -1362,9 +1408,9 @@ static void sdsm_sync_node_down(unsigned int x)
 	/* What x was granted may be lost with it: it is owed all again. */
 	hash_for_each(sdsm_sync.rc_tables, bkt, t, hnode)
 		t->sent[x] = 0;
-	/* What x was told as a lock's manager may be lost: tell it all. */
+	/* What x was told as a manager may be lost: tell it all. */
 	hash_for_each_safe(sdsm_sync.rc_since, bkt, tmp, rs, hnode)
-		if (sdsm_sync_lock_manager(rs->lock) == x)
+		if (rs->manager == x)
 			sdsm_rc_since_free(rs);
 }
 
@@ -1521,7 +1567,7 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 	n = msg->len < sizeof(*w) ? 0 : be32_to_cpu(w->count);
 	if (!msg->page || n < 1 || n > SDSM_WIRE_NOTICES_MAX ||
 	    w->kind < SDSM_WIRE_NOTICES_LOCK ||
-	    w->kind > SDSM_WIRE_NOTICES_ACQUIRE) {
+	    w->kind > SDSM_WIRE_NOTICES_FUTEX) {
 		pr_err_ratelimited("node %u: malformed write notices (len %u)\n",
 				   msg->peer->id, msg->len);
 		sdsm_sync_break(msg->peer->id, "malformed write notices");
@@ -1570,11 +1616,11 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 		pr_err_ratelimited("node %u: granted write notices not applied: %d\n",
 				   msg->peer->id, ret);
 		sdsm_sync_break(msg->peer->id, "write notices not applied");
-	} else if (ret && w->kind == SDSM_WIRE_NOTICES_LOCK) {
+	} else if (ret && w->kind != SDSM_WIRE_NOTICES_BARRIER) {
 		/*
 		 * A release's notices not kept: the releaser counts them as
 		 * told (struct sdsm_rc_since); a new session makes it publish
-		 * everything at its next release.
+		 * everything at its next release to the lock or futex.
 		 */
 		pr_err_ratelimited("node %u: released write notices not kept: %d\n",
 				   msg->peer->id, ret);
@@ -1803,7 +1849,8 @@ static int sdsm_sync_release(struct file *file, u64 lock_id)
 	sdsm_rc_pub_init(&pub, &since);
 	if (sdsm_rc_in_use()) {
 		mutex_lock(&sdsm_sync.lock);
-		sdsm_rc_since_copy(lock_id, &since);
+		sdsm_rc_since_copy(SDSM_WIRE_NOTICES_LOCK, lock_id,
+				   sdsm_sync_lock_manager(lock_id), &since);
 		mutex_unlock(&sdsm_sync.lock);
 	}
 	rc_err = sdsm_sync_rc_release(&pub);
@@ -1817,7 +1864,9 @@ static int sdsm_sync_release(struct file *file, u64 lock_id)
 						      lock_id, &pub);
 			/* Before any DOWN of the manager, which drops it. */
 			if (!rc_err)
-				sdsm_rc_since_commit(lock_id, &pub.clocks);
+				sdsm_rc_since_commit(SDSM_WIRE_NOTICES_LOCK,
+						     lock_id, held->manager,
+						     &pub.clocks);
 		}
 		sdsm_sync_held_drop(held);
 	}
@@ -2118,9 +2167,11 @@ static int sdsm_futex_wake(struct sdsm_futex *cmd)
 	/* The manager answers at once or is DOWN by then. */
 	unsigned long cap = msecs_to_jiffies(2 * sdsm_cl.peer_timeout_ms +
 					     1000);
+	struct sdsm_rc_publish pub;
+	struct xarray since;
+	int ret, rc_err;
 	long t;
 	u32 v;
-	int ret;
 
 	/*
 	 * The caller's stores before the WAKE: with MSI each is visible on
@@ -2131,10 +2182,33 @@ static int sdsm_futex_wake(struct sdsm_futex *cmd)
 	ret = sdsm_futex_resolve(cmd->addr, &v, &req.key, &req.manager);
 	if (ret)
 		return ret;
+	/*
+	 * A release, as a lock's: the stores of release regions reach their
+	 * homes, and their notices go to the futex's manager ahead of the
+	 * WAKE, for the waiters it queues or wakes.  Threads of this node
+	 * may publish to one futex at once: each publish gathers what rose
+	 * since a record it copied, and the record only ever rises.
+	 */
+	sdsm_rc_pub_init(&pub, &since);
+	if (sdsm_rc_in_use()) {
+		mutex_lock(&sdsm_sync.lock);
+		sdsm_rc_since_copy(SDSM_WIRE_NOTICES_FUTEX, req.key,
+				   req.manager, &since);
+		mutex_unlock(&sdsm_sync.lock);
+	}
+	rc_err = sdsm_sync_rc_release(&pub);
 	mutex_lock(&sdsm_sync.lock);
 	ret = sdsm_sync_req_start(&req);
 	if (ret)
 		goto out_unlock;
+	if (!rc_err) {
+		rc_err = sdsm_sync_rc_publish(req.manager,
+					      SDSM_WIRE_NOTICES_FUTEX,
+					      req.key, &pub);
+		if (!rc_err)
+			sdsm_rc_since_commit(SDSM_WIRE_NOTICES_FUTEX, req.key,
+					     req.manager, &pub.clocks);
+	}
 	sdsm_futex_send(&req, SDSM_MSG_FUTEX_WAKE);
 	if (!req.done) {
 		mutex_unlock(&sdsm_sync.lock);
@@ -2145,10 +2219,11 @@ static int sdsm_futex_wake(struct sdsm_futex *cmd)
 			sdsm_sync_req_done(&req, t < 0 ? -EINTR : -ETIMEDOUT);
 	}
 	hash_del(&req.hnode);
-	ret = req.status;
+	ret = req.status ? req.status : rc_err;
 	cmd->woken = req.woken;
 out_unlock:
 	mutex_unlock(&sdsm_sync.lock);
+	sdsm_rc_pub_destroy(&pub);
 	return ret;
 }
 

@@ -474,8 +474,10 @@ static_assert(sizeof(struct sdsm_wire_futex_reply) == 32);
 /* sdsm_wire_rc_notices.kind: to a manager, about a lock or barrier... */
 #define SDSM_WIRE_NOTICES_LOCK		1
 #define SDSM_WIRE_NOTICES_BARRIER	2
-/* ...or from a manager, to apply before its grant or departure */
+/* ...or from a manager, to apply before its grant, departure or WOKEN... */
 #define SDSM_WIRE_NOTICES_ACQUIRE	3
+/* ...or to a manager, about a futex (@id: its key), ahead of a WAKE */
+#define SDSM_WIRE_NOTICES_FUTEX		4
 
 /**
  * struct sdsm_wire_rc_notice - one write notice (struct sdsm_rc_notice)
@@ -496,16 +498,17 @@ static_assert(sizeof(struct sdsm_wire_rc_notice) == 16);
 
 /**
  * struct sdsm_wire_rc_notices - payload of RC_NOTICES
- * @id: the lock or barrier
+ * @id: the lock, barrier or futex key
  * @kind: SDSM_WIRE_NOTICES_*
  * @__reserved: zero
  * @count: struct sdsm_wire_rc_notice entries in the attached page
  *	(1..SDSM_WIRE_NOTICES_MAX)
  *
  * Write notices of release-consistent regions: from a releaser to the
- * manager of the lock or barrier it releases, sent before the RELEASE or
- * ARRIVE; from a manager to a node, sent before the grant or the
- * barrier's departure.  Per-peer FIFO delivers them first.
+ * manager of the lock, barrier or futex it releases, sent before the
+ * RELEASE, ARRIVE or FUTEX_WAKE; from a manager to a node, sent before
+ * the grant, the barrier's departure, or a FUTEX_REPLY that queues or
+ * wakes a waiter.  Per-peer FIFO delivers them first.
  */
 struct sdsm_wire_rc_notices {
 	__be64 id;

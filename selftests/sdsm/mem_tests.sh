@@ -26,7 +26,8 @@ mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
 mem_write_only mem_home_shared_copy mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
-mem_rc_notices_freed mem_rc_grant_delta mem_rc_release_delta"
+mem_rc_notices_freed mem_rc_grant_delta mem_rc_release_delta
+mem_rc_futex_wake mem_rc_futex_queued"
 
 mu() {
 	local k=$1
@@ -1595,6 +1596,53 @@ test_mem_rc_release_delta() {
 	[ $((p2 - p1)) -eq 0 ] ||
 		{ log "the second release published notices again"; rc=1; }
 	run_on 1 "$RC_UTIL" read_rest "$name" 32 "$lock" $((v + 1)) 60 "$v" || rc=1
+	rc_done "$name" || rc=1
+	return $rc
+}
+
+# A futex wake is a release and the wait it ends an acquire
+# (Documentation/protocol.rst, "Futexes in release regions"): nodes 1
+# and 2 read 3 pages of a release region (so they hold copies), then
+# futex-wait on its first word; node 0 writes every word without a lock,
+# the first last, and wakes them.  Each waiter, woken (or EAGAIN, had the
+# write come first), must then read the new words with no other acquire:
+# the WOKEN answer brought the write notices that drop its old copies.
+test_mem_rc_futex_wake() {
+	local name k names="" rc=0 v=$((RANDOM + 1))
+	name=$(rc_name fwake) || return 1
+	for k in $(others 0); do
+		bg "aw.$k" "$k" "$RC_UTIL" await "$name" 3 "$v" - 60
+		names="$names aw.$k"
+	done
+	for k in $(others 0); do
+		wait_until 60 grep -q ready "$WORK/aw.$k.out" ||
+			{ log "waiter on node $k not ready"; rc=1; }
+	done
+	# The waiters are queued at the word's manager before the wake.
+	sleep 2
+	run_on 0 "$RC_UTIL" post "$name" 3 "$v" || rc=1
+	# shellcheck disable=SC2086
+	rc_wait 90 $names || rc=1
+	rc_done "$name" || rc=1
+	return $rc
+}
+
+# No wake-up is lost on a futex word in release memory: node 2 reads the
+# word (0), then node 1 writes it and wakes nobody; node 2's wait for 0
+# must end at once with EAGAIN, not sleep on its old copy until its
+# timeout: the manager's QUEUED answer carries node 1's write notices,
+# so the second read of the word fetches it from its home.
+test_mem_rc_futex_queued() {
+	local name rc=0 v=$((RANDOM + 1)) go out
+	name=$(rc_name fqueued) || return 1
+	go=$WORK/go
+	bg aw 2 "$RC_UTIL" await "$name" 3 "$v" "$go" 20
+	wait_until 60 grep -q ready "$WORK/aw.out" || { log "waiter not ready"; return 1; }
+	run_on 1 "$RC_UTIL" post "$name" 3 "$v" || rc=1
+	touch "$go"
+	rc_wait 60 aw || rc=1
+	out=$(cat "$WORK/aw.out")
+	grep -q "^wait EAGAIN first $v wrong 0\$" <<< "$out" || rc=1
 	rc_done "$name" || rc=1
 	return $rc
 }

@@ -30,8 +30,19 @@
  *	a release region NAME and a sequential region NAME-seq in one
  *	program: each node writes its words of both, passes the barrier,
  *	checks both: prints "wrong N" and exits 0 if N is 0.
+ *   rc_util post NAME PAGES VALUE
+ *	without a lock: every word but the first gets VALUE, then the first
+ *	(the futex word) does, then a futex wake of every waiter of the
+ *	first word: prints "woke N".
+ *   rc_util await NAME PAGES VALUE GOFILE SECONDS
+ *	reads every word (its copies), prints "ready", waits for GOFILE to
+ *	exist unless it is "-", then one futex wait on the first word for
+ *	the value it read, for at most SECONDS, and then, with no other
+ *	acquire, checks every word against VALUE: prints "wait R first F
+ *	wrong N" (R: woken, EAGAIN or the error) and exits 0 if the wait
+ *	was woken or EAGAIN and N is 0.
  *
- * Every wait is bounded: a lock or barrier ioctl by 60 s.
+ * Every wait is bounded: a lock, barrier or futex ioctl by 60 s.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -118,6 +129,27 @@ static void barrier(uint64_t id)
 
 	if (ioctl(fd, SDSM_IOC_BARRIER, &b))
 		die("barrier");
+}
+
+/* A futex wait or wake on @word; 0 or an errno. */
+static int futex_op(volatile uint32_t *word, uint32_t op, uint32_t val,
+		    int64_t timeout_ns, uint32_t *woken)
+{
+	struct sdsm_futex f = {
+		.size = sizeof(f),
+		.op = op,
+		.val = val,
+		.addr = (uintptr_t)word,
+		.bitset = SDSM_FUTEX_BITSET_ANY,
+		.clockid = CLOCK_MONOTONIC,
+		.timeout_ns = timeout_ns,
+	};
+
+	if (ioctl(fd, SDSM_IOC_FUTEX, &f))
+		return errno;
+	if (woken)
+		*woken = f.woken;
+	return 0;
 }
 
 static int disjoint(char **av)
@@ -264,6 +296,60 @@ static int mixed(char **av)
 	return wrong != 0;
 }
 
+/* A futex wake is a release (Documentation/protocol.rst). */
+static int post(char **av)
+{
+	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	uint32_t value = num(av[2]), woken = 0;
+	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
+	int err;
+
+	for (i = 1; i < words; i++)
+		p[i] = value;
+	p[0] = value;
+	err = futex_op(p, SDSM_FUTEX_WAKE, INT32_MAX, -1, &woken);
+	if (err) {
+		errno = err;
+		die("futex wake");
+	}
+	printf("woke %u\n", woken);
+	return 0;
+}
+
+/* ...and its wait an acquire: QUEUED and WOKEN bring the notices. */
+static int await(char **av)
+{
+	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	uint32_t value = num(av[2]), first, sum = 0;
+	int64_t ns = (int64_t)num(av[4]) * 1000000000;
+	time_t end = time(NULL) + num(av[4]);
+	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
+	unsigned long wrong = 0;
+	struct stat st;
+	int err;
+
+	for (i = 0; i < words; i++)
+		sum += p[i];
+	first = p[0];
+	printf("ready %u\n", sum);
+	fflush(stdout);
+	while (strcmp(av[3], "-") && stat(av[3], &st)) {
+		if (time(NULL) > end) {
+			printf("%s never appeared\n", av[3]);
+			return 2;
+		}
+		usleep(20000);
+	}
+	err = futex_op(p, SDSM_FUTEX_WAIT, first, ns, NULL);
+	for (i = 1; i < words; i++)
+		if (p[i] != value && wrong++ < 5)
+			fprintf(stderr, "word %zu: %u\n", i, p[i]);
+	printf("wait %s first %u wrong %lu\n",
+	       !err ? "woken" : err == EAGAIN ? "EAGAIN" : strerror(err),
+	       p[0], wrong);
+	return (err && err != EAGAIN) || p[0] != value || wrong;
+}
+
 static const struct {
 	const char *name;
 	int args;
@@ -276,6 +362,8 @@ static const struct {
 	{ "read_rest", 6, read_rest },
 	{ "stale", 6, stale },
 	{ "mixed", 5, mixed },
+	{ "post", 3, post },
+	{ "await", 5, await },
 };
 
 int main(int argc, char **argv)
@@ -293,6 +381,6 @@ int main(int argc, char **argv)
 			die("/dev/sdsm");
 		return cmds[i].fn(argv + 2);
 	}
-	fprintf(stderr, "usage: rc_util disjoint|write|write_first|read|read_rest|stale|mixed ARGS (see the source)\n");
+	fprintf(stderr, "usage: rc_util disjoint|write|write_first|read|read_rest|stale|mixed|post|await ARGS (see the source)\n");
 	return 3;
 }
