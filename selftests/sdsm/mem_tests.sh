@@ -1604,25 +1604,30 @@ test_mem_rc_release_delta() {
 # (Documentation/protocol.rst, "Futexes in release regions"): nodes 1
 # and 2 read 3 pages of a release region (so they hold copies), then
 # futex-wait on its first word; node 0 writes every word without a lock,
-# the first last, and wakes them.  Each waiter, woken (or EAGAIN, had the
-# write come first), must then read the new words with no other acquire:
-# the WOKEN answer brought the write notices that drop its old copies.
+# the first last, and wakes them.  Each waiter, woken, must then read the
+# new words with no other acquire: the WOKEN answer brought the write
+# notices that drop its old copies.
 test_mem_rc_futex_wake() {
-	local name k names="" rc=0 v=$((RANDOM + 1))
+	local name k names="" rc=0 v=$((RANDOM + 1)) out
 	name=$(rc_name fwake) || return 1
 	for k in $(others 0); do
 		bg "aw.$k" "$k" "$RC_UTIL" await "$name" 3 "$v" - 60
 		names="$names aw.$k"
 	done
 	for k in $(others 0); do
-		wait_until 60 grep -q ready "$WORK/aw.$k.out" ||
+		wait_until 60 grep -qs ready "$WORK/aw.$k.out" ||
 			{ log "waiter on node $k not ready"; rc=1; }
 	done
 	# The waiters are queued at the word's manager before the wake.
-	sleep 2
-	run_on 0 "$RC_UTIL" post "$name" 3 "$v" || rc=1
+	sleep 3
+	out=$(run_on 0 "$RC_UTIL" post "$name" 3 "$v") || rc=1
+	log "node 0: $out"
+	[ "$out" = "woke $((N - 1))" ] || rc=1
 	# shellcheck disable=SC2086
 	rc_wait 90 $names || rc=1
+	for k in $(others 0); do
+		grep -q "^wait woken first $v wrong 0\$" "$WORK/aw.$k.out" || rc=1
+	done
 	rc_done "$name" || rc=1
 	return $rc
 }
@@ -1631,13 +1636,15 @@ test_mem_rc_futex_wake() {
 # word (0), then node 1 writes it and wakes nobody; node 2's wait for 0
 # must end at once with EAGAIN, not sleep on its old copy until its
 # timeout: the manager's QUEUED answer carries node 1's write notices,
-# so the second read of the word fetches it from its home.
+# so the second read of the word fetches it from its home.  (The data
+# is right too, since node 1's wake ended before node 2 waited; EAGAIN
+# alone promises no acquire.)
 test_mem_rc_futex_queued() {
 	local name rc=0 v=$((RANDOM + 1)) go out
 	name=$(rc_name fqueued) || return 1
 	go=$WORK/go
 	bg aw 2 "$RC_UTIL" await "$name" 3 "$v" "$go" 20
-	wait_until 60 grep -q ready "$WORK/aw.out" || { log "waiter not ready"; return 1; }
+	wait_until 60 grep -qs ready "$WORK/aw.out" || { log "waiter not ready"; return 1; }
 	run_on 1 "$RC_UTIL" post "$name" 3 "$v" || rc=1
 	touch "$go"
 	rc_wait 60 aw || rc=1
