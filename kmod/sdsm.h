@@ -237,6 +237,8 @@ struct sdsm_peer {
 	struct work_struct work;	/* reconcile state, notify */
 	struct delayed_work connect_work;	/* active side only */
 	bool notified_up;
+	/* Every layer handled the UP report (sysfs state, peer work). */
+	bool layers_up;
 	u32 notified_gen;		/* sess.gen reported UP */
 
 	struct sdsm_txq txq;		/* messages for this node */
@@ -344,6 +346,7 @@ int sdsm_peer_notifier_unregister(struct notifier_block *nb);
 const char *sdsm_peer_state_name(enum sdsm_peer_state state);
 void sdsm_peer_kick(struct sdsm_peer *peer);
 enum sdsm_peer_state sdsm_peer_member_state(struct sdsm_peer *peer);
+enum sdsm_peer_state sdsm_peer_shown_state(struct sdsm_peer *peer);
 void sdsm_peer_set_state(struct sdsm_peer *peer, enum sdsm_peer_state state);
 void sdsm_conn_established(struct sdsm_conn *conn);
 void sdsm_msg_dispatch(struct sdsm_conn *conn, const struct sdsm_msg *msg);

@@ -94,6 +94,24 @@ enum sdsm_peer_state sdsm_peer_member_state(struct sdsm_peer *peer)
 	return state;
 }
 
+/**
+ * sdsm_peer_shown_state - a peer's state as sysfs shows it
+ * @peer: the peer
+ *
+ * Its member state, but "up" only once every layer has handled its UP
+ * report: whoever reads "up" may use the peer at once (a cluster lock it
+ * manages, say).  The member state turns up before the report, so that
+ * the layers can send to it while they handle it.
+ */
+enum sdsm_peer_state sdsm_peer_shown_state(struct sdsm_peer *peer)
+{
+	enum sdsm_peer_state state = sdsm_peer_member_state(peer);
+
+	if (state == SDSM_PEER_UP && !READ_ONCE(peer->layers_up))
+		return SDSM_PEER_CONNECTING;
+	return state;
+}
+
 void sdsm_peer_kick(struct sdsm_peer *peer)
 {
 	queue_work(sdsm_cl.wq, &peer->work);
@@ -1201,6 +1219,7 @@ static void sdsm_peer_work(struct work_struct *work)
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_DOWN, peer);
 		sdsm_txq_purge(peer, true);
+		WRITE_ONCE(peer->layers_up, false);
 		WRITE_ONCE(peer->notified_up, false);
 	}
 	if (!peer->notified_up && state == SDSM_PEER_UP && live) {
@@ -1213,6 +1232,7 @@ static void sdsm_peer_work(struct work_struct *work)
 		queue_work(sdsm_cl.tx_wq, &peer->txq.work);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_UP, peer);
+		WRITE_ONCE(peer->layers_up, true);
 	} else if (was != SDSM_PEER_UP && state == SDSM_PEER_UP) {
 		/* Resumed: what the link lost goes again, then the queue. */
 		queue_work(sdsm_cl.tx_wq, &peer->txq.work);

@@ -103,7 +103,7 @@ static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
 	if (!peer)
 		return -ENODEV;
 	return sysfs_emit(buf, "%s\n",
-			  sdsm_peer_state_name(sdsm_peer_member_state(peer)));
+			  sdsm_peer_state_name(sdsm_peer_shown_state(peer)));
 }
 
 /* The state of the link alone: "up" only while a connection carries it. */

@@ -116,11 +116,10 @@ par_on_nodes() {
 
 # restore_nodes: the restore_cluster of most suites.  Every node, all at
 # once, restored by $NODE_SH restore_up (eth0 up, rxe0 present, sdsm
-# loaded, then every other node up within UP_SEC, default 90, seconds);
-# and a second more: UP reaches the lock layer just after sysfs shows it.
+# loaded, then every other node up within UP_SEC, default 90, seconds).
+# sysfs says "up" once every layer of the module has the node's UP.
 restore_nodes() {
 	par_on_nodes "$NODE_SH" restore_up "${UP_SEC:-90}" || return 1
-	vc_sleep 1
 }
 
 # dev_open_to_all: /dev/sdsm mode 0666 on every node, for tests that run
