@@ -4,9 +4,10 @@
  *
  *   diff codec        random pages, edge runs, the WHOLE form, merges of
  *                     concurrent diffs, malformed diffs refused
- *   random schedules  3 nodes, 3 pages, 2 locks and a barrier, a
- *                     data-race-free program by construction; every read
- *                     must return the last value written to its byte
+ *   random schedules  3 nodes, 3 pages, 2 locks, a barrier and a futex,
+ *                     a data-race-free program by construction (but for
+ *                     the futex bytes); every read must return the last
+ *                     value written to its byte; futex waits see posts
  *   planted bugs      the same checker against broken variants; each
  *                     passes only if its bug is caught
  *   scripted          merges, a stale GRANT_READ, a dirty stale page at an
@@ -15,14 +16,15 @@
  *
  * The model: messages travel in per-(src,dst) FIFO channels (coherence and
  * synchronization alike: one link per pair), delivered in any order across
- * pairs.  Each node runs one program thread: accesses (a load or store that
- * the node's mapping allows runs at once, as through a PTE; otherwise it
- * faults through sdsm_rc_fault()), lock acquires and releases, barrier
- * arrivals.  Bytes are split among the locks and the barrier phases: a
- * lock byte is touched only under its lock, a barrier byte only by its
- * owner of the current phase (the owner changes each phase), so the
- * program is data-race-free and every read must return the last value
- * written to the byte (own, or released before the reader's acquire).
+ * pairs.  Each node runs two program threads: accesses (a load or store
+ * that the node's mapping allows runs at once, as through a PTE; otherwise
+ * it faults through sdsm_rc_fault()), lock acquires and releases, barrier
+ * arrivals, futex posts and waits.  Bytes are split among the locks and
+ * the barrier phases (and mail and futex bytes, below): a lock byte is
+ * touched only under its lock, a barrier byte only by its owner of the
+ * current phase (the owner changes each phase), so the program is
+ * data-race-free and every read must return the last value written to
+ * the byte (own, or released before the reader's acquire).
  * Three schedules in four alias each home's copy to the home copy, as the
  * module does (no twin, DIFFs without bytes), and there a page is
  * exclusive to its home until another node is served it: the home's
@@ -30,12 +32,33 @@
  * READ closes the home's interval (sdsm_rc_home_share()).  A lock's
  * manager grants only the notices that rose since its previous grant to
  * the node (struct lockmgr), as the module's lock tables do.
- * After every step: a mapping
- * never allows more than the node's state, a twin exists exactly for a
- * writable copy that is not the home copy, the acknowledgment counters
- * agree.  After draining (locks released, a final barrier): no message in
- * flight, every home copy equals the reference, every valid copy equals
- * its home copy, and every node reads every page right.
+ *
+ * The futex (release memory, its manager the home of the word's page):
+ * futex bytes (R_FUTEX) are one word and data bytes, written only by one
+ * poster thread.  A post v stores v into some data bytes, then into the
+ * word, each a plain store, other actions between them; then a release
+ * as a lock's, whose notices (rose since the node's last publish to the
+ * futex: its own since clock) ride with the WAKE (of all, or one).  The
+ * manager merges them into its table (struct fxmgr) with a tick, then
+ * wakes oldest first; each WOKEN, and the QUEUED answering a WAIT, carry
+ * a grant of the table (as grant_lock()), applied as an acquire.  A
+ * waiter (no lock held) reads the word e, sends WAIT(e), reads the word
+ * again once QUEUED: changed, CANCEL (answered CANCELLED, or STALE after
+ * a WOKEN); else asleep until WOKEN.  Then it reads some data bytes.  The
+ * poster enters the barrier with no wait under way, and no wait starts
+ * while it is there; the drain posts (WAKE of all) until none is left.
+ * Futex bytes are racy, so the futex invariants check their reads: after
+ * a grant a node's reads of each data byte return at least what the last
+ * post the manager had merged left there (no stale read after a futex
+ * acquire), and a waiter asleep and still queued expects at least the
+ * post whose WAKE was merged before it was queued (no lost wake-up).
+ *
+ * After every step: a mapping never allows more than the node's state, a
+ * twin exists exactly for a writable copy that is not the home copy, the
+ * acknowledgment counters agree, no wake-up is lost.  After draining
+ * (locks released, waits ended, a final barrier): no message in flight,
+ * no waiter queued, every home copy equals the reference, every valid
+ * copy equals its home copy, and every node reads every page right.
  *
  * Environment: SDSM_SEED (base seed, default from the clock; schedule i
  * uses SDSM_SEED + i), SDSM_SCHEDULES (random schedules are 20 times it,
@@ -64,6 +87,10 @@
 #define DMAX		SDSM_RC_DIFF_MAX(PLEN)
 #define BARMGR		0		/* the barrier's manager */
 #define T(n)		((n) * THREADS)	/* a node's first thread */
+#define FBYTES		(PAGES * PLEN / 8)	/* futex bytes: word and data */
+#define LOCK_FX		LOCKS		/* rel_lock of a futex release */
+#define FX_MAXPOST	250		/* posts per schedule, drain's too */
+#define FX_DRAIN_POSTS	16		/* posts the drain may add */
 
 enum mutation {
 	MUT_NONE = 0,
@@ -82,16 +109,23 @@ enum mutation {
 	MUT_EXCL_SHARE_OPEN,	/* not a bug: shared, interval left open */
 	MUT_GRANT_STAMP_EARLY,	/* a lock's notices stamped before its clock moves */
 	MUT_SINCE_SHARED,	/* one since for every lock, not one per lock */
+	MUT_FX_QUEUED_BARE,	/* QUEUED carries no notices */
+	MUT_FX_WOKEN_BARE,	/* WOKEN carries no notices */
+	MUT_FX_WAKE_UNPUBLISHED,	/* a WAKE's release publishes nothing */
+	MUT_FX_SINCE_LOCK0,	/* the futex uses lock 0's since clock */
 	MUT_NR,
 };
 
 enum kind { K_RC, K_LOCK_REQ, K_LOCK_GRANT, K_LOCK_REL, K_BAR_ARRIVE,
-	    K_BAR_DEPART };
+	    K_BAR_DEPART, K_FX_WAIT, K_FX_QUEUED, K_FX_CANCEL, K_FX_CANCELLED,
+	    K_FX_STALE, K_FX_WAKE, K_FX_WOKEN };
 
 struct msg {
 	int kind;
 	int lock;
 	int thr;		/* sync messages: the thread */
+	int val;		/* WAIT: the value read; WAKE, grants: the post */
+	int cnt;		/* WAKE: waiters to wake, 0: all */
 	struct sdsm_rc_msg m;
 	int nnot;
 	struct sdsm_rc_notice not[PAGES];
@@ -104,7 +138,15 @@ struct chan {
 	unsigned int head, len;
 };
 
-enum wait { W_NONE, W_FAULT, W_LOCK, W_RELEASE, W_BARRIER };
+enum wait { W_NONE, W_FAULT, W_LOCK, W_RELEASE, W_BARRIER, W_FUTEX };
+
+/*
+ * A futex wait: read the word (FX_READ1, may fault), WAIT sent
+ * (FX_QUEUING), QUEUED applied, read the word again (FX_READ2), then
+ * asleep until WOKEN (FX_SLEEP) or, the word changed, CANCEL sent and its
+ * answer awaited (FX_CANCEL).
+ */
+enum fx { FX_NONE, FX_READ1, FX_QUEUING, FX_READ2, FX_SLEEP, FX_CANCEL };
 
 /* A program thread. */
 struct thr {
@@ -115,6 +157,10 @@ struct thr {
 	bool fwrite, woken;
 	int ferr;
 	int phase;		/* barrier episodes passed */
+	int fx;			/* enum fx */
+	int fx_e;		/* the word's value the wait expects */
+	bool fx_woken;		/* a WOKEN came before the wait ended */
+	int fx_reads;		/* futex data reads due after the wait */
 };
 
 struct node {
@@ -125,7 +171,16 @@ struct node {
 	bool has_twin[PAGES];
 	bool aliased[PAGES];	/* the copy is the home copy (the home) */
 	u8 map[PAGES];
-	u64 lock_since[LOCKS], bar_since;
+	u64 lock_since[LOCKS], bar_since, fx_since;
+	/*
+	 * The checker's: what a futex grant applied here guarantees.  Each
+	 * futex data byte must read at least @fbound (the byte's value
+	 * after post @fbpost, the last post the manager had merged when it
+	 * made the grant); @fgpost is the newest such post.
+	 */
+	u8 fbound[FBYTES];
+	u8 fbpost[FBYTES];
+	int fgpost;
 };
 
 /*
@@ -142,6 +197,19 @@ struct lockmgr {
 	u32 stamp[PAGES];
 	u32 clock;
 	u32 sent[NODES];
+};
+
+/*
+ * The futex's manager (the home of the word's page): a table like a
+ * lock's (@tab: @know, @stamp, @clock, @sent; @q, @qlen the waiters,
+ * oldest first; @holder unused), and the checker's ghosts: @post is the
+ * last post whose WAKE it merged, @qpost[k] what @post was when waiter
+ * @tab.q[k] was queued.
+ */
+struct fxmgr {
+	struct lockmgr tab;
+	int qpost[NTHR];
+	int post;
 };
 
 /*
@@ -169,6 +237,18 @@ struct sim {
 	struct sdsm_rc_home hs[PAGES];
 	u8 hcopy[PAGES][PLEN];
 	struct lockmgr lk[LOCKS];
+	struct fxmgr fx;
+	int poster;		/* the futex's only poster thread */
+	int fword;		/* the futex byte that is the word */
+	bool fx_posting;	/* a post is under way */
+	bool fx_word_left;	/* ... its store to the word is not done */
+	u32 fx_left;		/* ... its data stores not done */
+	int fx_cur;		/* posts begun: the value of the last */
+	int fx_nwake;		/* its WAKE: waiters to wake, 0: all */
+	int fx_drain_posts;
+	/* Futex bytes after post v (published), and those post v wrote. */
+	u8 fx_snap[FX_MAXPOST + 1][FBYTES];
+	u32 fx_mask[FX_MAXPOST + 1];
 	int arrived;
 	u32 bknow[PAGES];
 	struct chan chan[NODES][NODES];
@@ -192,6 +272,8 @@ struct sim {
 	unsigned long grant_notices, table_notices;	/* sent, whole tables */
 	unsigned long coalesced, aliased_writes;
 	unsigned long excl_skips, excl_closes;
+	unsigned long fx_waits, fx_woken, fx_eagain, fx_stale, fx_early;
+	unsigned long fx_qnot, fx_wnot, fx_checked;
 };
 
 struct priv {
@@ -258,6 +340,8 @@ static void fail(struct sim *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+static int fx_mgr(const struct sim *s);
+
 static void dump(const struct sim *s)
 {
 	unsigned int i, first = s->ntrace > TRACE ? s->ntrace - TRACE : 0;
@@ -266,6 +350,13 @@ static void dump(const struct sim *s)
 	printf("# %s\n", s->why);
 	for (i = first; i < s->ntrace; i++)
 		printf("#   %s\n", s->trace[i % TRACE]);
+	printf("#   futex word: byte %d, manager %d, poster t%d, %d posts, last merged %d, %d queued;",
+	       s->fword, fx_mgr(s), s->poster, s->fx_cur, s->fx.post,
+	       s->fx.tab.qlen);
+	for (n = 0; n < NTHR; n++)
+		printf(" t%d wait %d fx %d e %d;", n, s->thr[n].wait,
+		       s->thr[n].fx, s->thr[n].fx_e);
+	printf("\n");
 	for (p = 0; p < PAGES; p++) {
 		printf("#   page %d home %d version %u:", p, s->home[p],
 		       s->hs[p].ver);
@@ -476,13 +567,48 @@ static const struct sdsm_rc_ops ops = {
 
 /* ---- the model ---- */
 
-/* Role of byte @i of page @p: lock 0 or 1, or R_BARRIER, or R_MAIL. */
+/*
+ * Role of byte @i of page @p: lock 0 or 1, or R_BARRIER, or R_MAIL, or
+ * R_FUTEX: pairs of bytes take the four first roles in turn, and every
+ * other barrier pair is a futex pair instead (4 futex bytes a page).  Not
+ * mail pairs: fewer of them hand over less, and a publish clock shared
+ * by the locks (MUT_SINCE_SHARED) is then caught half as often.
+ */
 #define R_BARRIER	LOCKS
 #define R_MAIL		(LOCKS + 1)
+#define R_FUTEX		(LOCKS + 2)
 
 static int role(int p, int i)
 {
-	return ((p * PLEN + i) / 2) % 4;
+	int k = (p * PLEN + i) / 2;
+
+	return k % 8 == 6 ? R_FUTEX : k % 4;
+}
+
+/* Index among the futex bytes of byte @i of page @p, or -1. */
+static int fx_byte(int p, int i)
+{
+	if (role(p, i) != R_FUTEX)
+		return -1;
+	return (p * PLEN + i) / 16 * 2 + i % 2;
+}
+
+/* Page and byte of futex byte @b. */
+static void fx_pos(int b, int *p, int *i)
+{
+	int pos = b / 2 * 16 + 12 + b % 2;
+
+	*p = pos / PLEN;
+	*i = pos % PLEN;
+}
+
+/* The futex's manager: the home of the word's page, as in the module. */
+static int fx_mgr(const struct sim *s)
+{
+	int p, i;
+
+	fx_pos(s->fword, &p, &i);
+	return s->home[p];
 }
 
 static int owner(int p, int i, int phase)
@@ -522,6 +648,8 @@ static void sim_init(struct sim *s, u64 seed, int mutation)
 	default:
 		s->limit = DMAX;
 	}
+	s->poster = (int)rnd(s, NTHR);
+	s->fword = (int)rnd(s, FBYTES);
 }
 
 static bool may_access(const struct sim *s, int t, int p, int i)
@@ -532,6 +660,8 @@ static bool may_access(const struct sim *s, int t, int p, int i)
 		return s->thr[t].held & (1 << r);
 	if (r == R_BARRIER)
 		return owner(p, i, s->thr[t].phase) == t;
+	if (r == R_FUTEX)
+		return false;	/* only through posts and waits */
 	return s->mail[p][i].owner == t;
 }
 
@@ -542,14 +672,23 @@ static u8 perm(u8 state)
 					  SDSM_PROTO_MAP_NONE;
 }
 
+static void fx_read(struct sim *s, int t, int p, int i, u8 v);
+
 static void perform(struct sim *s, int t, int p, int i, bool write)
 {
 	struct node *nd = &s->node[t / THREADS];
+	int b = fx_byte(p, i);
 	u8 v;
 
 	if (write) {
-		v = (u8)(s->counter[p][i] % 255 + 1);
+		/* A futex byte is written by posts only: the post's number. */
+		v = b >= 0 ? (u8)s->fx_cur :
+			     (u8)(s->counter[p][i] % 255 + 1);
 		s->counter[p][i] = v;
+		if (b == s->fword)
+			s->fx_word_left = false;
+		else if (b >= 0)
+			s->fx_left &= ~(1u << b);
 		copy_of(s, t / THREADS, p)[i] = v;
 		s->aliased_writes += nd->aliased[p];
 		s->last[p][i] = v;
@@ -562,6 +701,10 @@ static void perform(struct sim *s, int t, int p, int i, bool write)
 	v = copy_of(s, t / THREADS, p)[i];
 	s->reads++;
 	tracef(s, "t%d reads page %d byte %d = %u", t, p, i, v);
+	if (b >= 0) {
+		fx_read(s, t, p, i, v);	/* racy by design, checked there */
+		return;
+	}
 	if (s->writer[p][i] != t && !s->released[p][i] && !s->drain)
 		fail(s, "checker bug: thread %d reads page %d byte %d, written by %d and not released",
 		     t, p, i, s->writer[p][i]);
@@ -582,9 +725,10 @@ static void do_access(struct sim *s, int t, int p, int i, bool write)
 	struct priv pv;
 	int r;
 
+	/* Before perform(): a futex read may start waiting there. */
 	if (nd->map[p] >= (write ? SDSM_PROTO_MAP_RW : SDSM_PROTO_MAP_RO)) {
-		perform(s, t, p, i, write);
 		th->wait = W_NONE;
+		perform(s, t, p, i, write);
 		return;
 	}
 	if (nd->pg[p].flags & SDSM_RC_PAGE_PENDING)
@@ -594,8 +738,8 @@ static void do_access(struct sim *s, int t, int p, int i, bool write)
 	if (r == SDSM_RC_HIT) {
 		/* The fault handler maps what the state allows. */
 		nd->map[p] = perm(nd->pg[p].state);
-		perform(s, t, p, i, write);
 		th->wait = W_NONE;
+		perform(s, t, p, i, write);
 		return;
 	}
 	if (r != SDSM_RC_WAIT) {
@@ -634,8 +778,8 @@ static void acquire_notices(struct sim *s, int n, const struct msg *m)
 	s->in_acquire = false;
 }
 
-static void sync_send(struct sim *s, int src, int dst, int kind, int lock,
-		      int t, const u32 *know)
+static void sync_send_v(struct sim *s, int src, int dst, int kind, int lock,
+			int t, const u32 *know, int val, int cnt)
 {
 	static struct msg m;
 	int p;
@@ -644,6 +788,8 @@ static void sync_send(struct sim *s, int src, int dst, int kind, int lock,
 	m.kind = kind;
 	m.lock = lock;
 	m.thr = t;
+	m.val = val;
+	m.cnt = cnt;
 	m.m.src = (u16)src;
 	for (p = 0; know && p < PAGES; p++)
 		if (know[p]) {
@@ -653,6 +799,22 @@ static void sync_send(struct sim *s, int src, int dst, int kind, int lock,
 			m.nnot++;
 		}
 	push(s, src, dst, &m);
+}
+
+static void sync_send(struct sim *s, int src, int dst, int kind, int lock,
+		      int t, const u32 *know)
+{
+	sync_send_v(s, src, dst, kind, lock, t, know, 0, 0);
+}
+
+/* What rose in table @lk since its last grant to node @n; now sent. */
+static void grant_delta(struct lockmgr *lk, int n, u32 *delta)
+{
+	int p;
+
+	for (p = 0; p < PAGES; p++)
+		delta[p] = lk->stamp[p] > lk->sent[n] ? lk->know[p] : 0;
+	lk->sent[n] = lk->clock;
 }
 
 /*
@@ -667,15 +829,36 @@ static void grant_lock(struct sim *s, int l, int t)
 	int n = t / THREADS, p;
 	u32 delta[PAGES];
 
+	grant_delta(lk, n, delta);
 	for (p = 0; p < PAGES; p++) {
-		delta[p] = lk->stamp[p] > lk->sent[n] ? lk->know[p] : 0;
 		s->grant_notices += !!delta[p];
 		s->table_notices += !!lk->know[p];
 	}
-	lk->sent[n] = lk->clock;
 	lk->holder = t;
 	s->grants++;
 	sync_send(s, l % NODES, n, K_LOCK_GRANT, l, t, delta);
+}
+
+/*
+ * The WAKE of a post: what post @v left in the futex bytes is the
+ * checker's bound for the grants of the tables that merge it.
+ */
+static void fx_wake(struct sim *s, int t, const u32 *know)
+{
+	int v = s->fx_cur, b, p, i;
+
+	for (b = 0; b < FBYTES; b++) {
+		fx_pos(b, &p, &i);
+		s->fx_snap[v][b] = s->last[p][i];
+	}
+	s->fx_posting = false;
+	s->thr[t].wait = W_NONE;
+	tracef(s, "t%d WAKEs %s for post %d", t,
+	       s->fx_nwake ? "one" : "all", v);
+	/* The bug: the release's notices stay home. */
+	sync_send_v(s, t / THREADS, fx_mgr(s), K_FX_WAKE, -1, t,
+		    s->mutation == MUT_FX_WAKE_UNPUBLISHED ? NULL : know, v,
+		    s->fx_nwake);
 }
 
 /* Publish: the release's diffs are all acknowledged (or, bug, not). */
@@ -683,8 +866,15 @@ static void publish(struct sim *s, int t)
 {
 	int n = t / THREADS, l = s->thr[t].rel_lock, p, i;
 	struct node *nd = &s->node[n];
-	/* The bug: what went to one lock counts as told to every lock. */
+	/*
+	 * The bugs: what went to one lock counts as told to every lock;
+	 * what went to lock 0 counts as told to the futex (and the other
+	 * way round).
+	 */
 	u64 *since = l < 0 ? &nd->bar_since :
+		     l == LOCK_FX ?
+		     (s->mutation == MUT_FX_SINCE_LOCK0 ? &nd->lock_since[0] :
+		      &nd->fx_since) :
 		     s->mutation == MUT_SINCE_SHARED ? &nd->lock_since[0] :
 		     &nd->lock_since[l];
 	u32 know[PAGES];
@@ -702,11 +892,13 @@ static void publish(struct sim *s, int t)
 				ml->ready = true;
 		}
 	}
-	if (s->mutation != MUT_SINCE_ACQUIRE || l < 0)
+	if (s->mutation != MUT_SINCE_ACQUIRE || l < 0 || l == LOCK_FX)
 		*since = nd->local.clock;
-	tracef(s, "t%d publishes to %s %d", t, l >= 0 ? "lock" : "barrier",
-	       l);
-	if (l >= 0) {
+	tracef(s, "t%d publishes to %s %d", t,
+	       l == LOCK_FX ? "futex" : l >= 0 ? "lock" : "barrier", l);
+	if (l == LOCK_FX) {
+		fx_wake(s, t, know);
+	} else if (l >= 0) {
 		s->thr[t].held &= ~(1 << l);
 		s->thr[t].wait = W_NONE;
 		sync_send(s, n, l % NODES, K_LOCK_REL, l, t, know);
@@ -742,10 +934,14 @@ static void release_flush(struct sim *s, int n)
 	}
 }
 
-/* Release (a lock, or -1: arrival at the barrier): flush every page. */
+/*
+ * Release (a lock, LOCK_FX: a futex WAKE, or -1: arrival at the barrier):
+ * flush every page.
+ */
 static void release(struct sim *s, int t, int l)
 {
-	tracef(s, "t%d releases %s %d", t, l >= 0 ? "lock" : "barrier", l);
+	tracef(s, "t%d releases %s %d", t,
+	       l == LOCK_FX ? "futex" : l >= 0 ? "lock" : "barrier", l);
 	release_flush(s, t / THREADS);
 	s->thr[t].wait = W_RELEASE;
 	s->thr[t].rel_lock = l;
@@ -778,6 +974,210 @@ static void merge_lock(struct sim *s, struct lockmgr *lk, const struct msg *m)
 		return;
 	}
 	merge(lk->know, lk->stamp, ++lk->clock, m);
+}
+
+/* ---- the futex ---- */
+
+/* A futex wait is under way: the poster must not leave for a barrier. */
+static bool fx_waiting(const struct sim *s)
+{
+	int t;
+
+	for (t = 0; t < NTHR; t++)
+		if (s->thr[t].fx != FX_NONE)
+			return true;
+	return false;
+}
+
+/* The poster is in a barrier episode: no wait may begin (none could end). */
+static bool fx_poster_at_barrier(const struct sim *s)
+{
+	const struct thr *th = &s->thr[s->poster];
+
+	return th->wait == W_BARRIER ||
+	       (th->wait == W_RELEASE && th->rel_lock < 0);
+}
+
+/* A random one of the futex bytes in @mask, or of the data bytes. */
+static int fx_pick(struct sim *s, u32 mask)
+{
+	int b, k;
+
+	if (!mask)
+		mask = ((1u << FBYTES) - 1) & ~(1u << s->fword);
+	for (k = (int)rnd(s, (u64)__builtin_popcount(mask)), b = 0;; b++)
+		if ((mask & (1u << b)) && !k--)
+			return b;
+}
+
+static void fx_access(struct sim *s, int t, int b, bool write)
+{
+	int p, i;
+
+	fx_pos(b, &p, &i);
+	do_access(s, t, p, i, write);
+}
+
+/* The wait of thread @t ends; it then reads a few futex data bytes. */
+static void fx_end(struct sim *s, int t, bool woken)
+{
+	struct thr *th = &s->thr[t];
+
+	tracef(s, "t%d's wait for %d ends: %s", t, th->fx_e,
+	       woken ? "woken" : "EAGAIN");
+	th->fx = FX_NONE;
+	th->wait = W_NONE;
+	th->fx_woken = false;
+	th->fx_reads = 1 + (int)rnd(s, 3);
+	if (woken)
+		s->fx_woken++;
+	else
+		s->fx_eagain++;
+}
+
+/* The manager drops waiter @k of its queue (woken or cancelled). */
+static void fx_unqueue(struct sim *s, int k)
+{
+	struct lockmgr *fq = &s->fx.tab;
+
+	fq->qlen--;
+	memmove(fq->q + k, fq->q + k + 1, (fq->qlen - k) * sizeof(int));
+	memmove(s->fx.qpost + k, s->fx.qpost + k + 1,
+		(fq->qlen - k) * sizeof(int));
+}
+
+/*
+ * The manager answers thread @t with @kind (QUEUED or WOKEN) carrying a
+ * grant of the futex table, as grant_lock(): what rose since its last
+ * grant to the node.  @mut drops it (sent[] untouched: never made).
+ */
+static void fx_grant(struct sim *s, int kind, int t, int mut)
+{
+	u32 delta[PAGES] = { 0 };
+	int n = t / THREADS, p;
+
+	if (s->mutation != mut)
+		grant_delta(&s->fx.tab, n, delta);
+	for (p = 0; p < PAGES; p++) {
+		if (kind == K_FX_QUEUED)
+			s->fx_qnot += !!delta[p];
+		else
+			s->fx_wnot += !!delta[p];
+	}
+	sync_send_v(s, fx_mgr(s), n, kind, -1, t, delta, s->fx.post, 0);
+}
+
+/*
+ * A futex grant reaches node @n: an acquire.  From now on each data byte
+ * must read at least what the grant's post (the last the manager had
+ * merged) left in it: its WAKE was merged after the poster's release of
+ * every post up to it, values only grow, and a node's knowledge only
+ * grows, so this is sound for every later read on the node.
+ */
+static void fx_acquire(struct sim *s, int n, const struct msg *m)
+{
+	struct node *nd = &s->node[n];
+	int b;
+
+	acquire_notices(s, n, m);
+	for (b = 0; b < FBYTES; b++)
+		if (s->fx_snap[m->val][b] > nd->fbound[b]) {
+			nd->fbound[b] = s->fx_snap[m->val][b];
+			nd->fbpost[b] = (u8)m->val;
+		}
+	if (m->val > nd->fgpost)
+		nd->fgpost = m->val;
+}
+
+/* QUEUED or WOKEN (@what) reaches node @n: its grant is applied first. */
+static struct thr *fx_answered(struct sim *s, int n, const struct msg *m,
+			       const char *what)
+{
+	tracef(s, "t%d %s (%d notices, post %d)", m->thr, what, m->nnot,
+	       m->val);
+	fx_acquire(s, n, m);
+	return &s->thr[m->thr];
+}
+
+/* A read of futex byte @p, @i by thread @t returned @v. */
+static void fx_read(struct sim *s, int t, int p, int i, u8 v)
+{
+	struct thr *th = &s->thr[t];
+	int n = t / THREADS, b = fx_byte(p, i);
+
+	if (v > s->last[p][i])
+		fail(s, "thread %d reads futex byte page %d byte %d = %u, never written (last %u)",
+		     t, p, i, v, s->last[p][i]);
+	if (b != s->fword) {
+		s->fx_checked += !!s->node[n].fbound[b];
+		if (v < s->node[n].fbound[b])
+			fail(s, "stale read after a futex acquire: thread %d reads futex data page %d byte %d = %u, but post %u, merged before a grant its node applied, left %u",
+			     t, p, i, v, s->node[n].fbpost[b],
+			     s->node[n].fbound[b]);
+		return;
+	}
+	switch (th->fx) {
+	case FX_READ1:
+		th->fx_e = v;
+		th->fx = FX_QUEUING;
+		th->wait = W_FUTEX;
+		s->fx_waits++;
+		tracef(s, "t%d WAITs for %u", t, v);
+		sync_send_v(s, n, fx_mgr(s), K_FX_WAIT, -1, t, NULL, v, 0);
+		break;
+	case FX_READ2:
+		if (th->fx_woken) {	/* WOKEN before it could sleep */
+			s->fx_early++;
+			fx_end(s, t, true);
+		} else if (v != th->fx_e) {
+			tracef(s, "t%d sees %u, not %d: CANCEL", t, v,
+			       th->fx_e);
+			th->fx = FX_CANCEL;
+			th->wait = W_FUTEX;
+			sync_send_v(s, n, fx_mgr(s), K_FX_CANCEL, -1, t, NULL,
+				    0, 0);
+		} else {
+			tracef(s, "t%d sleeps on %u", t, v);
+			th->fx = FX_SLEEP;
+			th->wait = W_FUTEX;
+		}
+		break;
+	}
+}
+
+/*
+ * Begin a post: the next number, stored into a random choice of data
+ * bytes then into the word, then a release and a WAKE (post_step()).
+ */
+static void post_begin(struct sim *s, bool all)
+{
+	u32 mask = 0;
+	int b;
+
+	s->fx_cur++;
+	for (b = 0; b < FBYTES; b++)
+		if (b != s->fword && !rnd(s, 4))
+			mask |= 1u << b;
+	if (!mask)
+		mask = 1u << fx_pick(s, 0);
+	s->fx_mask[s->fx_cur] = mask;
+	s->fx_left = mask;
+	s->fx_word_left = true;
+	s->fx_posting = true;
+	s->fx_nwake = all || rnd(s, 3) ? 0 : 1;
+	tracef(s, "post %d begins: data 0x%x, WAKE %s", s->fx_cur, mask,
+	       s->fx_nwake ? "one" : "all");
+}
+
+/* The poster's next move in its post: a store, or the release. */
+static void post_step(struct sim *s, int t)
+{
+	if (s->fx_left)
+		fx_access(s, t, fx_pick(s, s->fx_left), true);
+	else if (s->fx_word_left)
+		fx_access(s, t, s->fword, true);
+	else
+		release(s, t, LOCK_FX);
 }
 
 /*
@@ -813,7 +1213,8 @@ static void deliver(struct sim *s, int src, int dst)
 	struct sdsm_rc_ctx ctx;
 	struct priv pv;
 	struct node *nd = &s->node[dst];
-	struct lockmgr *lk;
+	struct lockmgr *lk, *fq = &s->fx.tab;
+	struct thr *th;
 	int p, i, k;
 
 	if (!c->len)
@@ -896,6 +1297,66 @@ static void deliver(struct sim *s, int src, int dst)
 		s->thr[m.thr].phase++;
 		s->thr[m.thr].wait = W_NONE;
 		break;
+	case K_FX_WAIT:
+		/* Queued oldest first, answered with a grant of the table. */
+		fq->q[fq->qlen] = m.thr;
+		s->fx.qpost[fq->qlen++] = s->fx.post;
+		fx_grant(s, K_FX_QUEUED, m.thr, MUT_FX_QUEUED_BARE);
+		break;
+	case K_FX_CANCEL:
+		for (k = 0; k < fq->qlen && fq->q[k] != m.thr; k++)
+			;
+		/* Not queued: a WOKEN went first, on the same channel. */
+		if (k == fq->qlen) {
+			sync_send(s, dst, src, K_FX_STALE, -1, m.thr, NULL);
+			break;
+		}
+		fx_unqueue(s, k);
+		sync_send(s, dst, src, K_FX_CANCELLED, -1, m.thr, NULL);
+		break;
+	case K_FX_WAKE:
+		/* The notices first, with a tick: then the grants see them. */
+		merge_lock(s, fq, &m);
+		s->fx.post = m.val;
+		for (k = 0; fq->qlen && (!m.cnt || k < m.cnt); k++) {
+			int next = fq->q[0];
+
+			fx_unqueue(s, 0);
+			fx_grant(s, K_FX_WOKEN, next, MUT_FX_WOKEN_BARE);
+		}
+		break;
+	case K_FX_QUEUED:
+		th = fx_answered(s, dst, &m, "QUEUED");
+		if (th->fx != FX_QUEUING) {
+			fail(s, "QUEUED reached thread %d not waiting for it",
+			     m.thr);
+			break;
+		}
+		th->fx = FX_READ2;
+		th->wait = W_NONE;
+		break;
+	case K_FX_WOKEN:
+		th = fx_answered(s, dst, &m, "WOKEN");
+		if (th->fx == FX_SLEEP)
+			fx_end(s, m.thr, true);
+		else if (th->fx == FX_READ2 || th->fx == FX_CANCEL)
+			th->fx_woken = true;
+		else
+			fail(s, "WOKEN reached thread %d not waiting", m.thr);
+		break;
+	case K_FX_CANCELLED:
+	case K_FX_STALE:
+		th = &s->thr[m.thr];
+		if (th->fx != FX_CANCEL ||
+		    th->fx_woken != (m.kind == K_FX_STALE)) {
+			fail(s, "%s reached thread %d (wait state %d, woken %d)",
+			     m.kind == K_FX_STALE ? "STALE" : "CANCELLED",
+			     m.thr, th->fx, th->fx_woken);
+			break;
+		}
+		s->fx_stale += m.kind == K_FX_STALE;
+		fx_end(s, m.thr, false);
+		break;
 	}
 }
 
@@ -911,11 +1372,37 @@ static void retry(struct sim *s, int t)
 	do_access(s, t, th->fpage, th->fbyte, th->fwrite);
 }
 
+/*
+ * No lost wake-up: a waiter asleep and still queued at the manager was
+ * queued after the manager had merged the WAKE of post qpost, so its
+ * QUEUED granted post qpost's notices (the poster's release of the word's
+ * store came before that WAKE); its second read must have seen the word
+ * at qpost at least.  Having seen less and slept, only a later post can
+ * wake it: the wake-up it was due is lost.  (A WAKE of all merged after
+ * that post's store was released leaves no older waiter queued: that is
+ * the quiescent form of this rule, as in test_futex.c.)
+ */
+static void check_wakeups(struct sim *s)
+{
+	const struct lockmgr *fq = &s->fx.tab;
+	int k;
+
+	for (k = 0; k < fq->qlen; k++) {
+		const struct thr *th = &s->thr[fq->q[k]];
+
+		if (th->fx == FX_SLEEP && th->fx_e < s->fx.qpost[k])
+			fail(s, "lost wake-up: thread %d sleeps on futex value %d, queued after the manager merged the WAKE of post %d",
+			     fq->q[k], th->fx_e, s->fx.qpost[k]);
+	}
+}
+
 static void check(struct sim *s)
 {
 	int reads[NODES][PAGES] = { { 0 } }, diffs[NODES][PAGES] = { { 0 } };
 	int n, p, a, b;
 	unsigned int k;
+
+	check_wakeups(s);
 
 	/* Requests and answers in flight, per node and page. */
 	for (a = 0; a < NODES; a++)
@@ -1002,17 +1489,71 @@ static bool program(struct sim *s, int t)
 	struct thr *th = &s->thr[t];
 	int cand[PAGES * PLEN], nc = 0, p, i, l, r;
 
+	if (th->fx == FX_READ2) {	/* QUEUED: read the word again */
+		fx_access(s, t, s->fword, false);
+		return true;
+	}
 	if (s->drain) {
 		for (l = 0; l < LOCKS; l++)
 			if (th->held & (1 << l)) {
 				release(s, t, l);
 				return true;
 			}
+		/*
+		 * The poster ends every wait: it posts (WAKE of all) while
+		 * one is under way and its last WAKE is merged already.
+		 */
+		if (t == s->poster && !s->fx_posting && fx_waiting(s) &&
+		    s->fx.post == s->fx_cur &&
+		    s->fx_drain_posts < FX_DRAIN_POSTS) {
+			s->fx_drain_posts++;
+			post_begin(s, true);
+		}
+		if (t == s->poster && s->fx_posting) {
+			post_step(s, t);
+			return true;
+		}
+		if (t == s->poster && fx_waiting(s))
+			return false;
+		th->fx_reads = 0;
 		if (th->phase < s->target) {
 			release(s, t, -1);
 			return true;
 		}
 		return false;
+	}
+	/* After a wait: read what the post that ended it wrote, or any. */
+	if (th->fx_reads) {
+		th->fx_reads--;
+		fx_access(s, t, fx_pick(s, rnd(s, 2) ? 0 :
+				  s->fx_mask[s->node[t / THREADS].fgpost]),
+			  false);
+		return true;
+	}
+	/*
+	 * The poster posts, a store or the release at a time, its other
+	 * actions in between (a lock's release amid a post publishes some
+	 * of its stores to the lock first), and sooner while a thread
+	 * waits; another thread holding no lock (the poster may need it)
+	 * waits, unless the poster is at the barrier.  Rarely: a thread
+	 * asleep makes no lock traffic.
+	 */
+	if (t == s->poster) {
+		if (s->fx_posting && rnd(s, 2)) {
+			post_step(s, t);
+			return true;
+		}
+		if (!s->fx_posting &&
+		    s->fx_cur < FX_MAXPOST - FX_DRAIN_POSTS &&
+		    !rnd(s, fx_waiting(s) ? 4 : 16)) {
+			post_begin(s, false);
+			post_step(s, t);
+			return true;
+		}
+	} else if (!th->held && !fx_poster_at_barrier(s) && !rnd(s, 16)) {
+		th->fx = FX_READ1;
+		fx_access(s, t, s->fword, false);
+		return true;
 	}
 	r = (int)rnd(s, 100);
 	if (r < 60) {
@@ -1045,7 +1586,8 @@ static bool program(struct sim *s, int t)
 		release(s, t, l);
 		return true;
 	}
-	if (r >= 94) {
+	/* The poster leaves no waiter behind at a barrier. */
+	if (r >= 94 && (t != s->poster || !fx_waiting(s))) {
 		release(s, t, -1);
 		return true;
 	}
@@ -1146,11 +1688,18 @@ static void final_check(struct sim *s)
 {
 	int n, p, i, t;
 
+	/* The quiescent form: nothing in flight, the poster done. */
+	check_wakeups(s);
+	if (!s->failed && (s->fx_posting || s->fx.tab.qlen))
+		fail(s, "futex: %s, %d waiters queued after the drain",
+		     s->fx_posting ? "a post unfinished" : "posts done",
+		     s->fx.tab.qlen);
 	for (t = 0; t < NTHR && !s->failed; t++)
 		if (s->thr[t].wait != W_NONE || s->thr[t].held ||
+		    s->thr[t].fx != FX_NONE ||
 		    s->thr[t].phase != s->target)
-			fail(s, "thread %d did not finish (wait %d, locks %d, phase %d of %d)",
-			     t, s->thr[t].wait, s->thr[t].held,
+			fail(s, "thread %d did not finish (wait %d, futex %d, locks %d, phase %d of %d)",
+			     t, s->thr[t].wait, s->thr[t].fx, s->thr[t].held,
 			     s->thr[t].phase, s->target);
 	for (n = 0; n < NODES; n++)
 		for (i = 0; i < NODES; i++)
@@ -1234,6 +1783,8 @@ static bool test_random(const struct test *t)
 	unsigned long gnot = 0, tnot = 0;
 	unsigned long barriers = 0, flacq = 0, nsteps = 0, hand = 0, coal = 0;
 	unsigned long aliased = 0, skips = 0, closes = 0, skipped = 0;
+	unsigned long posts = 0, waits = 0, woken = 0, eagain = 0, stale = 0;
+	unsigned long early = 0, qnot = 0, wnot = 0, checked = 0;
 
 	(void)t;
 	for (i = 0; i < n; i++) {
@@ -1270,6 +1821,15 @@ static bool test_random(const struct test *t)
 		skipped += !!s.excl_skips;
 		closes += s.excl_closes;
 		nsteps += s.steps;
+		posts += (unsigned long)s.fx_cur;
+		waits += s.fx_waits;
+		woken += s.fx_woken;
+		eagain += s.fx_eagain;
+		stale += s.fx_stale;
+		early += s.fx_early;
+		qnot += s.fx_qnot;
+		wnot += s.fx_wnot;
+		checked += s.fx_checked;
 	}
 	printf("# %lu schedules x %lu steps (%lu steps with the drains): %lu reads, %lu writes, %lu lock grants, %lu barriers\n",
 	       n, steps, nsteps, reads, writes, grants, barriers);
@@ -1281,9 +1841,12 @@ static bool test_random(const struct test *t)
 	       hand, coal, aliased);
 	printf("# %lu written exclusive home pages a release left alone (in %lu schedules), %lu home intervals closed by a first foreign READ\n",
 	       skips, skipped, closes);
+	printf("# futex: %lu posts, %lu waits: %lu WOKEN (%lu before sleeping), %lu EAGAIN after QUEUED (%lu answered STALE); QUEUED carried %lu notices, WOKEN %lu; %lu data reads checked against a grant\n",
+	       posts, waits, woken, early, eagain, stale, qnot, wnot, checked);
 	/* About one schedule in 600 meets a stale GRANT_READ. */
 	if (!merges || !wholes || !flacq || !hand || !coal || !aliased ||
-	    !skips || !closes ||
+	    !skips || !closes || !woken || !eagain || !stale || !qnot ||
+	    !wnot || !checked ||
 	    (n >= 10000 && !refetch)) {
 		printf("# a race was never explored\n");
 		return false;
@@ -1294,7 +1857,7 @@ static bool test_random(const struct test *t)
 static bool test_planted(const struct test *t)
 {
 	static struct sim s;
-	unsigned long i, n = schedules > 2000 ? schedules : 2000;
+	unsigned long i, n = schedules > 10000 ? schedules : 10000;
 
 	for (i = 0; i < n; i++) {
 		u64 seed = base_seed + i;
@@ -2140,7 +2703,7 @@ static const struct test tests[] = {
 	  0 },
 	{ "diff: malformed diffs refused, page untouched",
 	  test_diff_malformed, 0 },
-	{ "random schedules, 3 nodes, 3 pages, 2 locks, a barrier",
+	{ "random schedules, 3 nodes, 3 pages, 2 locks, a barrier, a futex",
 	  test_random, 0 },
 	{ "planted bug 'home acks a diff it dropped' caught", test_planted,
 	  MUT_DROP_DIFF },
@@ -2168,6 +2731,14 @@ static const struct test tests[] = {
 	  test_planted, MUT_GRANT_STAMP_EARLY },
 	{ "planted bug 'a node's publish to one lock counts for every lock' caught",
 	  test_planted, MUT_SINCE_SHARED },
+	{ "planted bug 'futex QUEUED carries no notices' caught", test_planted,
+	  MUT_FX_QUEUED_BARE },
+	{ "planted bug 'futex WOKEN carries no notices' caught", test_planted,
+	  MUT_FX_WOKEN_BARE },
+	{ "planted bug 'futex WAKE without its release's publish' caught",
+	  test_planted, MUT_FX_WAKE_UNPUBLISHED },
+	{ "planted bug 'the futex shares lock 0's publish clock' caught",
+	  test_planted, MUT_FX_SINCE_LOCK0 },
 	{ "race: concurrent writers of one page merge at the home",
 	  test_merge, 0 },
 	{ "race: GRANT_READ served before a noticed diff is asked again",
