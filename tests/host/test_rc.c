@@ -10,7 +10,9 @@
  *                     value written to its byte; futex waits see posts
  *   planted bugs      the same checker against broken variants; each
  *                     passes only if its bug is caught
- *   scripted          merges, a stale GRANT_READ, a dirty stale page at an
+ *   scripted          merges, a stale GRANT_READ, knowledge handed on
+ *                     through a second lock and through a barrier episode
+ *                     without the reader, a dirty stale page at an
  *                     acquire, an exclusive home page, protocol
  *                     violations, a dead home
  *
@@ -113,6 +115,7 @@ enum mutation {
 	MUT_FX_WOKEN_BARE,	/* WOKEN carries no notices */
 	MUT_FX_WAKE_UNPUBLISHED,	/* a WAKE's release publishes nothing */
 	MUT_FX_SINCE_LOCK0,	/* the futex uses lock 0's since clock */
+	MUT_BAR_EPISODE,	/* a barrier's table lasts one episode */
 	MUT_NR,
 };
 
@@ -249,8 +252,16 @@ struct sim {
 	/* Futex bytes after post v (published), and those post v wrote. */
 	u8 fx_snap[FX_MAXPOST + 1][FBYTES];
 	u32 fx_mask[FX_MAXPOST + 1];
+	/*
+	 * The barrier: its manager's table lives across episodes, as a
+	 * lock's (a departure carries what rose since the node's last one);
+	 * @bcount arrivals end an episode (0: every thread; scripts set
+	 * fewer, as a barrier with a count), @bq those arrived.
+	 */
+	struct lockmgr bar;
+	int bcount;
 	int arrived;
-	u32 bknow[PAGES];
+	int bq[NTHR];
 	struct chan chan[NODES][NODES];
 	struct mail mail[PAGES][PLEN];
 	u8 last[PAGES][PLEN];	/* the reference: last value written */
@@ -840,6 +851,19 @@ static void grant_lock(struct sim *s, int l, int t)
 }
 
 /*
+ * Thread @t departs the barrier: its node gets what rose in the
+ * barrier's table since its last departure (a thread of the same node
+ * departing in the same episode gets nothing more: its node has it).
+ */
+static void grant_barrier(struct sim *s, int t)
+{
+	u32 delta[PAGES];
+
+	grant_delta(&s->bar, t / THREADS, delta);
+	sync_send(s, BARMGR, t / THREADS, K_BAR_DEPART, -1, t, delta);
+}
+
+/*
  * The WAKE of a post: what post @v left in the futex bytes is the
  * checker's bound for the grants of the tables that merge it.
  */
@@ -1280,12 +1304,16 @@ static void deliver(struct sim *s, int src, int dst)
 			}
 		break;
 	case K_BAR_ARRIVE:
-		merge(s->bknow, NULL, 0, &m);
-		if (++s->arrived == NTHR) {
-			for (k = 0; k < NTHR; k++)
-				sync_send(s, BARMGR, k / THREADS, K_BAR_DEPART,
-					  -1, k, s->bknow);
-			memset(s->bknow, 0, sizeof(s->bknow));
+		merge_lock(s, &s->bar, &m);
+		s->bq[s->arrived++] = m.thr;
+		if (s->arrived == (s->bcount ? s->bcount : NTHR)) {
+			for (k = 0; k < s->arrived; k++)
+				grant_barrier(s, s->bq[k]);
+			/* The bug: a table of one episode, as a lock's. */
+			if (s->mutation == MUT_BAR_EPISODE) {
+				memset(s->bar.know, 0, sizeof(s->bar.know));
+				memset(s->bar.stamp, 0, sizeof(s->bar.stamp));
+			}
 			s->arrived = 0;
 			s->barriers++;
 		}
@@ -2534,6 +2562,57 @@ static bool test_transitive(const struct test *t)
 	return sc_done(&s);
 }
 
+/* Thread @t arrives at the barrier (its release and publish done). */
+static void sc_arrive(struct sim *s, int t)
+{
+	release(s, t, -1);
+	deliver_all(s);
+	if (s->thr[t].wait == W_RELEASE &&
+	    sdsm_rc_release_ready(&s->node[t / THREADS].local))
+		publish(s, t);
+	deliver_all(s);
+}
+
+/*
+ * A barrier with a count (2 of the 6 threads) departs without node 1,
+ * then with it: thread 0 (node 0) writes its mail byte of page 0 (home
+ * 2; node 1 holds an old copy) and arrives with thread T(2); its next
+ * arrival, with thread T(1), publishes nothing new (only what rose since
+ * its last arrival).  Node 1 must still get the write's notice at that
+ * departure: the barrier's table keeps every episode's notices.  With
+ * MUT_BAR_EPISODE it keeps one episode's, and node 1 reads its stale
+ * copy.
+ */
+static bool test_barrier_skip(const struct test *t)
+{
+	static struct sim s;
+	int i;
+	u8 v;
+
+	sc_init(&s, 2, 2, t->arg);
+	s.bcount = 2;
+	for (i = 0; role(0, i) != R_MAIL; i++)
+		;
+	s.mail[0][i].owner = 0;
+	sc_access(&s, T(1), 0, i, false);
+	v = sc_access(&s, 0, 0, i, true);
+	sc_arrive(&s, 0);
+	sc_arrive(&s, T(2));
+	EXPECT(&s, s.thr[0].phase == 1 && s.thr[T(2)].phase == 1 &&
+	       !s.thr[T(1)].phase, "first episode: threads 0 and %d", T(2));
+	sc_arrive(&s, 0);
+	sc_arrive(&s, T(1));
+	EXPECT(&s, s.thr[0].phase == 2 && s.thr[T(1)].phase == 1,
+	       "second episode: threads 0 and %d", T(1));
+	sc_access(&s, T(1), 0, i, false);
+	if (t->arg == MUT_BAR_EPISODE) {
+		printf("# %s\n", s.failed ? s.why : "NOT caught");
+		return s.failed;
+	}
+	EXPECT(&s, s.node[1].copy[0][i] == v, "stale read");
+	return sc_done(&s);
+}
+
 /* Messages that break the protocol are refused, state untouched. */
 static bool test_bad_messages(const struct test *t)
 {
@@ -2749,6 +2828,10 @@ static const struct test tests[] = {
 	  test_transitive, MUT_NONE },
 	{ "race: with notices only since the acquire the stale copy is read",
 	  test_transitive, MUT_SINCE_ACQUIRE },
+	{ "race: a barrier departure brings what an episode without the node published",
+	  test_barrier_skip, MUT_NONE },
+	{ "race: with a barrier table of one episode the stale copy is read",
+	  test_barrier_skip, MUT_BAR_EPISODE },
 	{ "race: acquire of a dirty stale page sends its diff first",
 	  test_dirty_acquire, 0 },
 	{ "exclusive home page: skipped until the first foreign READ closes it",
