@@ -1813,7 +1813,7 @@ static bool sdsm_rc_sum_rose(const struct sdsm_rc_sum *sum, void *arg)
 }
 
 /*
- * The notices of @r into @arg's, those stamped after what the lock was
+ * The notices of @r into @arg's, those stamped after what the object was
  * told of @r; after an error, no region is walked.
  */
 static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
@@ -1848,15 +1848,15 @@ static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
 /**
  * sdsm_rc_knowledge - gather this node's write notices for a release
  * @pub: the release: @pub->since NULL (all the node knows), or the
- *	clocks of this node's previous publish to the same lock, by region;
- *	notices go into @pub->notices, and with @pub->since each region's
- *	clock now into @pub->clocks, the lock's next @since if this publish
- *	reaches its manager
+ *	clocks of this node's previous publish to the same object (lock,
+ *	barrier, futex), by region; notices go into @pub->notices, and with
+ *	@pub->since each region's clock now into @pub->clocks, the object's
+ *	next @since if this publish reaches its manager
  *
  * Every page of a release region whose released version this node knows
  * (its own diffs' and what its acquires brought), keeping the larger
  * version of each page; with @since only those whose knowledge rose since
- * (what the lock was told before, it keeps).  Either way what the object
+ * (what the object was told before, it keeps).  Either way what it
  * knows stays transitive (Documentation/protocol.rst, "Publishing").
  *
  * Return: 0 or -ENOMEM.

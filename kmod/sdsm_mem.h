@@ -279,9 +279,9 @@ static inline u64 sdsm_rc_notice_key_page(unsigned long key)
  * @notices: by sdsm_rc_notice_key(), values sdsm_rc_entry(version, 0)
  * @since: NULL: every notice this node knows; else region id ->
  *	xa_mk_value(its clock at this node's previous publish to the same
- *	lock): only the notices stamped after it
+ *	lock, barrier or futex): only the notices stamped after it
  * @clocks: with @since, region id -> xa_mk_value(its clock now), the
- *	lock's next @since once this publish reached the lock's manager
+ *	object's next @since once this publish reached its manager
  * @nr: entries of @notices
  *
  * Filled by sdsm_rc_knowledge(); Documentation/protocol.rst, "Publishing".

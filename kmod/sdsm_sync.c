@@ -56,21 +56,21 @@
  * a lock release, barrier arrival or futex wake first makes this node's
  * writes visible at their homes (sdsm_rc_release(), without the lock),
  * then sends its write notices (sdsm_rc_knowledge()) to the manager ahead
- * of the RELEASE, ARRIVE or FUTEX_WAKE: to a lock or futex those that
- * rose since this node's last publish to it (struct sdsm_rc_since), to a
- * barrier all it knows.  The manager keeps, per lock, futex and barrier
- * generation, the largest version of every page it was told of (struct
- * sdsm_rc_table) and sends them to a node ahead of its grant, departure,
- * or futex QUEUED or WOKEN answer; the node applies them
- * (sdsm_rc_notice()) as they arrive, so before the answer (per-peer
- * FIFO).  A manager on this node merges and applies directly.  Lock and
- * futex tables live as long as they hold notices: a lock that nobody
- * holds still knows what was released to it; a barrier's is dropped with
- * its generation.  When a
- * release region leaves this node's region table, its notices leave
- * every table (sdsm_sync_rc_forget(), called after sdsm_regions_mutex is
- * dropped), and a lock table left empty is freed: lock ids come and go
- * with programs, region ids are used again.  A notice that arrives after
+ * of the RELEASE, ARRIVE or FUTEX_WAKE: those that rose since this node's
+ * last publish to that object (struct sdsm_rc_since).  The manager keeps,
+ * per lock, barrier and futex, the largest version of every page it was
+ * told of (struct sdsm_rc_table) and sends a node what rose since its
+ * last one ahead of its grant, departure, or futex QUEUED or WOKEN
+ * answer; the node applies them (sdsm_rc_notice()) as they arrive, so
+ * before the answer (per-peer FIFO).  A manager on this node merges and
+ * applies directly.  Tables live as long as they hold notices: a lock
+ * that nobody holds still knows what was released to it, a barrier what
+ * its past generations brought (a node a generation with a count
+ * departed without gets it at its next departure).  When a release
+ * region leaves this node's region table, its notices leave every table
+ * (sdsm_sync_rc_forget(), called after sdsm_regions_mutex is dropped),
+ * and a table left empty is freed: lock and barrier ids come and go with
+ * programs, region ids are used again.  A notice that arrives after
  * that, for a region destroyed here lately, is not merged
  * (sdsm_region_gone()).
  *
@@ -211,15 +211,15 @@ struct sdsm_mgr_futex {
 };
 
 /*
- * Write notices a manager keeps for a lock or a futex (while it has any)
- * or for a barrier's current generation: @notices maps a page (key of
- * sdsm_rc_knowledge()) to sdsm_rc_entry(the largest version released,
- * @clock when it rose).  A lock's grant, and a futex's QUEUED or WOKEN,
- * carries only the entries stamped after @sent of the node granted
- * (Documentation/protocol.rst, "Publishing"); a barrier's departure
- * carries all of its generation.  The notices of a region go when it
- * leaves this node's table (sdsm_sync_rc_forget()), and a lock or futex
- * table with it once empty (sdsm_rc_table_kept()).
+ * Write notices a manager keeps for a lock, a barrier or a futex, while
+ * it has any: @notices maps a page (key of sdsm_rc_knowledge()) to
+ * sdsm_rc_entry(the largest version released, @clock when it rose).  A
+ * lock's grant, a barrier's departure and a futex's QUEUED or WOKEN
+ * carry only the entries stamped after @sent of the node
+ * (Documentation/protocol.rst, "Publishing").  A barrier's table lives
+ * across its generations.  The notices of a region go when it leaves
+ * this node's table (sdsm_sync_rc_forget()), and a table with them once
+ * empty.
  */
 struct sdsm_rc_table {
 	struct hlist_node hnode;	/* in sdsm_sync.rc_tables by @id */
@@ -232,7 +232,8 @@ struct sdsm_rc_table {
 };
 
 /*
- * What this node published to a lock or a futex: per release region, the
+ * What this node published to a lock, a barrier or a futex: per release
+ * region, the
  * region's clock at its last publish sent to the object's manager
  * (struct sdsm_rc_publish).  The manager keeps what it was told for as
  * long as the object's table lives, so the next release to the object
@@ -244,8 +245,8 @@ struct sdsm_rc_table {
  */
 struct sdsm_rc_since {
 	struct hlist_node hnode;	/* in sdsm_sync.rc_since by @id */
-	u64 id;				/* lock id or futex key */
-	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK, _FUTEX */
+	u64 id;				/* lock, barrier id; futex key */
+	u8 kind;			/* SDSM_WIRE_NOTICES_LOCK etc. */
 	unsigned int manager;		/* the node told */
 	struct xarray clocks;		/* region id -> xa_mk_value(clock) */
 };
@@ -331,22 +332,12 @@ static struct sdsm_rc_table *sdsm_rc_table_find(u8 kind, u64 id, bool alloc)
 	return t;
 }
 
-/*
- * A lock's or futex's table keeps what was released to it for as long
- * as it has notices; a barrier's lives with its generation.
- */
-static bool sdsm_rc_table_kept(const struct sdsm_rc_table *t)
-{
-	return t->kind != SDSM_WIRE_NOTICES_BARRIER;
-}
-
 /* @t has @delta more (or fewer) notices.  Locks: sdsm_sync.lock. */
 static void sdsm_rc_table_count(struct sdsm_rc_table *t, long delta)
 {
 	t->nr += delta;
-	if (sdsm_rc_table_kept(t))
-		WRITE_ONCE(sdsm_sync.rc_lock_notices,
-			   sdsm_sync.rc_lock_notices + delta);
+	WRITE_ONCE(sdsm_sync.rc_lock_notices,
+		   sdsm_sync.rc_lock_notices + delta);
 }
 
 static void sdsm_rc_table_free(struct sdsm_rc_table *t)
@@ -359,13 +350,10 @@ static void sdsm_rc_table_free(struct sdsm_rc_table *t)
 	sdsm_sync_free(t);
 }
 
-/*
- * A lock or futex table without notices is as good as none.
- * Locks: sdsm_sync.lock.
- */
+/* A table without notices is as good as none.  Locks: sdsm_sync.lock. */
 static void sdsm_rc_table_trim(struct sdsm_rc_table *t)
 {
-	if (t && sdsm_rc_table_kept(t) && !t->nr)
+	if (t && !t->nr)
 		sdsm_rc_table_free(t);
 }
 
@@ -532,8 +520,7 @@ static int sdsm_rc_merge(struct sdsm_rc_table *t, struct xarray *from)
  * Its id may be used again by a new region, whose pages must not inherit
  * the versions of the old one; and lock ids come and go with the programs
  * that use them (the preload shim makes one of every pthread object), so
- * a lock table that is left empty is freed.  Barrier tables keep their
- * generation, without the region's keys.
+ * a table that is left empty is freed.
  *
  * A notice merged after this is one that passed sdsm_region_gone(): see
  * Documentation/protocol.rst, "Release consistency in the module".
@@ -568,7 +555,7 @@ void sdsm_sync_rc_forget(u32 region)
 	mutex_unlock(&sdsm_sync.lock);
 }
 
-/* Notices kept in lock and futex tables here (stats/rc_lock_notices). */
+/* Notices kept in this node's tables (stats/rc_lock_notices). */
 unsigned long sdsm_sync_rc_lock_notices(void)
 {
 	return READ_ONCE(sdsm_sync.rc_lock_notices);
@@ -673,25 +660,22 @@ static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
 }
 
 /*
- * Manager side: a lock or barrier generation goes to @node, or a futex
+ * Manager side: a lock or a barrier's departure goes to @node, or a futex
  * queues or wakes a waiter of @node: send it (or apply here) what the
- * object knows that @node was not sent yet: for a lock or futex, what
- * rose since its last grant to @node (what @node was sent it still
- * knows); for a barrier generation, everything.  A node that goes
+ * object knows that @node was not sent yet, what rose since its last
+ * grant to @node (what @node was sent it still knows).  A node that goes
  * down is owed the whole table again (sdsm_sync_node_down()), and so is
  * this node if an apply here failed.  Locks: sdsm_sync.lock.
  */
 static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
 {
 	struct sdsm_rc_table *t = sdsm_rc_table_find(kind, id, false);
-	u32 from = 0;
+	u32 from;
 
 	if (!t)
 		return;
-	if (sdsm_rc_table_kept(t)) {
-		from = t->sent[node] + 1;
-		t->sent[node] = t->clock;
-	}
+	from = t->sent[node] + 1;
+	t->sent[node] = t->clock;
 	if (node == sdsm_cl.node_id) {
 		if (sdsm_rc_apply(&t->notices, from))
 			t->sent[node] = 0;
@@ -702,9 +686,8 @@ static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
 }
 
 /*
- * A release's notices: @since NULL, all this node knows (a barrier), or
- * what it did not publish to the lock yet (sdsm_rc_since_copy() fills
- * @since).
+ * A release's notices: what this node did not publish to the object yet
+ * (sdsm_rc_since_copy() fills @since; left empty, all it knows).
  */
 static void sdsm_rc_pub_init(struct sdsm_rc_publish *pub, struct xarray *since)
 {
@@ -714,6 +697,23 @@ static void sdsm_rc_pub_init(struct sdsm_rc_publish *pub, struct xarray *since)
 	pub->since = since;
 	if (since)
 		xa_init(since);
+}
+
+/*
+ * Start a release to object @id of @kind managed by @manager: @pub is
+ * to gather what this node did not publish to it yet (@since, copied
+ * under sdsm_sync.lock).  Context: sdsm_sync.lock not held.
+ */
+static void sdsm_rc_pub_start(struct sdsm_rc_publish *pub,
+			      struct xarray *since, u8 kind, u64 id,
+			      unsigned int manager)
+{
+	sdsm_rc_pub_init(pub, since);
+	if (!sdsm_rc_in_use())
+		return;
+	mutex_lock(&sdsm_sync.lock);
+	sdsm_rc_since_copy(kind, id, manager, since);
+	mutex_unlock(&sdsm_sync.lock);
 }
 
 static void sdsm_rc_pub_destroy(struct sdsm_rc_publish *pub)
@@ -745,27 +745,30 @@ static int sdsm_sync_rc_release(struct sdsm_rc_publish *pub)
 
 /*
  * Publish @pub's notices to the manager of the object ahead of the
- * RELEASE or ARRIVE the caller sends next.  Locks: sdsm_sync.lock.
+ * RELEASE, ARRIVE or FUTEX_WAKE the caller sends next, and record what
+ * it was told (sdsm_rc_since_commit()) once they are sent or merged.
+ * Locks: sdsm_sync.lock.
  */
 static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
 				struct sdsm_rc_publish *pub)
 {
 	struct sdsm_rc_table *t;
-	int ret;
+	int ret = 0;
 
 	lockdep_assert_held(&sdsm_sync.lock);
-	if (!pub->nr)
-		return 0;
-	sdsm_stat_add(SDSM_STAT_RC_RELEASE_NOTICES, pub->nr);
-	if (manager != sdsm_cl.node_id) {
-		sdsm_rc_send(manager, kind, id, &pub->notices, 0);
-		return 0;
+	if (pub->nr) {
+		sdsm_stat_add(SDSM_STAT_RC_RELEASE_NOTICES, pub->nr);
+		if (manager != sdsm_cl.node_id) {
+			sdsm_rc_send(manager, kind, id, &pub->notices, 0);
+		} else {
+			t = sdsm_rc_table_find(kind, id, true);
+			ret = t ? sdsm_rc_merge(t, &pub->notices) : -ENOMEM;
+			sdsm_rc_table_trim(t);
+		}
 	}
-	t = sdsm_rc_table_find(kind, id, true);
-	if (!t)
-		return -ENOMEM;
-	ret = sdsm_rc_merge(t, &pub->notices);
-	sdsm_rc_table_trim(t);
+	/* Before any DOWN of the manager, which drops it. */
+	if (!ret)
+		sdsm_rc_since_commit(kind, id, manager, &pub->clocks);
 	return ret;
 }
 
@@ -1089,9 +1092,11 @@ static void sdsm_mgr_barrier_end(struct sdsm_mgr_barrier *mb, u32 status,
 					status, 0);
 		sdsm_sync_free(w);
 	}
-	/* The next generation starts from what its arrivals bring. */
-	sdsm_rc_table_free(sdsm_rc_table_find(SDSM_WIRE_NOTICES_BARRIER,
-					      mb->id, false));
+	/*
+	 * The table outlives the generation: a node that was not in this
+	 * one gets its notices at its next departure, from a table its
+	 * arrivals publish to only what rose since.
+	 */
 	hash_del(&mb->hnode);
 	sdsm_sync_free(mb);
 }
@@ -1616,19 +1621,15 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 		pr_err_ratelimited("node %u: granted write notices not applied: %d\n",
 				   msg->peer->id, ret);
 		sdsm_sync_break(msg->peer->id, "write notices not applied");
-	} else if (ret && w->kind != SDSM_WIRE_NOTICES_BARRIER) {
+	} else if (ret) {
 		/*
 		 * A release's notices not kept: the releaser counts them as
 		 * told (struct sdsm_rc_since); a new session makes it publish
-		 * everything at its next release to the lock or futex.
+		 * everything at its next release to the object.
 		 */
 		pr_err_ratelimited("node %u: released write notices not kept: %d\n",
 				   msg->peer->id, ret);
 		sdsm_sync_break(msg->peer->id, "write notices not kept");
-	} else if (ret) {
-		/* Knowledge lost here: a later acquire may read stale data. */
-		pr_err_ratelimited("node %u: write notices dropped: %d\n",
-				   msg->peer->id, ret);
 	}
 }
 
@@ -1846,28 +1847,17 @@ static int sdsm_sync_release(struct file *file, u64 lock_id)
 	int ret = -EPERM, rc_err;
 
 	/* Only the holder releases: nobody else publishes to the lock. */
-	sdsm_rc_pub_init(&pub, &since);
-	if (sdsm_rc_in_use()) {
-		mutex_lock(&sdsm_sync.lock);
-		sdsm_rc_since_copy(SDSM_WIRE_NOTICES_LOCK, lock_id,
-				   sdsm_sync_lock_manager(lock_id), &since);
-		mutex_unlock(&sdsm_sync.lock);
-	}
+	sdsm_rc_pub_start(&pub, &since, SDSM_WIRE_NOTICES_LOCK, lock_id,
+			  sdsm_sync_lock_manager(lock_id));
 	rc_err = sdsm_sync_rc_release(&pub);
 	mutex_lock(&sdsm_sync.lock);
 	held = sdsm_sync_held_find(file, lock_id);
 	if (held) {
 		ret = held->lost ? -EHOSTDOWN : 0;
-		if (!held->lost && !rc_err) {
+		if (!held->lost && !rc_err)
 			rc_err = sdsm_sync_rc_publish(held->manager,
 						      SDSM_WIRE_NOTICES_LOCK,
 						      lock_id, &pub);
-			/* Before any DOWN of the manager, which drops it. */
-			if (!rc_err)
-				sdsm_rc_since_commit(SDSM_WIRE_NOTICES_LOCK,
-						     lock_id, held->manager,
-						     &pub.clocks);
-		}
 		sdsm_sync_held_drop(held);
 	}
 	mutex_unlock(&sdsm_sync.lock);
@@ -1905,6 +1895,7 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 		.barrier = true,
 	};
 	struct sdsm_rc_publish pub;
+	struct xarray since;
 	int ret, rc_err;
 
 	if (cmd->flags)
@@ -1915,10 +1906,13 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 	req.manager = sdsm_sync_barrier_manager(req.key, mask);
 
 	/*
-	 * All this node knows: a barrier with a count may depart without a
-	 * node, which so misses a generation's notices (protocol.rst).
+	 * What rose since this node's last arrival at the barrier (at this
+	 * manager: another node mask may mean another one): the manager's
+	 * table keeps every generation's, so a node a generation departed
+	 * without gets them at its next departure.
 	 */
-	sdsm_rc_pub_init(&pub, NULL);
+	sdsm_rc_pub_start(&pub, &since, SDSM_WIRE_NOTICES_BARRIER, req.key,
+			  req.manager);
 	rc_err = sdsm_sync_rc_release(&pub);
 	mutex_lock(&sdsm_sync.lock);
 	ret = sdsm_sync_req_start(&req);
@@ -2189,26 +2183,17 @@ static int sdsm_futex_wake(struct sdsm_futex *cmd)
 	 * may publish to one futex at once: each publish gathers what rose
 	 * since a record it copied, and the record only ever rises.
 	 */
-	sdsm_rc_pub_init(&pub, &since);
-	if (sdsm_rc_in_use()) {
-		mutex_lock(&sdsm_sync.lock);
-		sdsm_rc_since_copy(SDSM_WIRE_NOTICES_FUTEX, req.key,
-				   req.manager, &since);
-		mutex_unlock(&sdsm_sync.lock);
-	}
+	sdsm_rc_pub_start(&pub, &since, SDSM_WIRE_NOTICES_FUTEX, req.key,
+			  req.manager);
 	rc_err = sdsm_sync_rc_release(&pub);
 	mutex_lock(&sdsm_sync.lock);
 	ret = sdsm_sync_req_start(&req);
 	if (ret)
 		goto out_unlock;
-	if (!rc_err) {
+	if (!rc_err)
 		rc_err = sdsm_sync_rc_publish(req.manager,
 					      SDSM_WIRE_NOTICES_FUTEX,
 					      req.key, &pub);
-		if (!rc_err)
-			sdsm_rc_since_commit(SDSM_WIRE_NOTICES_FUTEX, req.key,
-					     req.manager, &pub.clocks);
-	}
 	sdsm_futex_send(&req, SDSM_MSG_FUTEX_WAKE);
 	if (!req.done) {
 		mutex_unlock(&sdsm_sync.lock);

@@ -27,7 +27,7 @@ mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
 mem_write_only mem_home_shared_copy mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
 mem_rc_notices_freed mem_rc_grant_delta mem_rc_release_delta
-mem_rc_futex_wake mem_rc_futex_queued"
+mem_rc_futex_wake mem_rc_futex_queued mem_rc_barrier_delta"
 
 mu() {
 	local k=$1
@@ -1654,7 +1654,46 @@ test_mem_rc_futex_queued() {
 	return $rc
 }
 
-# rc_notices_are K WANT: node K's lock tables keep WANT write notices.
+# A barrier arrival publishes only the notices that rose since this
+# node's last arrival at the barrier (Documentation/protocol.rst,
+# "Publishing to a barrier"): node 0 writes 32 pages and passes a
+# barrier with nodes 1 and 2, which then read them all; its arrival
+# publishes a notice of every page not homed at node 0 (21 or 22 of 32 on
+# 3 nodes).  All pass the barrier again, node 0 having written nothing:
+# its arrival publishes none (before, every arrival published all the
+# node knew), and nodes 1 and 2 still read every word right.
+test_mem_rc_barrier_delta() {
+	local name k names="" rc=0 bar=$((RANDOM + 21000)) v=$((RANDOM + 1))
+	local want=$((32 - (32 + N - 1) / N)) p0 p1 p2 round
+	name=$(rc_name bardelta) || return 1
+	p0=$(stat_of 0 rc_release_notices) || return 1
+	for round in 1 2; do
+		names=""
+		for k in $(others 0); do
+			bg "rd$round.$k" "$k" "$RC_UTIL" bar_read "$name" 32 "$bar" "$v"
+			names="$names rd$round.$k"
+		done
+		if [ $round = 1 ]; then
+			run_on 0 "$RC_UTIL" bar_write "$name" 32 "$bar" "$v" || rc=1
+			p1=$(stat_of 0 rc_release_notices)
+		else
+			run_on 0 "$RC_UTIL" bar_read "$name" 32 "$bar" "$v" || rc=1
+			p2=$(stat_of 0 rc_release_notices)
+		fi
+		# shellcheck disable=SC2086
+		rc_wait 90 $names || rc=1
+	done
+	log "notices node 0's arrivals published: $((p1 - p0)) after writing 32 pages, $((p2 - p1)) with nothing new"
+	[ $((p1 - p0)) -ge "$want" ] ||
+		{ log "want >= $want notices for the 32 pages"; rc=1; }
+	[ $((p2 - p1)) -eq 0 ] ||
+		{ log "the second arrival published notices again"; rc=1; }
+	rc_done "$name" || rc=1
+	return $rc
+}
+
+# rc_notices_are K WANT: node K's tables (locks, barriers, futexes) keep
+# WANT write notices.
 rc_notices_are() {
 	[ "$(stat_of "$1" rc_lock_notices)" = "$2" ]
 }

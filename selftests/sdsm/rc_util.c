@@ -30,6 +30,12 @@
  *	a release region NAME and a sequential region NAME-seq in one
  *	program: each node writes its words of both, passes the barrier,
  *	checks both: prints "wrong N" and exits 0 if N is 0.
+ *   rc_util bar_write NAME PAGES BARRIER VALUE
+ *	every word gets VALUE, then the node passes barrier BARRIER (of
+ *	every node).
+ *   rc_util bar_read NAME PAGES BARRIER VALUE
+ *	passes barrier BARRIER, then checks that every word is VALUE:
+ *	prints "wrong N" and exits 0 if N is 0.
  *   rc_util post NAME PAGES VALUE
  *	without a lock: every word but the first gets VALUE, then the first
  *	(the futex word) does, then a futex wake of every waiter of the
@@ -296,6 +302,37 @@ static int mixed(char **av)
 	return wrong != 0;
 }
 
+/* rc_util bar_write (@write) or bar_read. */
+static int bar_words(char **av, int write)
+{
+	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
+	uint64_t bar = num(av[2]);
+	uint32_t value = num(av[3]);
+	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
+	unsigned long wrong = 0;
+
+	for (i = 0; write && i < words; i++)
+		p[i] = value;
+	barrier(bar);
+	if (write)
+		return 0;
+	for (i = 0; i < words; i++)
+		if (p[i] != value && wrong++ < 5)
+			fprintf(stderr, "word %zu: %u\n", i, p[i]);
+	printf("wrong %lu\n", wrong);
+	return wrong != 0;
+}
+
+static int bar_write(char **av)
+{
+	return bar_words(av, 1);
+}
+
+static int bar_read(char **av)
+{
+	return bar_words(av, 0);
+}
+
 /* A futex wake is a release (Documentation/protocol.rst). */
 static int post(char **av)
 {
@@ -362,6 +399,8 @@ static const struct {
 	{ "read_rest", 6, read_rest },
 	{ "stale", 6, stale },
 	{ "mixed", 5, mixed },
+	{ "bar_write", 4, bar_write },
+	{ "bar_read", 4, bar_read },
 	{ "post", 3, post },
 	{ "await", 5, await },
 };
@@ -381,6 +420,6 @@ int main(int argc, char **argv)
 			die("/dev/sdsm");
 		return cmds[i].fn(argv + 2);
 	}
-	fprintf(stderr, "usage: rc_util disjoint|write|write_first|read|read_rest|stale|mixed|post|await ARGS (see the source)\n");
+	fprintf(stderr, "usage: rc_util disjoint|write|write_first|read|read_rest|stale|mixed|bar_write|bar_read|post|await ARGS (see the source)\n");
 	return 3;
 }
