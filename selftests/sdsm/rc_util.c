@@ -30,12 +30,14 @@
  *	a release region NAME and a sequential region NAME-seq in one
  *	program: each node writes its words of both, passes the barrier,
  *	checks both: prints "wrong N" and exits 0 if N is 0.
- *   rc_util bar_write NAME PAGES BARRIER VALUE
- *	every word gets VALUE, then the node passes barrier BARRIER (of
- *	every node).
- *   rc_util bar_read NAME PAGES BARRIER VALUE
- *	passes barrier BARRIER, then checks that every word is VALUE:
- *	prints "wrong N" and exits 0 if N is 0.
+ *   rc_util bar_write NAME PAGES BARRIER VALUE COUNT
+ *	every word gets VALUE, then the node passes barrier BARRIER of
+ *	every node, departing once COUNT nodes arrived (0: all).
+ *   rc_util bar_read NAME PAGES BARRIER VALUE COUNT GOFILE
+ *	reads every word (its copies), prints "ready", waits for GOFILE to
+ *	exist unless it is "-", passes the barrier as bar_write does, then
+ *	checks that every word is VALUE: prints "wrong N" and exits 0 if N
+ *	is 0.
  *   rc_util post NAME PAGES VALUE
  *	without a lock: every word but the first gets VALUE, then the first
  *	(the futex word) does, then a futex wake of every waiter of the
@@ -125,16 +127,37 @@ static void lock_op(uint64_t id, uint32_t op)
 		die(op == SDSM_LOCK_ACQUIRE ? "lock" : "unlock");
 }
 
-static void barrier(uint64_t id)
+static void barrier_count(uint64_t id, uint32_t count)
 {
 	struct sdsm_barrier b = {
 		.size = sizeof(b),
 		.barrier_id = id,
+		.count = count,
 		.timeout_ms = WAIT_MS,
 	};
 
 	if (ioctl(fd, SDSM_IOC_BARRIER, &b))
 		die("barrier");
+}
+
+static void barrier(uint64_t id)
+{
+	barrier_count(id, 0);
+}
+
+/* Wait (bounded by @end) for file @path to exist, unless it is "-". */
+static int wait_file(const char *path, time_t end)
+{
+	struct stat st;
+
+	while (strcmp(path, "-") && stat(path, &st)) {
+		if (time(NULL) > end) {
+			printf("%s never appeared\n", path);
+			return 2;
+		}
+		usleep(20000);
+	}
+	return 0;
 }
 
 /* A futex wait or wake on @word; 0 or an errno. */
@@ -252,19 +275,13 @@ static int stale(char **av)
 	time_t end = time(NULL) + num(av[5]);
 	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
 	uint32_t first, unsync, acquired;
-	struct stat st;
 
 	(void)num(av[3]);
 	first = p[0];
 	printf("ready\n");
 	fflush(stdout);
-	while (stat(av[4], &st)) {
-		if (time(NULL) > end) {
-			printf("%s never appeared\n", av[4]);
-			return 2;
-		}
-		usleep(20000);
-	}
+	if (wait_file(av[4], end))
+		return 2;
 	unsync = p[0];
 	lock_op(lock, SDSM_LOCK_ACQUIRE);
 	acquired = p[0];
@@ -307,13 +324,23 @@ static int bar_words(char **av, int write)
 {
 	size_t pages = num(av[1]), words = pages * PAGE / 4, i;
 	uint64_t bar = num(av[2]);
-	uint32_t value = num(av[3]);
+	uint32_t value = num(av[3]), count = num(av[4]), sum = 0;
 	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
 	unsigned long wrong = 0;
 
-	for (i = 0; write && i < words; i++)
-		p[i] = value;
-	barrier(bar);
+	for (i = 0; i < words; i++) {
+		if (write)
+			p[i] = value;
+		else
+			sum += p[i];
+	}
+	if (!write) {
+		printf("ready %u\n", sum);
+		fflush(stdout);
+		if (wait_file(av[5], time(NULL) + WAIT_MS / 1000))
+			return 2;
+	}
+	barrier_count(bar, count);
 	if (write)
 		return 0;
 	for (i = 0; i < words; i++)
@@ -362,7 +389,6 @@ static int await(char **av)
 	time_t end = time(NULL) + num(av[4]);
 	volatile uint32_t *p = region(av[0], pages, SDSM_REGION_F_RELEASE);
 	unsigned long wrong = 0;
-	struct stat st;
 	int err;
 
 	for (i = 0; i < words; i++)
@@ -370,13 +396,8 @@ static int await(char **av)
 	first = p[0];
 	printf("ready %u\n", sum);
 	fflush(stdout);
-	while (strcmp(av[3], "-") && stat(av[3], &st)) {
-		if (time(NULL) > end) {
-			printf("%s never appeared\n", av[3]);
-			return 2;
-		}
-		usleep(20000);
-	}
+	if (wait_file(av[3], end))
+		return 2;
 	err = futex_op(p, SDSM_FUTEX_WAIT, first, ns, NULL);
 	for (i = 1; i < words; i++)
 		if (p[i] != value && wrong++ < 5)
@@ -399,8 +420,8 @@ static const struct {
 	{ "read_rest", 6, read_rest },
 	{ "stale", 6, stale },
 	{ "mixed", 5, mixed },
-	{ "bar_write", 4, bar_write },
-	{ "bar_read", 4, bar_read },
+	{ "bar_write", 5, bar_write },
+	{ "bar_read", 6, bar_read },
 	{ "post", 3, post },
 	{ "await", 5, await },
 };
