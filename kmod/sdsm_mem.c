@@ -1834,28 +1834,28 @@ static void sdsm_rc_region_collect(struct sdsm_region *r, void *arg)
 	clock = r->rc_local.clock;
 	mutex_unlock(&r->rc_lock);
 	/* A clock from 0 (sdsm_rc_region_init()): @r is published whole. */
-	keep = pub->since && clock >= BIT_ULL(SDSM_RC_CLOCK_SHIFT);
+	keep = clock >= BIT_ULL(SDSM_RC_CLOCK_SHIFT);
 	if (keep)
 		v = xa_load(pub->since, r->id);
 	col->since = xa_is_value(v) ? xa_to_value(v) : 0;
 	col->err = sdsm_rc_slot_for_each(r, true, sdsm_rc_sum_rose,
 					 sdsm_rc_slot_collect, col);
-	/* Not kept: the next release to the lock publishes all of @r. */
+	/* Not kept: the next release to the object publishes all of @r. */
 	if (!col->err && keep)
 		xa_store(&pub->clocks, r->id, xa_mk_value(clock), GFP_KERNEL);
 }
 
 /**
  * sdsm_rc_knowledge - gather this node's write notices for a release
- * @pub: the release: @pub->since NULL (all the node knows), or the
- *	clocks of this node's previous publish to the same object (lock,
- *	barrier, futex), by region; notices go into @pub->notices, and with
- *	@pub->since each region's clock now into @pub->clocks, the object's
- *	next @since if this publish reaches its manager
+ * @pub: the release: @pub->since, the clocks of this node's previous
+ *	publish to the same object (lock, barrier, futex), by region (empty:
+ *	all the node knows); notices go into @pub->notices, and each
+ *	region's clock now into @pub->clocks, the object's next @since if
+ *	this publish reaches its manager
  *
  * Every page of a release region whose released version this node knows
  * (its own diffs' and what its acquires brought), keeping the larger
- * version of each page; with @since only those whose knowledge rose since
+ * version of each page, only those whose knowledge rose since @since
  * (what the object was told before, it keeps).  Either way what it
  * knows stays transitive (Documentation/protocol.rst, "Publishing").
  *

@@ -277,11 +277,11 @@ static inline u64 sdsm_rc_notice_key_page(unsigned long key)
 /**
  * struct sdsm_rc_publish - the write notices of one release
  * @notices: by sdsm_rc_notice_key(), values sdsm_rc_entry(version, 0)
- * @since: NULL: every notice this node knows; else region id ->
- *	xa_mk_value(its clock at this node's previous publish to the same
- *	lock, barrier or futex): only the notices stamped after it
- * @clocks: with @since, region id -> xa_mk_value(its clock now), the
- *	object's next @since once this publish reached its manager
+ * @since: region id -> xa_mk_value(its clock at this node's previous
+ *	publish to the same lock, barrier or futex): only the notices
+ *	stamped after it (a region not in it: all of its notices)
+ * @clocks: region id -> xa_mk_value(its clock now), the object's next
+ *	@since once this publish reached its manager
  * @nr: entries of @notices
  *
  * Filled by sdsm_rc_knowledge(); Documentation/protocol.rst, "Publishing".

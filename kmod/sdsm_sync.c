@@ -233,9 +233,8 @@ struct sdsm_rc_table {
 
 /*
  * What this node published to a lock, a barrier or a futex: per release
- * region, the
- * region's clock at its last publish sent to the object's manager
- * (struct sdsm_rc_publish).  The manager keeps what it was told for as
+ * region, the region's clock at its last publish sent to the object's
+ * manager (struct sdsm_rc_publish).  The manager keeps what it was told for as
  * long as the object's table lives, so the next release to the object
  * publishes only the notices stamped after that.  Dropped when the
  * manager goes down (what it was told may be lost with it), with a
@@ -285,7 +284,7 @@ static struct {
 	struct sdsm_sync_peer peers[SDSM_MAX_NODES];
 	wait_queue_head_t wait;
 	atomic_t objects;		/* allocations not yet freed */
-	/* notices in lock and futex tables; read without @lock for sysfs */
+	/* notices in all tables; read without @lock for sysfs */
 	unsigned long rc_lock_notices;
 } sdsm_sync;
 
@@ -686,29 +685,20 @@ static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
 }
 
 /*
- * A release's notices: what this node did not publish to the object yet
- * (sdsm_rc_since_copy() fills @since; left empty, all it knows).
- */
-static void sdsm_rc_pub_init(struct sdsm_rc_publish *pub, struct xarray *since)
-{
-	xa_init(&pub->notices);
-	xa_init(&pub->clocks);
-	pub->nr = 0;
-	pub->since = since;
-	if (since)
-		xa_init(since);
-}
-
-/*
  * Start a release to object @id of @kind managed by @manager: @pub is
  * to gather what this node did not publish to it yet (@since, copied
- * under sdsm_sync.lock).  Context: sdsm_sync.lock not held.
+ * under sdsm_sync.lock; left empty, all it knows).  Context:
+ * sdsm_sync.lock not held.
  */
 static void sdsm_rc_pub_start(struct sdsm_rc_publish *pub,
 			      struct xarray *since, u8 kind, u64 id,
 			      unsigned int manager)
 {
-	sdsm_rc_pub_init(pub, since);
+	xa_init(&pub->notices);
+	xa_init(&pub->clocks);
+	xa_init(since);
+	pub->nr = 0;
+	pub->since = since;
 	if (!sdsm_rc_in_use())
 		return;
 	mutex_lock(&sdsm_sync.lock);
@@ -720,8 +710,7 @@ static void sdsm_rc_pub_destroy(struct sdsm_rc_publish *pub)
 {
 	xa_destroy(&pub->notices);
 	xa_destroy(&pub->clocks);
-	if (pub->since)
-		xa_destroy(pub->since);
+	xa_destroy(pub->since);
 }
 
 /*
