@@ -1875,15 +1875,19 @@ int sdsm_rc_knowledge(struct sdsm_rc_publish *pub)
  * @region: region id
  * @page: page index
  * @version: the version released
+ * @clock: set to the region's clock (struct sdsm_rc_local) before the
+ *	notice; a notice that raised this node's knowledge of the page
+ *	stamped it with @clock + 1
  *
  * A copy older than @version is invalidated (sdsm_rc_acquire()); the
  * notice is kept even for a page this node never used, to be published
  * again.
  *
- * Return: 0; -ENOENT (no such release region here: nothing to do);
- * -EINVAL (page out of the region); -ENOMEM.
+ * Return: 1 if the notice raised what this node knows of the page, 0 if
+ * not; -ENOENT (no such release region here: nothing to do); -EINVAL
+ * (page out of the region); -ENOMEM.
  */
-int sdsm_rc_notice(u32 region, u64 page, u32 version)
+int sdsm_rc_notice(u32 region, u64 page, u32 version, u64 *clock)
 {
 	struct sdsm_region *r = sdsm_region_get(region);
 	struct sdsm_rc_slot *rs;
@@ -1912,8 +1916,10 @@ int sdsm_rc_notice(u32 region, u64 page, u32 version)
 	lock = sdsm_page_lock(r, page);
 	mutex_lock(lock);
 	sdsm_rc_begin(&ctx, &c, r, page, pg, rs, pg->home);
+	*clock = r->rc_local.clock;
 	if (sdsm_rc_acquire(&ctx, &rs->st, version))
 		sdsm_stat_inc(SDSM_STAT_RC_INVALIDATIONS);
+	ret = r->rc_local.clock != *clock;
 	sdsm_rc_done(&c);
 	mutex_unlock(lock);
 out:

@@ -357,7 +357,7 @@ void sdsm_mem_region_free(struct sdsm_region *r);
 int sdsm_mem_check_params(void);
 int sdsm_rc_release(void);
 int sdsm_rc_knowledge(struct sdsm_rc_publish *pub);
-int sdsm_rc_notice(u32 region, u64 page, u32 version);
+int sdsm_rc_notice(u32 region, u64 page, u32 version, u64 *clock);
 bool sdsm_rc_in_use(void);
 void sdsm_rc_region_init(struct sdsm_region *r);
 int sdsm_mem_init(void);

@@ -561,45 +561,123 @@ unsigned long sdsm_sync_rc_lock_notices(void)
 }
 
 /*
- * Apply one notice here, as an acquire of this node (sdsm_rc_notice()).
- * Return 0, also when @region is no release region here (nothing to do),
- * or the error of sdsm_rc_notice(), which the caller reports.
+ * An acquire applies what the manager of a lock, barrier or futex granted
+ * (its @kind, @id and @manager).  The object knows those notices: a
+ * release to it need not publish them back.  struct sdsm_rc_acq follows
+ * each region's run of them (they come sorted by region): when nothing
+ * rose in the region but what the run raised (@from to @to, @mixed
+ * false) and the node's last publish to the object had everything before
+ * it (its record is at @from), the record moves to @to
+ * (sdsm_rc_acq_end()).  Otherwise it stays, and the next release
+ * publishes them again, which is only redundant.  Documentation/
+ * protocol.rst, "Publishing to a lock".  Locks: sdsm_sync.lock.
  */
-static int sdsm_rc_apply_one(u32 region, u64 page, u32 version)
-{
-	int ret = sdsm_rc_notice(region, page, version);
+struct sdsm_rc_acq {
+	u8 kind;		/* 0: unknown, no record moves */
+	u64 id;
+	unsigned int manager;
+	u32 region;		/* of the run; 0: none yet */
+	bool started;		/* a notice of the run was applied */
+	bool mixed;		/* something else rose in the run's region */
+	u64 from, to;		/* the region's clock before and after */
+	unsigned int failed;	/* notices not applied */
+};
 
-	return ret == -ENOENT ? 0 : ret;
+static void sdsm_rc_acq_init(struct sdsm_rc_acq *a, u8 kind, u64 id,
+			     unsigned int manager)
+{
+	*a = (struct sdsm_rc_acq){ .kind = kind, .id = id,
+				   .manager = manager };
+}
+
+/* The run of a->region is over: move the object's record past it. */
+static void sdsm_rc_acq_end(struct sdsm_rc_acq *a)
+{
+	u64 base = a->from & ~(BIT_ULL(SDSM_RC_CLOCK_SHIFT) - 1), since;
+	struct sdsm_rc_since *rs;
+	void *v = NULL;
+
+	if (!a->kind || !a->started || a->mixed || a->to == a->from ||
+	    a->from < BIT_ULL(SDSM_RC_CLOCK_SHIFT))
+		return;
+	rs = sdsm_rc_since_find(a->kind, a->id, a->manager, false);
+	if (rs)
+		v = xa_load(&rs->clocks, a->region);
+	/* No record of the region: only if nothing ever rose in it here. */
+	since = xa_is_value(v) ? xa_to_value(v) : base;
+	if (since != a->from)
+		return;
+	rs = sdsm_rc_since_find(a->kind, a->id, a->manager, true);
+	if (rs)
+		xa_store(&rs->clocks, a->region, xa_mk_value(a->to),
+			 GFP_KERNEL);
+}
+
+/*
+ * Apply one granted notice here (sdsm_rc_notice()).  Return 0, also when
+ * @region is no release region here (nothing to do), or the error of
+ * sdsm_rc_notice(), which the caller reports.
+ */
+static int sdsm_rc_acq_one(struct sdsm_rc_acq *a, u32 region, u64 page,
+			   u32 version)
+{
+	u64 clock;
+	int ret;
+
+	if (region != a->region) {
+		sdsm_rc_acq_end(a);
+		a->region = region;
+		a->started = false;
+		a->mixed = false;
+	}
+	ret = sdsm_rc_notice(region, page, version, &clock);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret < 0) {
+		a->failed++;
+		return ret;
+	}
+	if (!a->started) {
+		a->started = true;
+		a->from = clock;
+		a->to = clock;
+	}
+	if (clock != a->to)
+		a->mixed = true;
+	a->to = clock + ret;
+	return 0;
 }
 
 /*
  * Apply here, as an acquire of this node, every notice of @from stamped
- * @from_stamp or later.  Return the number not applied.
+ * @from_stamp or later: the grant of object @id of @kind by this node.
+ * Return the number not applied.
  */
-static unsigned int sdsm_rc_apply(struct xarray *from, u32 from_stamp)
+static unsigned int sdsm_rc_apply(u8 kind, u64 id, struct xarray *from,
+				  u32 from_stamp)
 {
-	unsigned int failed = 0;
+	struct sdsm_rc_acq a;
 	unsigned long key;
 	u32 region;
 	u64 page;
 	void *v;
 	int ret;
 
+	sdsm_rc_acq_init(&a, kind, id, sdsm_cl.node_id);
 	xa_for_each(from, key, v) {
 		if (sdsm_rc_entry_stamp(v) < from_stamp)
 			continue;
 		sdsm_stat_inc(SDSM_STAT_RC_GRANT_NOTICES);
 		region = sdsm_rc_notice_key_region(key);
 		page = sdsm_rc_notice_key_page(key);
-		ret = sdsm_rc_apply_one(region, page,
-					sdsm_rc_entry_version(v));
-		if (ret) {
-			failed++;
+		ret = sdsm_rc_acq_one(&a, region, page,
+				      sdsm_rc_entry_version(v));
+		if (ret)
 			pr_warn_ratelimited("write notice for region %u page %llu not applied: %d\n",
 					    region, page, ret);
-		}
 	}
-	return failed;
+	sdsm_rc_acq_end(&a);
+	return a.failed;
 }
 
 /*
@@ -618,15 +696,16 @@ static void sdsm_rc_send_page(unsigned int node, struct sdsm_wire_rc_notices *w,
 
 /*
  * Queue the notices of @from stamped @from_stamp or later to @node as
- * RC_NOTICES of @kind and @id, SDSM_WIRE_NOTICES_MAX a message.
- * Locks: sdsm_sync.lock.
+ * RC_NOTICES of @kind, @object (a grant's: the object's kind) and @id,
+ * SDSM_WIRE_NOTICES_MAX a message.  Locks: sdsm_sync.lock.
  */
-static void sdsm_rc_send(unsigned int node, u8 kind, u64 id,
+static void sdsm_rc_send(unsigned int node, u8 kind, u8 object, u64 id,
 			 struct xarray *from, u32 from_stamp)
 {
 	struct sdsm_wire_rc_notices w = {
 		.id = cpu_to_be64(id),
 		.kind = kind,
+		.object = object,
 	};
 	struct sdsm_wire_rc_notice *e = NULL;
 	struct page *page = NULL;
@@ -676,10 +755,10 @@ static void sdsm_rc_grant(unsigned int node, u8 kind, u64 id)
 	from = t->sent[node] + 1;
 	t->sent[node] = t->clock;
 	if (node == sdsm_cl.node_id) {
-		if (sdsm_rc_apply(&t->notices, from))
+		if (sdsm_rc_apply(kind, id, &t->notices, from))
 			t->sent[node] = 0;
 	} else if (sdsm_sync.running) {
-		sdsm_rc_send(node, SDSM_WIRE_NOTICES_ACQUIRE, id,
+		sdsm_rc_send(node, SDSM_WIRE_NOTICES_ACQUIRE, kind, id,
 			     &t->notices, from);
 	}
 }
@@ -748,7 +827,7 @@ static int sdsm_sync_rc_publish(unsigned int manager, u8 kind, u64 id,
 	if (pub->nr) {
 		sdsm_stat_add(SDSM_STAT_RC_RELEASE_NOTICES, pub->nr);
 		if (manager != sdsm_cl.node_id) {
-			sdsm_rc_send(manager, kind, id, &pub->notices, 0);
+			sdsm_rc_send(manager, kind, 0, id, &pub->notices, 0);
 		} else {
 			t = sdsm_rc_table_find(kind, id, true);
 			ret = t ? sdsm_rc_merge(t, &pub->notices) : -ENOMEM;
@@ -1548,27 +1627,50 @@ static void sdsm_sync_futex_reply_rx(const struct sdsm_msg *msg)
 	mutex_unlock(&sdsm_sync.lock);
 }
 
+/*
+ * RC_NOTICES of @kind to a manager name no @object; from a manager, the
+ * kind of the object granted.
+ */
+static bool sdsm_rc_notices_kind_ok(u8 kind, u8 object)
+{
+	switch (kind) {
+	case SDSM_WIRE_NOTICES_LOCK:
+	case SDSM_WIRE_NOTICES_BARRIER:
+	case SDSM_WIRE_NOTICES_FUTEX:
+		return !object;
+	case SDSM_WIRE_NOTICES_ACQUIRE:
+		return object == SDSM_WIRE_NOTICES_LOCK ||
+		       object == SDSM_WIRE_NOTICES_BARRIER ||
+		       object == SDSM_WIRE_NOTICES_FUTEX;
+	default:
+		return false;
+	}
+}
+
 /* Notices from a releaser (to merge) or from a manager (to apply). */
 static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 {
 	const struct sdsm_wire_rc_notices *w = msg->payload;
 	const struct sdsm_wire_rc_notice *e;
 	struct sdsm_rc_table *t = NULL;
+	struct sdsm_rc_acq a;
 	u32 n, i, region;
 	int ret = 0;
 	u64 page;
 
 	n = msg->len < sizeof(*w) ? 0 : be32_to_cpu(w->count);
 	if (!msg->page || n < 1 || n > SDSM_WIRE_NOTICES_MAX ||
-	    w->kind < SDSM_WIRE_NOTICES_LOCK ||
-	    w->kind > SDSM_WIRE_NOTICES_FUTEX) {
+	    !sdsm_rc_notices_kind_ok(w->kind, w->object)) {
 		pr_err_ratelimited("node %u: malformed write notices (len %u)\n",
 				   msg->peer->id, msg->len);
 		sdsm_sync_break(msg->peer->id, "malformed write notices");
 		return;
 	}
-	if (w->kind != SDSM_WIRE_NOTICES_ACQUIRE) {
-		mutex_lock(&sdsm_sync.lock);
+	mutex_lock(&sdsm_sync.lock);
+	if (w->kind == SDSM_WIRE_NOTICES_ACQUIRE) {
+		sdsm_rc_acq_init(&a, w->object, be64_to_cpu(w->id),
+				 msg->peer->id);
+	} else {
 		t = sdsm_rc_table_find(w->kind, be64_to_cpu(w->id), true);
 		if (t)
 			sdsm_rc_table_tick(t);
@@ -1588,15 +1690,19 @@ static void sdsm_sync_notices_rx(const struct sdsm_msg *msg)
 						sdsm_rc_notice_key(region, page),
 						be32_to_cpu(e[i].version));
 		} else {
-			ret = sdsm_rc_apply_one(region, page,
-						be32_to_cpu(e[i].version));
+			ret = sdsm_rc_acq_one(&a, region, page,
+					      be32_to_cpu(e[i].version));
 		}
 	}
 	kunmap_local(e);
-	if (w->kind != SDSM_WIRE_NOTICES_ACQUIRE) {
+	if (w->kind == SDSM_WIRE_NOTICES_ACQUIRE) {
+		/* A refused notice leaves the records alone. */
+		if (!ret)
+			sdsm_rc_acq_end(&a);
+	} else {
 		sdsm_rc_table_trim(t);
-		mutex_unlock(&sdsm_sync.lock);
 	}
+	mutex_unlock(&sdsm_sync.lock);
 	if (ret == -EPROTO || ret == -EINVAL) {
 		pr_err_ratelimited("node %u: write notice %u of %u refused\n",
 				   msg->peer->id, i, n);

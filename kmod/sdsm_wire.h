@@ -24,9 +24,9 @@
  * 2: authenticated connect (AUTH); 3: region owner and mode; 4: receive
  * credits in the header, CREDIT; 5: sessions (the header's seq and ack,
  * struct sdsm_wire_hello, BYE); 6: REGION_QUERY; 7: region consistency,
- * RC, RC_NOTICES
+ * RC, RC_NOTICES; 8: the object a grant's RC_NOTICES come from
  */
-#define SDSM_WIRE_VERSION	7
+#define SDSM_WIRE_VERSION	8
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -500,6 +500,9 @@ static_assert(sizeof(struct sdsm_wire_rc_notice) == 16);
  * struct sdsm_wire_rc_notices - payload of RC_NOTICES
  * @id: the lock, barrier or futex key
  * @kind: SDSM_WIRE_NOTICES_*
+ * @object: with @kind SDSM_WIRE_NOTICES_ACQUIRE, the kind of the object
+ *	whose grant they come with (SDSM_WIRE_NOTICES_LOCK, _BARRIER or
+ *	_FUTEX); otherwise zero
  * @__reserved: zero
  * @count: struct sdsm_wire_rc_notice entries in the attached page
  *	(1..SDSM_WIRE_NOTICES_MAX)
@@ -513,7 +516,8 @@ static_assert(sizeof(struct sdsm_wire_rc_notice) == 16);
 struct sdsm_wire_rc_notices {
 	__be64 id;
 	__u8 kind;
-	__u8 __reserved[3];
+	__u8 object;
+	__u8 __reserved[2];
 	__be32 count;
 };
 

@@ -27,7 +27,7 @@ mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
 mem_write_only mem_home_shared_copy mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
 mem_rc_notices_freed mem_rc_grant_delta mem_rc_release_delta
-mem_rc_futex_wake mem_rc_futex_queued mem_rc_barrier_delta
+mem_rc_grant_echo mem_rc_futex_wake mem_rc_futex_queued mem_rc_barrier_delta
 mem_rc_barrier_count"
 
 mu() {
@@ -1604,6 +1604,42 @@ test_mem_rc_release_delta() {
 	rc_delta_ok $((p1 - p0)) $((p2 - p1)) "the 32 pages" \
 		"the second release published notices again" || rc=1
 	run_on 1 "$RC_UTIL" read_rest "$name" 32 "$lock" $((v + 1)) 60 "$v" || rc=1
+	rc_done "$name" || rc=1
+	return $rc
+}
+
+# A release does not publish back to a lock what the lock's own grant
+# brought (Documentation/protocol.rst, "Publishing to a lock"), unless
+# something else rose meanwhile: node 0 writes 32 pages under lock L;
+# node 1 reads them under L, and its release publishes nothing (before,
+# it sent L's notices back).  Node 2 reads them under L too (it keeps
+# copies).  Node 1 then writes the 32 pages under another lock, and node
+# 0 writes the first page again under L.  Node 1 takes L (its grant
+# brings that page's notice) and gives it back: that release must
+# publish node 1's own writes, which L never had, or node 2, reading
+# under L, keeps its old copies.
+test_mem_rc_grant_echo() {
+	local name rc=0 l=$((RANDOM + 21000)) v=$((RANDOM + 1)) p0 p1 p2 p3
+	[ "$N" -ge 3 ] || { echo "needs 3 nodes"; return 77; }
+	name=$(rc_name echo) || return 1
+	run_on 0 "$RC_UTIL" write "$name" 32 "$l" "$v" || rc=1
+	p0=$(stat_of 1 rc_release_notices) || return 1
+	run_on 1 "$RC_UTIL" read "$name" 32 "$l" "$v" 60 || rc=1
+	p1=$(stat_of 1 rc_release_notices)
+	run_on 2 "$RC_UTIL" read "$name" 32 "$l" "$v" 60 || rc=1
+	run_on 1 "$RC_UTIL" write "$name" 32 $((l + 1)) $((v + 1)) || rc=1
+	run_on 0 "$RC_UTIL" write_first "$name" 32 "$l" $((v + 2)) || rc=1
+	p2=$(stat_of 1 rc_release_notices)
+	run_on 1 "$RC_UTIL" read_rest "$name" 32 "$l" $((v + 2)) 60 \
+		$((v + 1)) || rc=1
+	p3=$(stat_of 1 rc_release_notices)
+	log "notices node 1 published: $((p1 - p0)) after a grant of 32 pages, $((p3 - p2)) after its own writes elsewhere"
+	[ $((p1 - p0)) -eq 0 ] ||
+		{ log "node 1 published its grant back to the lock"; rc=1; }
+	[ $((p3 - p2)) -ge 20 ] ||
+		{ log "want >= 20 notices of node 1's own writes"; rc=1; }
+	run_on 2 "$RC_UTIL" read_rest "$name" 32 "$l" $((v + 2)) 30 \
+		$((v + 1)) || rc=1
 	rc_done "$name" || rc=1
 	return $rc
 }

@@ -103,7 +103,7 @@ enum mutation {
 	MUT_STALE_TWIN,		/* a new interval reuses the old twin */
 	MUT_PUBLISH_EARLY,	/* a release publishes before its acks */
 	MUT_WHOLE_UNMASKED,	/* the home applies a WHOLE diff unmasked */
-	MUT_SINCE_ACQUIRE,	/* notices since the acquire, not the release */
+	MUT_SINCE_ACQUIRE,	/* a grant moves the since clock unguarded */
 	MUT_STALE_GRANT,	/* a GRANT_READ older than a notice installed */
 	MUT_ALIAS_PRIVATE,	/* a home "aliased" writes a private copy */
 	MUT_EXCL_NO_CLOSE,	/* a first foreign READ leaves it exclusive */
@@ -281,6 +281,7 @@ struct sim {
 	unsigned long reads, writes, diffs, wholes, merges, invals, refetch;
 	unsigned long grants, barriers, steps, flushes_at_acquire, handoffs;
 	unsigned long grant_notices, table_notices;	/* sent, whole tables */
+	unsigned long pub_notices;	/* published by releases */
 	unsigned long coalesced, aliased_writes;
 	unsigned long excl_skips, excl_closes;
 	unsigned long fx_waits, fx_woken, fx_eagain, fx_stale, fx_early;
@@ -764,8 +765,37 @@ static void do_access(struct sim *s, int t, int p, int i, bool write)
 	th->woken = false;
 }
 
-static void acquire_notices(struct sim *s, int n, const struct msg *m)
+/*
+ * Node @n's clock at its last publish to lock @l (-1: the barrier,
+ * LOCK_FX: the futex).  The bugs: what went to one lock counts as told
+ * to every lock; what went to lock 0 counts as told to the futex (and
+ * the other way round).
+ */
+static u64 *since_for(struct sim *s, int n, int l)
 {
+	struct node *nd = &s->node[n];
+
+	if (l < 0)
+		return &nd->bar_since;
+	if (l == LOCK_FX)
+		return s->mutation == MUT_FX_SINCE_LOCK0 ? &nd->lock_since[0] :
+		       &nd->fx_since;
+	return s->mutation == MUT_SINCE_SHARED ? &nd->lock_since[0] :
+	       &nd->lock_since[l];
+}
+
+/*
+ * Node @n applies the grant of lock @l (-1: the barrier, LOCK_FX: the
+ * futex).  The object knows what its grant brings: if nothing else rose
+ * since the node's last publish to it, its since clock moves past them,
+ * and the next release to it does not publish them back (the module's
+ * struct sdsm_rc_acq).  The bug: it moves even so, and what rose before,
+ * unpublished to the object, is never published to it.
+ */
+static void acquire_notices(struct sim *s, int n, const struct msg *m,
+			    int l)
+{
+	u64 *since = since_for(s, n, l), before = s->node[n].local.clock;
 	struct sdsm_rc_ctx ctx;
 	struct priv pv;
 	int k, p;
@@ -787,6 +817,8 @@ static void acquire_notices(struct sim *s, int n, const struct msg *m)
 			s->node[n].pg[p].state = SDSM_RC_NODE_RO;
 	}
 	s->in_acquire = false;
+	if (*since == before || s->mutation == MUT_SINCE_ACQUIRE)
+		*since = s->node[n].local.clock;
 }
 
 static void sync_send_v(struct sim *s, int src, int dst, int kind, int lock,
@@ -890,22 +922,13 @@ static void publish(struct sim *s, int t)
 {
 	int n = t / THREADS, l = s->thr[t].rel_lock, p, i;
 	struct node *nd = &s->node[n];
-	/*
-	 * The bugs: what went to one lock counts as told to every lock;
-	 * what went to lock 0 counts as told to the futex (and the other
-	 * way round).
-	 */
-	u64 *since = l < 0 ? &nd->bar_since :
-		     l == LOCK_FX ?
-		     (s->mutation == MUT_FX_SINCE_LOCK0 ? &nd->lock_since[0] :
-		      &nd->fx_since) :
-		     s->mutation == MUT_SINCE_SHARED ? &nd->lock_since[0] :
-		     &nd->lock_since[l];
+	u64 *since = since_for(s, n, l);
 	u32 know[PAGES];
 
 	for (p = 0; p < PAGES; p++) {
 		know[p] = sdsm_rc_notice_due(&nd->pg[p], *since) ?
 			  nd->pg[p].need : 0;
+		s->pub_notices += !!know[p];
 		for (i = 0; i < PLEN; i++) {
 			struct mail *ml = &s->mail[p][i];
 
@@ -916,8 +939,7 @@ static void publish(struct sim *s, int t)
 				ml->ready = true;
 		}
 	}
-	if (s->mutation != MUT_SINCE_ACQUIRE || l < 0 || l == LOCK_FX)
-		*since = nd->local.clock;
+	*since = nd->local.clock;
 	tracef(s, "t%d publishes to %s %d", t,
 	       l == LOCK_FX ? "futex" : l >= 0 ? "lock" : "barrier", l);
 	if (l == LOCK_FX) {
@@ -1103,7 +1125,7 @@ static void fx_acquire(struct sim *s, int n, const struct msg *m)
 	struct node *nd = &s->node[n];
 	int b;
 
-	acquire_notices(s, n, m);
+	acquire_notices(s, n, m, LOCK_FX);
 	for (b = 0; b < FBYTES; b++)
 		if (s->fx_snap[m->val][b] > nd->fbound[b]) {
 			nd->fbound[b] = s->fx_snap[m->val][b];
@@ -1287,11 +1309,9 @@ static void deliver(struct sim *s, int src, int dst)
 	case K_LOCK_GRANT:
 		tracef(s, "t%d acquires lock %d (%d notices)", m.thr, m.lock,
 		       m.nnot);
-		acquire_notices(s, dst, &m);
+		acquire_notices(s, dst, &m, m.lock);
 		s->thr[m.thr].held |= 1 << m.lock;
 		s->thr[m.thr].wait = W_NONE;
-		if (s->mutation == MUT_SINCE_ACQUIRE)
-			nd->lock_since[m.lock] = nd->local.clock;
 		for (p = 0; p < PAGES; p++)
 			for (i = 0; i < PLEN; i++) {
 				struct mail *ml = &s->mail[p][i];
@@ -1321,7 +1341,7 @@ static void deliver(struct sim *s, int src, int dst)
 	case K_BAR_DEPART:
 		tracef(s, "t%d departs barrier phase %d (%d notices)", m.thr,
 		       s->thr[m.thr].phase, m.nnot);
-		acquire_notices(s, dst, &m);
+		acquire_notices(s, dst, &m, -1);
 		s->thr[m.thr].phase++;
 		s->thr[m.thr].wait = W_NONE;
 		break;
@@ -2529,8 +2549,9 @@ static void sc_unlock(struct sim *s, int t, int l)
  * diff's notice goes to lock 0), then hands the byte to thread T(1) (node
  * 1, which holds an old copy of page 0) through lock 1.  Node 1 learns of
  * the write only from lock 1: thread 0's release of lock 1 must carry
- * what it knew before acquiring it.  With MUT_SINCE_ACQUIRE it does not,
- * and the stale copy is read.
+ * what it knew before acquiring it.  With MUT_SINCE_ACQUIRE lock 1's
+ * grant moves thread 0's clock for lock 1 past that write, unpublished to
+ * lock 1: it does not, and the stale copy is read.
  */
 static bool test_transitive(const struct test *t)
 {
@@ -2559,6 +2580,50 @@ static bool test_transitive(const struct test *t)
 		return s.failed;
 	}
 	EXPECT(&s, s.node[1].copy[0][i] == v, "stale read");
+	return sc_done(&s);
+}
+
+/*
+ * Thread 0 (node 0) writes its mail byte of page 0 and releases lock 0:
+ * one notice.  Thread T(1) (node 1) takes lock 0, whose grant brings that
+ * notice, and releases it having written nothing: it publishes none (the
+ * lock knows it).  Then it writes a byte of its own under lock 0 and
+ * releases: one notice, its own; thread T(2) reads both bytes under lock 0.
+ */
+static bool test_grant_echo(const struct test *t)
+{
+	static struct sim s;
+	unsigned long before;
+	int i, j;
+	u8 a, b;
+
+	(void)t;
+	sc_init(&s, 2, 2, MUT_NONE);
+	for (i = 0; role(0, i) != R_MAIL; i++)
+		;
+	for (j = i + 1; role(0, j) != R_MAIL; j++)
+		;
+	sc_lock(&s, 0, 0);
+	a = sc_access(&s, 0, 0, i, true);
+	sc_unlock(&s, 0, 0);
+	EXPECT(&s, s.pub_notices == 1, "thread 0 published %lu notices, want 1",
+	       s.pub_notices);
+	before = s.pub_notices;
+	sc_lock(&s, T(1), 0);
+	sc_unlock(&s, T(1), 0);
+	EXPECT(&s, s.pub_notices == before,
+	       "a release published %lu notices its lock's grant brought",
+	       s.pub_notices - before);
+	sc_lock(&s, T(1), 0);
+	b = sc_access(&s, T(1), 0, j, true);
+	sc_unlock(&s, T(1), 0);
+	EXPECT(&s, s.pub_notices == before + 1,
+	       "a release after a write published %lu notices, want 1",
+	       s.pub_notices - before);
+	sc_lock(&s, T(2), 0);
+	EXPECT(&s, sc_access(&s, T(2), 0, i, false) == a &&
+	       sc_access(&s, T(2), 0, j, false) == b, "stale read");
+	sc_unlock(&s, T(2), 0);
 	return sc_done(&s);
 }
 
@@ -2818,6 +2883,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_FX_WAKE_UNPUBLISHED },
 	{ "planted bug 'the futex shares lock 0's publish clock' caught",
 	  test_planted, MUT_FX_SINCE_LOCK0 },
+	{ "planted bug 'a grant moves the publish clock over unpublished notices' caught",
+	  test_planted, MUT_SINCE_ACQUIRE },
 	{ "race: concurrent writers of one page merge at the home",
 	  test_merge, 0 },
 	{ "race: GRANT_READ served before a noticed diff is asked again",
@@ -2826,8 +2893,10 @@ static const struct test tests[] = {
 	  test_stale_grant, MUT_STALE_GRANT },
 	{ "race: knowledge is transitive (a byte handed over via a second lock)",
 	  test_transitive, MUT_NONE },
-	{ "race: with notices only since the acquire the stale copy is read",
+	{ "race: with the grant's clock moved unguarded the stale copy is read",
 	  test_transitive, MUT_SINCE_ACQUIRE },
+	{ "a release does not publish a lock's own grant back to it",
+	  test_grant_echo, 0 },
 	{ "race: a barrier departure brings what an episode without the node published",
 	  test_barrier_skip, MUT_NONE },
 	{ "race: with a barrier table of one episode the stale copy is read",
