@@ -607,7 +607,8 @@ static void sdsm_rc_acq_end(struct sdsm_rc_acq *a)
 	since = xa_is_value(v) ? xa_to_value(v) : base;
 	if (since != a->from)
 		return;
-	rs = sdsm_rc_since_find(a->kind, a->id, a->manager, true);
+	if (!rs)
+		rs = sdsm_rc_since_find(a->kind, a->id, a->manager, true);
 	if (rs)
 		xa_store(&rs->clocks, a->region, xa_mk_value(a->to),
 			 GFP_KERNEL);
