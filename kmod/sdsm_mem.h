@@ -168,6 +168,9 @@ struct sdsm_policy_range {
  * @gid: the creator's effective gid
  * @mode: permission bits, 0..0777, as for a file (sdsm_region_permission())
  * @consistency: enum sdsm_consistency, fixed at creation
+ * @manager: the manager of every page whose home @policy does not compute
+ *	(SDSM_REGION_F_MANAGER), or SDSM_PROTO_NO_NODE: each page's
+ *	interleave node over all nodes (sdsm_page_manager())
  * @lock: protects @nr_maps against @dying, and @policies
  * @nr_maps: VMAs of this node that map the region
  * @dying: destroy in progress (the destroyer's token, which names its
@@ -211,6 +214,7 @@ struct sdsm_region {
 	kgid_t gid;
 	umode_t mode;
 	u32 consistency;
+	u16 manager;
 
 	spinlock_t lock;		/* see above */
 	unsigned int nr_maps;

@@ -41,8 +41,11 @@
  * removes it everywhere.
  *
  * Placement.  Every page has a static manager: its home under the region's
- * creation policy if that is INTERLEAVE, else the page's interleave over all
- * nodes.  Pages whose range still follows an INTERLEAVE creation policy
+ * creation policy if that computes homes (INTERLEAVE, BIND to one node),
+ * else the region's manager if it was created with one
+ * (SDSM_REGION_F_MANAGER: a process's heap, whose pages that process's node
+ * places without a message), else the page's interleave over all nodes.
+ * Pages whose range still follows an INTERLEAVE creation policy
  * have a computable home (the manager itself) and need no message.  Other
  * pages (BIND, PREFERRED, FIRST_TOUCH, and any range changed by SET_POLICY)
  * get their home from the manager at a node's first fault; the manager
@@ -438,6 +441,8 @@ u16 sdsm_page_manager(const struct sdsm_region *r, u64 idx)
 	if (sdsm_policy_computes_home(&r->policy))
 		return sdsm_interleave(r->policy.nodemask,
 				       r->policy.block_size, idx);
+	if (r->manager != SDSM_PROTO_NO_NODE)
+		return r->manager;
 	return sdsm_interleave(sdsm_all_nodes(), PAGE_SIZE, idx);
 }
 
@@ -720,6 +725,7 @@ static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
 	r->length = length;
 	r->npages = length >> PAGE_SHIFT;
 	r->policy = *p;
+	r->manager = SDSM_PROTO_NO_NODE;
 	spin_lock_init(&r->lock);
 	INIT_LIST_HEAD(&r->policies);
 	atomic64_set(&r->pages_homed, 0);
@@ -826,6 +832,22 @@ static void sdsm_region_to_wire(struct sdsm_wire_region *w,
 	w->gid = cpu_to_be32(from_kgid(&init_user_ns, r->gid));
 	w->mode = cpu_to_be32(r->mode);
 	w->consistency = cpu_to_be32(r->consistency);
+	w->manager = cpu_to_be32(r->manager == SDSM_PROTO_NO_NODE ?
+				 SDSM_MANAGER_INTERLEAVE : r->manager);
+}
+
+/*
+ * A region's manager, as create and the wire give it: SDSM_MANAGER_INTERLEAVE
+ * (none), or a node of the cluster for a policy that does not compute homes.
+ * Return: the node, SDSM_PROTO_NO_NODE for none, or -EINVAL.
+ */
+static int sdsm_manager_check(u32 manager, const struct sdsm_policy *p)
+{
+	if (manager == SDSM_MANAGER_INTERLEAVE)
+		return SDSM_PROTO_NO_NODE;
+	if (manager >= sdsm_cl.nr_nodes || sdsm_policy_computes_home(p))
+		return -EINVAL;
+	return manager;
 }
 
 /*
@@ -845,6 +867,7 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	struct sdsm_region *r, *named;
 	char name[SDSM_NAME_MAX];
 	struct sdsm_policy p;
+	int manager;
 
 	lockdep_assert_held(&sdsm_regions_mutex);
 	memcpy(name, w->name, sizeof(name));
@@ -853,8 +876,11 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	    !length || length % PAGE_SIZE ||
 	    length > SDSM_REGION_MAX_BYTES || sdsm_policy_check(&p) ||
 	    !uid_valid(uid) || !gid_valid(gid) || mode & ~0777U ||
-	    consistency > SDSM_CONSISTENCY_RELEASE)
+	    consistency > SDSM_CONSISTENCY_RELEASE || w->__reserved)
 		return -EINVAL;
+	manager = sdsm_manager_check(be32_to_cpu(w->manager), &p);
+	if (manager < 0)
+		return manager;
 	if (length > (u64)max_region_mb << 20) {
 		pr_warn("node %u: region %u '%s' of %llu MiB refused: max_region_mb=%u here\n",
 			src, id, name, length >> 20, max_region_mb);
@@ -878,6 +904,7 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	r->uid = uid;
 	r->gid = gid;
 	r->mode = mode;
+	r->manager = manager;
 	return sdsm_region_insert(r);
 }
 
@@ -904,7 +931,8 @@ static int sdsm_region_claim(u16 src, const struct sdsm_wire_region *w,
 		if (!(be32_to_cpu(w->flags) & SDSM_WIRE_REGION_EXCL) &&
 		    !r->dying && r->length == be64_to_cpu(w->length) &&
 		    r->consistency == be32_to_cpu(w->consistency) &&
-		    !sdsm_policy_check(&p) &&
+		    sdsm_manager_check(be32_to_cpu(w->manager), &p) ==
+		    r->manager && !sdsm_policy_check(&p) &&
 		    !memcmp(&r->policy, &p, sizeof(p))) {
 			sdsm_region_to_wire(have, r);
 			ret = 0;
@@ -1393,13 +1421,18 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	int ret;
 
 	if (c->flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_OWNED |
-			 SDSM_REGION_F_MODE | SDSM_REGION_F_RELEASE))
+			 SDSM_REGION_F_MODE | SDSM_REGION_F_RELEASE |
+			 SDSM_REGION_F_MANAGER))
 		return -EOPNOTSUPP;
-	if (c->__reserved || c->__reserved2 || !sdsm_name_valid(c->name) ||
+	if (c->__reserved || !sdsm_name_valid(c->name) ||
 	    !c->length || c->length % PAGE_SIZE ||
 	    c->length > (u64)max_region_mb << 20 ||
 	    sdsm_policy_check(&c->policy) || c->mode & ~0777U ||
 	    (c->mode && !(c->flags & SDSM_REGION_F_MODE)))
+		return -EINVAL;
+	if (!(c->flags & SDSM_REGION_F_MANAGER) ? c->manager :
+	    c->manager == SDSM_MANAGER_INTERLEAVE ||
+	    sdsm_manager_check(c->manager, &c->policy) < 0)
 		return -EINVAL;
 
 	/* Counters wrap: ids of destroyed regions are used again. */
@@ -1431,6 +1464,8 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	w.consistency = cpu_to_be32(c->flags & SDSM_REGION_F_RELEASE ?
 				    SDSM_CONSISTENCY_RELEASE :
 				    SDSM_CONSISTENCY_SEQUENTIAL);
+	w.manager = cpu_to_be32(c->flags & SDSM_REGION_F_MANAGER ?
+				c->manager : SDSM_MANAGER_INTERLEAVE);
 
 	reg = sdsm_registrar(c->name);
 	memset(&have, 0, sizeof(have));
@@ -1543,6 +1578,8 @@ static void sdsm_region_info_fill(struct sdsm_region_info *info,
 	info->gid = from_kgid_munged(current_user_ns(), r->gid);
 	info->mode = r->mode;
 	info->consistency = r->consistency;
+	info->manager = r->manager == SDSM_PROTO_NO_NODE ?
+			SDSM_MANAGER_INTERLEAVE : r->manager;
 }
 
 int sdsm_cmd_region_open(struct file *file, void *cmd)
@@ -1815,7 +1852,10 @@ int sdsm_cmd_query_home(struct file *file, void *cmd)
 }
 
 /* ------------------------------------------------------------------ */
-/* sysfs: regions/<id>/{name,size,policy,uid,gid,mode,consistency,...} */
+/*
+ * sysfs: regions/<id>/{name,size,policy,uid,gid,mode,consistency,manager,
+ * ...}
+ */
 
 static struct sdsm_region *sdsm_kobj_region(struct kobject *kobj)
 {
@@ -1849,6 +1889,24 @@ SDSM_REGION_ATTR(mode, "%04o\n", r->mode);
 SDSM_REGION_ATTR(consistency, "%s\n",
 		 r->consistency == SDSM_CONSISTENCY_RELEASE ? "release" :
 		 "sequential");
+static ssize_t manager_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	struct sdsm_region *r = sdsm_kobj_region(kobj);
+	ssize_t ret;
+
+	if (!r)
+		return -ENODEV;
+	if (r->manager == SDSM_PROTO_NO_NODE)
+		ret = sysfs_emit(buf, "interleave\n");
+	else
+		ret = sysfs_emit(buf, "%u\n", r->manager);
+	sdsm_region_put(r);
+	return ret;
+}
+
+static struct kobj_attribute sdsm_region_attr_manager = __ATTR_RO(manager);
+
 SDSM_REGION_ATTR(pages_homed, "%lld\n", atomic64_read(&r->pages_homed));
 SDSM_REGION_ATTR(pages_cached, "%lld\n", atomic64_read(&r->pages_cached));
 
@@ -1892,6 +1950,7 @@ static struct attribute *sdsm_region_attrs[] = {
 	&sdsm_region_attr_gid.attr,
 	&sdsm_region_attr_mode.attr,
 	&sdsm_region_attr_consistency.attr,
+	&sdsm_region_attr_manager.attr,
 	&sdsm_region_attr_pages_homed.attr,
 	&sdsm_region_attr_pages_cached.attr,
 	NULL,

@@ -24,9 +24,10 @@
  * 2: authenticated connect (AUTH); 3: region owner and mode; 4: receive
  * credits in the header, CREDIT; 5: sessions (the header's seq and ack,
  * struct sdsm_wire_hello, BYE); 6: REGION_QUERY; 7: region consistency,
- * RC, RC_NOTICES; 8: the object a grant's RC_NOTICES come from
+ * RC, RC_NOTICES; 8: the object a grant's RC_NOTICES come from; 9: a
+ * region's manager
  */
-#define SDSM_WIRE_VERSION	8
+#define SDSM_WIRE_VERSION	9
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -646,6 +647,9 @@ static_assert(sizeof(struct sdsm_wire_policy) == 24);
  * @gid: owner's gid, in the initial user namespace
  * @mode: permission bits, 0..0777
  * @consistency: enum sdsm_consistency
+ * @manager: the node that fixes first-touch homes (SDSM_REGION_F_MANAGER),
+ *	or SDSM_MANAGER_INTERLEAVE
+ * @__reserved: zero
  */
 struct sdsm_wire_region {
 	__be64 cookie;
@@ -658,9 +662,11 @@ struct sdsm_wire_region {
 	__be32 gid;
 	__be32 mode;
 	__be32 consistency;
+	__be32 manager;
+	__be32 __reserved;
 };
 
-static_assert(sizeof(struct sdsm_wire_region) == 96);
+static_assert(sizeof(struct sdsm_wire_region) == 104);
 
 /**
  * struct sdsm_wire_policy_set - POLICY: the policy of pages
@@ -697,6 +703,6 @@ struct sdsm_wire_reply {
 	struct sdsm_wire_region region;
 };
 
-static_assert(sizeof(struct sdsm_wire_reply) == 112);
+static_assert(sizeof(struct sdsm_wire_reply) == 120);
 
 #endif /* SDSM_WIRE_H */

@@ -19,7 +19,7 @@ PG=4096
 # shellcheck disable=SC2034 # used by run_cluster_tests.sh
 MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
 mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
-mem_placement mem_set_policy mem_fio mem_big_region mem_contention
+mem_placement mem_manager mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
@@ -301,6 +301,49 @@ test_mem_placement() {
 	for k in ft bind bind2 pref il; do
 		mu 0 -r $t.$k destroy $t.$k || rc=1
 	done
+	return $rc
+}
+
+# tx_to K J: messages node K sent node J so far.
+tx_to() {
+	local c
+	c=$(run_on "$1" "$NODE_SH" counters "$2") || { echo 0; return 1; }
+	echo "${c%% *}"
+}
+
+# A first-touch region whose manager is node 0 (SDSM_REGION_F_MANAGER, as
+# a job's heap has): node 0's own first touches ask nobody, node 1's ask
+# node 0 alone, never node 2, and every node sees the homes they fixed.
+# With managers interleaved over the 3 nodes a third of the pages would be
+# managed by each: 160 of node 0's 480 first touches would ask node 1 and
+# 160 node 2.  The bound, half of that, leaves room for the PINGs (one per
+# 500 ms and peer: about 20 in the time a step takes here).
+test_mem_manager() {
+	local t=mg.$$ k a b c d got rc=0 n=480
+	mu 0 -m 0 create $t $((2 * n * PG)) first >/dev/null || return 1
+	for k in $(nodes); do
+		got=$(run_on "$k" sh -c 'for d in /sys/kernel/sdsm/regions/*; do
+			[ "$(cat "$d/name")" = "$1" ] && cat "$d/manager"; done' sh $t)
+		[ "$got" = 0 ] || { log "node $k: manager '$got', want 0"; rc=1; }
+	done
+	a=$(tx_to 0 1); b=$(tx_to 0 2)
+	mu 0 -r $t fill 0 $((n * PG)) 5 || rc=1
+	c=$(tx_to 0 1); d=$(tx_to 0 2)
+	log "node 0 touched $n pages first: sent node 1 $((c - a)), node 2 $((d - b)) messages"
+	[ $((c - a)) -lt $((n / 6)) ] && [ $((d - b)) -lt $((n / 6)) ] || rc=1
+	a=$(tx_to 1 0); b=$(tx_to 1 2)
+	mu 1 -r $t fill $((n * PG)) $((n * PG)) 6 || rc=1
+	c=$(tx_to 1 0); d=$(tx_to 1 2)
+	log "node 1 touched $n pages first: sent node 0 $((c - a)), node 2 $((d - b)) messages"
+	[ $((c - a)) -ge "$n" ] && [ $((d - b)) -lt $((n / 6)) ] || rc=1
+	for k in $(nodes); do
+		got=$(mu "$k" -r $t home 0 $(((n - 1) * PG)) $((n * PG)) \
+			$(((2 * n - 1) * PG)) | tr '\n' ' ')
+		[ "$got" = "0 0 1 1 " ] || { log "node $k: homes $got, want 0 0 1 1"; rc=1; }
+	done
+	mu 2 -r $t check 0 $((n * PG)) 5 || rc=1
+	mu 2 -r $t check $((n * PG)) $((n * PG)) 6 || rc=1
+	mu 0 -r $t destroy $t || rc=1
 	return $rc
 }
 

@@ -881,6 +881,15 @@ static void op_create(struct thr *t)
 	} else {
 		c->length = (1 + below(t, one_in(t, 8) ? 16384 : 64)) * PAGE;
 		gen_policy(t, &c->policy, false, &why);
+		/* A manager, where the policy leaves homes to one. */
+		if (one_in(t, 4) &&
+		    c->policy.mode != SDSM_POLICY_INTERLEAVE &&
+		    (c->policy.mode != SDSM_POLICY_BIND ||
+		     __builtin_popcountll(c->policy.nodemask ?:
+					  (1ULL << g.nr_nodes) - 1) != 1)) {
+			c->flags |= SDSM_REGION_F_MANAGER;
+			c->manager = below(t, g.nr_nodes);
+		}
 	}
 	if (expect == ANY) {
 		switch (below(t, 16)) {
@@ -942,17 +951,25 @@ static void op_create(struct thr *t)
 			expect = EINVAL;
 			break;
 		case 10:
-			c->__reserved2 = 1 + below(t, 0xffff);
-			why = "reserved2 set";
+			c->flags &= ~SDSM_REGION_F_MANAGER;
+			c->manager = 1 + below(t, 0xffff);
+			why = "manager without SDSM_REGION_F_MANAGER";
+			expect = EINVAL;
+			break;
+		case 11:
+			c->flags |= SDSM_REGION_F_MANAGER;
+			c->manager = g.nr_nodes + below(t, 0xffff);
+			why = "manager not a node";
 			expect = EINVAL;
 			break;
 		}
 	}
 	c->region_id = rnd(t);
 	c->offset = rnd(t);
-	describe(t, "REGION_CREATE fd=%d name='%.*s' len=%#llx flags=%#x mode=%#o pol=%u/%u/%#llx/%#llx %s",
+	describe(t, "REGION_CREATE fd=%d name='%.*s' len=%#llx flags=%#x mode=%#o manager=%u pol=%u/%u/%#llx/%#llx %s",
 		 fd, SDSM_NAME_MAX, c->name, (unsigned long long)c->length,
-		 c->flags, c->mode, c->policy.mode, c->policy.preferred_node,
+		 c->flags, c->mode, c->manager, c->policy.mode,
+		 c->policy.preferred_node,
 		 (unsigned long long)c->policy.nodemask,
 		 (unsigned long long)c->policy.block_size, why);
 	err = IOC(t, fd, SDSM_IOC_REGION_CREATE, c, MIN_CREATE, OP_CREATE,

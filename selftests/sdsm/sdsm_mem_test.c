@@ -168,9 +168,9 @@ TEST_F(mem, ioctl_common_errors)
 		SDSM_CMD(SDSM_IOC_REGION_CREATE, struct sdsm_region_create,
 			 offset, offsetof(struct sdsm_region_create,
 					  __reserved)),
+		/* A manager without SDSM_REGION_F_MANAGER. */
 		SDSM_CMD(SDSM_IOC_REGION_CREATE, struct sdsm_region_create,
-			 offset, offsetof(struct sdsm_region_create,
-					  __reserved2)),
+			 offset, offsetof(struct sdsm_region_create, manager)),
 		SDSM_CMD(SDSM_IOC_REGION_OPEN, struct sdsm_region_info, policy,
 			 offsetof(struct sdsm_region_info, __reserved)),
 		SDSM_CMD(SDSM_IOC_REGION_INFO, struct sdsm_region_info, policy,
@@ -353,14 +353,30 @@ TEST_F(mem, region_lifecycle)
  * A release-consistent region: INFO and sysfs say so; the name cannot be
  * opened as sequential (or the reverse); its pages read and write.
  */
+/* Read sysfs regions/<id>/<attr> into @buf; 0 or -1. */
+static int region_sysfs(uint32_t id, const char *attr, char *buf, int len)
+{
+	char path[96];
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/kernel/sdsm/regions/%u/%s", id,
+		 attr);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ret = fgets(buf, len, f) ? 0 : -1;
+	fclose(f);
+	return ret;
+}
+
 TEST_F(mem, region_consistency)
 {
 	struct sdsm_region_create c = { .size = sizeof(c) }, c2;
 	struct sdsm_region_destroy d = { .size = sizeof(d) };
 	struct sdsm_region_info info = { .size = sizeof(info) };
-	char path[96], buf[32] = "";
 	volatile uint64_t *p;
-	FILE *f;
+	char buf[32] = "";
 
 	REQUIRE_DEV();
 	strcpy(c.name, self->name);
@@ -378,12 +394,8 @@ TEST_F(mem, region_consistency)
 	info.region_id = c.region_id;
 	ASSERT_EQ(0, xioctl(self->fd, SDSM_IOC_REGION_INFO, &info));
 	EXPECT_EQ(SDSM_CONSISTENCY_RELEASE, info.consistency);
-	snprintf(path, sizeof(path),
-		 "/sys/kernel/sdsm/regions/%u/consistency", c.region_id);
-	f = fopen(path, "r");
-	ASSERT_NE(NULL, f);
-	EXPECT_NE(NULL, fgets(buf, sizeof(buf), f));
-	fclose(f);
+	ASSERT_EQ(0, region_sysfs(c.region_id, "consistency", buf,
+				  sizeof(buf)));
 	EXPECT_STREQ("release\n", buf);
 
 	p = map_at(self->fd, c.offset, 2 * PAGE, PROT_READ | PROT_WRITE,
@@ -404,6 +416,80 @@ TEST_F(mem, region_consistency)
 	c2 = c;
 	c2.flags = SDSM_REGION_F_RELEASE;
 	test_err_ioctl(EEXIST, SDSM_IOC_REGION_CREATE, &c2);
+	d.region_id = c.region_id;
+	test_err_ioctl(0, SDSM_IOC_REGION_DESTROY, &d);
+}
+
+/*
+ * SDSM_REGION_F_MANAGER: only with a policy that does not compute homes,
+ * only a node of the cluster; INFO and sysfs show it; a CREATE that would
+ * open the name with another manager fails.  The default region has none.
+ */
+TEST_F(mem, region_manager)
+{
+	struct sdsm_region_create c = { .size = sizeof(c) }, c2;
+	struct sdsm_region_destroy d = { .size = sizeof(d) };
+	struct sdsm_region_info info = { .size = sizeof(info) };
+	uint32_t last = self->info.nr_nodes - 1;
+	char buf[32] = "", want[16];
+	volatile uint64_t *p;
+
+	REQUIRE_DEV();
+	EXPECT_EQ(SDSM_MANAGER_INTERLEAVE, self->def.manager);
+	strcpy(c.name, self->name);
+	c.length = 4 * PAGE;
+	c.policy.mode = SDSM_POLICY_FIRST_TOUCH;
+	c.manager = last;
+	c2 = c;
+	test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c2);	/* no flag */
+	c.flags = SDSM_REGION_F_MANAGER;
+	c2 = c;
+	c2.manager = self->info.nr_nodes;
+	test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c2);
+	c2.manager = SDSM_MANAGER_INTERLEAVE;
+	test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c2);
+	c2 = c;
+	c2.policy.mode = SDSM_POLICY_INTERLEAVE;	/* computes every home */
+	test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c2);
+	c2.policy.mode = SDSM_POLICY_BIND;
+	c2.policy.nodemask = 1ULL << last;
+	test_err_ioctl(EINVAL, SDSM_IOC_REGION_CREATE, &c2);
+
+	ASSERT_EQ(0, xioctl(self->fd, SDSM_IOC_REGION_CREATE, &c));
+	info.region_id = c.region_id;
+	ASSERT_EQ(0, xioctl(self->fd, SDSM_IOC_REGION_INFO, &info));
+	EXPECT_EQ(last, info.manager);
+	EXPECT_EQ(0, info.__reserved2);
+	ASSERT_EQ(0, region_sysfs(c.region_id, "manager", buf, sizeof(buf)));
+	snprintf(want, sizeof(want), "%u\n", last);
+	EXPECT_STREQ(want, buf);
+	c2 = c;
+	test_err_ioctl(0, SDSM_IOC_REGION_CREATE, &c2);	/* opens it */
+	EXPECT_EQ(c.region_id, c2.region_id);
+	c2.flags = 0;
+	c2.manager = 0;
+	test_err_ioctl(EEXIST, SDSM_IOC_REGION_CREATE, &c2);
+
+	/* Touched first here: homed here, whoever the manager is. */
+	p = map_at(self->fd, c.offset, 4 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_SHARED);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 7;
+	p[3 * PAGE / 8] = 8;
+	EXPECT_EQ(7, p[0]);
+	EXPECT_EQ(8, p[3 * PAGE / 8]);
+	munmap((void *)p, 4 * PAGE);
+	ASSERT_EQ(0, region_sysfs(c.region_id, "pages_homed", buf,
+				  sizeof(buf)));
+	EXPECT_STREQ("2\n", buf);
+	d.region_id = c.region_id;
+	test_err_ioctl(0, SDSM_IOC_REGION_DESTROY, &d);
+
+	c.flags = 0;
+	c.manager = 0;
+	ASSERT_EQ(0, xioctl(self->fd, SDSM_IOC_REGION_CREATE, &c));
+	ASSERT_EQ(0, region_sysfs(c.region_id, "manager", buf, sizeof(buf)));
+	EXPECT_STREQ("interleave\n", buf);
 	d.region_id = c.region_id;
 	test_err_ioctl(0, SDSM_IOC_REGION_DESTROY, &d);
 }

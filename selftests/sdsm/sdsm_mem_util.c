@@ -3,12 +3,13 @@
  * sdsm_mem_util - small actions on sdsm coherent memory for the cluster
  * tests (run_cluster_tests.sh drives several nodes with them).
  *
- *   sdsm_mem_util [-L] [-p PERM] [-r NAME] CMD ARGS...
+ *   sdsm_mem_util [-L] [-p PERM] [-m NODE] [-r NAME] CMD ARGS...
  *
  * -L locks the process's memory first (mlockall), so that reclaim in a
  * full memory cgroup cannot evict its text (a refault would then need a
  * charge of its own).  -p PERM gives create the permission bits PERM
- * (octal; SDSM_REGION_F_MODE).  -r NAME works in the named region (opened by
+ * (octal; SDSM_REGION_F_MODE), -m NODE the manager NODE
+ * (SDSM_REGION_F_MANAGER).  -r NAME works in the named region (opened by
  * name), else the default region.  Offsets are bytes from the start of the region.  Exit status 0
  * on success, 1 on a failed check, 2 on a usage or system error.
  *
@@ -452,7 +453,7 @@ static int lifecycle(uint64_t seed, uint64_t base)
 
 int main(int argc, char **argv)
 {
-	const char *region = NULL, *perm = NULL;
+	const char *region = NULL, *perm = NULL, *manager = NULL;
 	const char *cmd;
 	uint64_t i;
 
@@ -464,6 +465,11 @@ int main(int argc, char **argv)
 	}
 	if (argc > 2 && !strcmp(argv[1], "-p")) {
 		perm = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
+	if (argc > 2 && !strcmp(argv[1], "-m")) {
+		manager = argv[2];
 		argv += 2;
 		argc -= 2;
 	}
@@ -504,6 +510,10 @@ int main(int argc, char **argv)
 		if (perm) {
 			c.flags |= SDSM_REGION_F_MODE;
 			c.mode = strtoul(perm, NULL, 8);
+		}
+		if (manager) {
+			c.flags |= SDSM_REGION_F_MANAGER;
+			c.manager = num(manager);
 		}
 		if (ioctl(fd, SDSM_IOC_REGION_CREATE, &c))
 			die("SDSM_IOC_REGION_CREATE");

@@ -171,13 +171,24 @@ struct sdsm_policy {
  *	SDSM_CONSISTENCY_RELEASE (without it SDSM_CONSISTENCY_SEQUENTIAL).
  *	CREATE of an existing name of the other consistency fails with
  *	EEXIST.  A module without it fails with EOPNOTSUPP.
+ * @SDSM_REGION_F_MANAGER: node @manager of struct sdsm_region_create fixes
+ *	the home of every page at its first touch (without it, each page's
+ *	manager is its interleave node over the whole cluster, so most
+ *	first touches ask another node).  Only for a policy that does not
+ *	compute homes by itself (BIND to several nodes, PREFERRED,
+ *	FIRST_TOUCH), else EINVAL.  A module without it fails with
+ *	EOPNOTSUPP.
  */
 enum sdsm_region_flags {
 	SDSM_REGION_F_EXCL = 1 << 0,
 	SDSM_REGION_F_OWNED = 1 << 1,
 	SDSM_REGION_F_MODE = 1 << 2,
 	SDSM_REGION_F_RELEASE = 1 << 3,
+	SDSM_REGION_F_MANAGER = 1 << 4,
 };
+
+/* struct sdsm_region_info.manager of a region without SDSM_REGION_F_MANAGER */
+#define SDSM_MANAGER_INTERLEAVE	0xffffffffU
 
 /**
  * enum sdsm_consistency - the memory model of a region
@@ -210,13 +221,15 @@ enum sdsm_consistency {
  *	owner, the group and others, as for a file: read allows
  *	SDSM_IOC_REGION_OPEN and mmap(PROT_READ), write mmap(PROT_WRITE)
  *	and SDSM_IOC_SET_POLICY
- * @__reserved2: must be 0
+ * @manager: in, with SDSM_REGION_F_MANAGER: the node id of the region's
+ *	manager, less than the cluster's nr_nodes; else must be 0
  *
  * Creates a region every node of the cluster can open by name, owned by
  * the caller's effective uid and gid (the same numbers on every node).
  * Errors: EEXIST (name taken, with SDSM_REGION_F_EXCL, or taken with
- * another length or policy), EACCES (the name exists and the caller may
- * not read and write it), EINVAL (bad name, length, policy or mode), ENOSPC
+ * another length, policy, consistency or manager), EACCES (the name exists
+ * and the caller may not read and write it), EINVAL (bad name, length,
+ * policy, mode or manager), ENOSPC
  * (no region ids or offsets left), EHOSTDOWN (a node the creation must
  * reach is down), EFBIG (longer than another node's max_region_mb;
  * nothing is created), ETIMEDOUT (no answer in time), ENOENT (the name
@@ -232,7 +245,7 @@ struct sdsm_region_create {
 	__u32 __reserved;
 	__aligned_u64 offset;
 	__u32 mode;
-	__u32 __reserved2;
+	__u32 manager;
 };
 
 /**
@@ -250,6 +263,9 @@ struct sdsm_region_create {
  * @gid: out: the owner's group id
  * @mode: out: the permission bits
  * @consistency: out: enum sdsm_consistency
+ * @manager: out: the node that fixes the homes of pages at their first
+ *	touch (SDSM_REGION_F_MANAGER), or SDSM_MANAGER_INTERLEAVE
+ * @__reserved2: out: 0
  *
  * OPEN looks a region up by @name from any node; INFO by @region_id.  OPEN
  * needs read permission (as mmap does; INFO, like sysfs, does not).
@@ -269,6 +285,8 @@ struct sdsm_region_info {
 	__u32 gid;
 	__u32 mode;
 	__u32 consistency;
+	__u32 manager;
+	__u32 __reserved2;
 };
 
 /**
