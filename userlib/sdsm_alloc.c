@@ -41,6 +41,7 @@ static pthread_mutex_t sdsm_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long sdsm_alloc_seq;
 static bool sdsm_heap_ready;
 static bool sdsm_no_owned;	/* the module lacks SDSM_REGION_F_OWNED */
+static bool sdsm_no_manager;	/* the module lacks SDSM_REGION_F_MANAGER */
 static int sdsm_heap_cons = -1;	/* SDSM_REGION_F_* of SDSM_CONSISTENCY, once read */
 struct sdsm_heap_space sdsm_heap_space;
 bool sdsm_heap_fork_private;
@@ -204,20 +205,42 @@ int sdsm_heap_consistency(unsigned int *flags)
 }
 
 /*
+ * True if @p fixes every page's home by itself (INTERLEAVE, BIND to one
+ * node), as the module sees it: such a region has no manager to name.
+ */
+static bool sdsm_policy_computes_home(const struct sdsm_policy *p,
+				      unsigned int nr_nodes)
+{
+	uint64_t mask = p->nodemask;
+
+	if (p->mode == SDSM_POLICY_INTERLEAVE)
+		return true;
+	if (p->mode != SDSM_POLICY_BIND)
+		return false;
+	if (!mask)
+		mask = nr_nodes >= 64 ? ~0ULL : (1ULL << nr_nodes) - 1;
+	return __builtin_popcountll(mask) == 1;
+}
+
+/*
  * Create region @name (EXCL, OWNED where the module has it, and @flags:
  * 0 or SDSM_REGION_F_RELEASE) of @len bytes under @policy and map it at
- * @addr with @mapflags (MAP_FIXED or MAP_FIXED_NOREPLACE).  0 or a negative
- * errno (-EEXIST: @addr is taken; -EOPNOTSUPP: the module lacks @flags).
+ * @addr with @mapflags (MAP_FIXED or MAP_FIXED_NOREPLACE).  @manager >= 0:
+ * that node fixes the homes of pages the policy leaves to their first
+ * touch (SDSM_REGION_F_MANAGER, where the module has it), so the node that
+ * allocates places its own pages without a message.  0 or a negative errno
+ * (-EEXIST: @addr is taken; -EOPNOTSUPP: the module lacks @flags).
  */
 int sdsm_owned_map(const char *name, void *addr, size_t len,
 		   const struct sdsm_policy *policy, unsigned int flags,
-		   int mapflags, uint32_t *id)
+		   int manager, int mapflags, uint32_t *id)
 {
 	struct sdsm_region_create c;
+	struct sdsm_info info;
 	void *got;
 	int fd, err;
 
-	fd = sdsm_dev(NULL);
+	fd = sdsm_dev(&info);
 	if (fd < 0)
 		return -errno;
 	memset(&c, 0, sizeof(c));
@@ -225,30 +248,41 @@ int sdsm_owned_map(const char *name, void *addr, size_t len,
 	c.flags = SDSM_REGION_F_EXCL | flags |
 		  (__atomic_load_n(&sdsm_no_owned, __ATOMIC_RELAXED) ? 0 :
 		   SDSM_REGION_F_OWNED);
+	if (manager >= 0 && !sdsm_policy_computes_home(policy, info.nr_nodes) &&
+	    !__atomic_load_n(&sdsm_no_manager, __ATOMIC_RELAXED)) {
+		c.flags |= SDSM_REGION_F_MANAGER;
+		c.manager = manager;
+	}
 	c.policy = *policy;
 	c.length = len;
 	snprintf(c.name, sizeof(c.name), "%s", name);
-	if (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c, SDSM_FEATURE_REGIONS,
-			   "create a heap region") < 0) {
+	while (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c, SDSM_FEATURE_REGIONS,
+			      "create a heap region") < 0) {
+		if (errno != EOPNOTSUPP)
+			return -errno;
+		/* An older module: first touches ask interleaved managers. */
+		if (c.flags & SDSM_REGION_F_MANAGER) {
+			__atomic_store_n(&sdsm_no_manager, true,
+					 __ATOMIC_RELAXED);
+			c.flags &= ~SDSM_REGION_F_MANAGER;
+			c.manager = 0;
+			continue;
+		}
 		/*
 		 * F_RELEASE is newer than F_OWNED: a module without it is
 		 * what refused, and the region must not be made sequential.
 		 */
-		if (errno == EOPNOTSUPP && (flags & SDSM_REGION_F_RELEASE)) {
+		if (flags & SDSM_REGION_F_RELEASE) {
 			sdsm_fail(EOPNOTSUPP,
 				  "create heap region '%s': the loaded module lacks release consistency",
 				  c.name);
 			return -EOPNOTSUPP;
 		}
-		if (errno != EOPNOTSUPP || !(c.flags & SDSM_REGION_F_OWNED))
-			return -errno;
+		if (!(c.flags & SDSM_REGION_F_OWNED))
+			return -EOPNOTSUPP;
 		/* An older module: the region outlives the process. */
 		__atomic_store_n(&sdsm_no_owned, true, __ATOMIC_RELAXED);
 		c.flags &= ~SDSM_REGION_F_OWNED;
-		if (sdsm_dev_ioctl(SDSM_IOC_REGION_CREATE, &c,
-				   SDSM_FEATURE_REGIONS,
-				   "create a heap region") < 0)
-			return -errno;
 	}
 	got = sdsm_sys_mmap(addr, len, PROT_READ | PROT_WRITE,
 			    MAP_SHARED | mapflags, fd, c.offset);
@@ -282,7 +316,7 @@ static int sdsm_chunk_map(void *ctx, void *addr, size_t len,
 	pthread_mutex_unlock(&sdsm_alloc_lock);
 	snprintf(name, sizeof(name), "a.%u.%d.%lu", info.node_id,
 		 (int)getpid(), seq);
-	return sdsm_owned_map(name, addr, len, policy, flags,
+	return sdsm_owned_map(name, addr, len, policy, flags, info.node_id,
 			      MAP_FIXED_NOREPLACE, id);
 }
 

@@ -39,7 +39,7 @@ void *sdsm_sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 int sdsm_sys_munmap(void *addr, size_t len);
 int sdsm_owned_map(const char *name, void *addr, size_t len,
 		   const struct sdsm_policy *policy, unsigned int flags,
-		   int mapflags, uint32_t *id);
+		   int manager, int mapflags, uint32_t *id);
 int sdsm_heap_consistency(unsigned int *flags);
 int sdsm_cond_wait_on(struct sdsm_cond *cond, int (*unlock)(void *),
 		      int (*lock)(void *), void *arg, unsigned int timeout_ms);

@@ -378,21 +378,28 @@ test_sigint() {
 	return "$rc"
 }
 
-# Without a memory policy node K's heap (P.hK) is bound to node K, a home
-# every node computes: no first touch asks a page's manager (interleaved
-# over the whole cluster, so another node for most pages).  A policy given
-# (-l: first touch) is used as given.
+# Without a memory policy a job's pages are homed at their first touch
+# (first-touch), as Linux places memory, and node K manages its heap P.hK:
+# its own first touches ask nobody.  A policy given is used as given, with
+# node K as manager where the policy leaves homes to first touch (-l, -m);
+# an interleaved heap computes every home and has none.
 test_heap_homes() {
-	local rc=0 k opt pol want
-	for opt in "" -l; do
+	local rc=0 k opt pol want mgr wmgr
+	for opt in "" -l "-m 1,2" -i1,2; do
 		LOPTS=$opt launch "heap$opt" sleep
 		sleeping "heap$opt"
 		for k in $(nodes); do
 			pol=$(region_attr "j.$SDSM_NODE_ID.$lpid.h$k" policy)
-			want="bind nodemask=0x$(printf %x $((1 << k)))"
-			[ "$opt" = -l ] && want=first-touch
-			[ "$pol" = "$want" ] ||
-				{ log "sdsmctl -N all $opt: heap of node $k: '$pol', want '$want'"; rc=1; }
+			mgr=$(region_attr "j.$SDSM_NODE_ID.$lpid.h$k" manager)
+			want=first-touch
+			wmgr=$k
+			case $opt in
+			-m*) want="bind nodemask=0x6" ;;
+			-i*) want="interleave nodemask=0x6 block_size=4096"
+			     wmgr=interleave ;;
+			esac
+			[ "$pol" = "$want" ] && [ "$mgr" = "$wmgr" ] ||
+				{ log "sdsmctl -N all $opt: heap of node $k: '$pol' manager '$mgr', want '$want' manager '$wmgr'"; rc=1; }
 		done
 		kill -INT "$lpid"
 		finish "heap$opt" 60

@@ -87,6 +87,7 @@ struct fake_region {
 	uint64_t length, offset;
 	struct sdsm_policy policy;
 	uint32_t flags;
+	uint32_t manager;
 };
 
 static struct {
@@ -108,6 +109,7 @@ static struct {
 	unsigned int futex_calls;
 	char lock_trace[16];		/* A(cquire), T(ry), R(elease) */
 	bool no_release;		/* a module without SDSM_REGION_F_RELEASE */
+	bool no_manager;		/* a module without SDSM_REGION_F_MANAGER */
 	unsigned int creates;		/* REGION_CREATE calls */
 	uint32_t *bump_on_release;	/* a signal racing a cond wait */
 } fake;
@@ -150,7 +152,8 @@ static int fake_ioctl(unsigned long req, void *arg)
 		if (!(fake.features & SDSM_FEATURE_REGIONS))
 			return -ENOTTY;
 		fake.creates++;
-		if (fake.no_release && (c->flags & SDSM_REGION_F_RELEASE))
+		if ((fake.no_release && (c->flags & SDSM_REGION_F_RELEASE)) ||
+		    (fake.no_manager && (c->flags & SDSM_REGION_F_MANAGER)))
 			return -EOPNOTSUPP;
 		for (i = 0; i < FAKE_REGIONS; i++)
 			if (fake.regions[i].used &&
@@ -168,6 +171,7 @@ static int fake_ioctl(unsigned long req, void *arg)
 		fake.regions[i].offset = fake.next_offset;
 		fake.regions[i].policy = c->policy;
 		fake.regions[i].flags = c->flags;
+		fake.regions[i].manager = c->manager;
 		fake.next_offset += c->length;
 		c->region_id = i;
 		c->offset = fake.regions[i].offset;
@@ -1073,20 +1077,60 @@ static bool test_heap_consistency_bad(void)
 	CHECK(strstr(sdsm_last_error(), "SDSM_CONSISTENCY: 'relaxed'"),
 	      "message: %s", sdsm_last_error());
 	CHECK(!fake.creates, "%u regions created", fake.creates);
-	/* A module without release consistency: no sequential chunk. */
+	/* A module without release consistency (nor managers): no
+	 * sequential chunk. */
 	setenv("SDSM_CONSISTENCY", "release", 1);
 	fake.no_release = true;
+	fake.no_manager = true;
 	errno = 0;
 	CHECK_ERR(sdsm_alloc_local(4096) == NULL ? -1 : 0, -1, EOPNOTSUPP);
 	CHECK(strstr(sdsm_last_error(), "lacks release consistency"),
 	      "message: %s", sdsm_last_error());
-	/* One try: no retry without SDSM_REGION_F_OWNED, none sequential. */
+	/* A retry without SDSM_REGION_F_MANAGER only: none without
+	 * SDSM_REGION_F_OWNED, none sequential. */
 	n = fake.creates;
-	CHECK(n == 1 && !fake.regions[1].used, "%u creates", n);
+	CHECK(n == 2 && !fake.regions[1].used, "%u creates", n);
 	/* Sequential named regions are still made. */
 	CHECK(sdsm_region_create("rc.s", 4096, NULL, 0) &&
 	      !(fake.regions[1].flags & SDSM_REGION_F_RELEASE),
 	      "sequential region: %s", sdsm_last_error());
+	return true;
+}
+
+/*
+ * A chunk under a policy that leaves homes to the first touch names this
+ * node its manager (SDSM_REGION_F_MANAGER); an interleaved one does not;
+ * a module without managers gets one retry without, once per process.
+ */
+static bool test_heap_manager(void)
+{
+	unsigned int n;
+
+	fake_start(ALL_FEATURES);
+	CHECK(sdsm_alloc_local(4096) &&
+	      (fake.regions[1].flags & SDSM_REGION_F_MANAGER) &&
+	      fake.regions[1].manager == 0 &&
+	      fake.regions[1].policy.mode == SDSM_POLICY_FIRST_TOUCH,
+	      "local chunk: flags %#x manager %u: %s", fake.regions[1].flags,
+	      fake.regions[1].manager, sdsm_last_error());
+	CHECK(sdsm_alloc_interleaved(4096) &&
+	      !(fake.regions[2].flags & SDSM_REGION_F_MANAGER) &&
+	      fake.regions[2].manager == 0,
+	      "interleaved chunk: flags %#x manager %u: %s",
+	      fake.regions[2].flags, fake.regions[2].manager,
+	      sdsm_last_error());
+	fake.no_manager = true;
+	n = fake.creates;
+	CHECK(sdsm_alloc_local(64 << 20) &&
+	      !(fake.regions[3].flags & SDSM_REGION_F_MANAGER) &&
+	      (fake.regions[3].flags & SDSM_REGION_F_OWNED) &&
+	      fake.creates == n + 2,
+	      "older module: flags %#x, %u creates: %s", fake.regions[3].flags,
+	      fake.creates - n, sdsm_last_error());
+	n = fake.creates;
+	CHECK(sdsm_alloc_local(64 << 20) && fake.creates == n + 1,
+	      "older module again: %u creates: %s", fake.creates - n,
+	      sdsm_last_error());
 	return true;
 }
 
@@ -1445,6 +1489,7 @@ static const struct test tests[] = {
 	{ "libsdsm: SDSM_CONSISTENCY=release heap chunks", test_heap_consistency, true },
 	{ "libsdsm: bad SDSM_CONSISTENCY, module without release",
 	  test_heap_consistency_bad, true },
+	{ "libsdsm: heap chunks name their manager", test_heap_manager, true },
 	{ "libsdsm: home queries and set_policy", test_placement, true },
 	{ "libsdsm: locks and barriers", test_locks, true },
 	{ "libsdsm: futex wait and wake", test_futex, true },

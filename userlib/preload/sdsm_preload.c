@@ -640,7 +640,7 @@ static int move_globals(const struct sdsm_policy *policy, unsigned int cflags)
 		snprintf(name, sizeof(name), "g.%d.%d", sdsm_node_id(),
 			 (int)getpid());
 	ret = sdsm_owned_map(name, (void *)g.start, len, policy, cflags,
-			     MAP_FIXED, &id);
+			     sdsm_node_id(), MAP_FIXED, &id);
 	if (ret) {
 		/* MAP_FIXED failed before replacing anything, or the region
 		 * could not be made: the globals are untouched. */

@@ -95,12 +95,13 @@ static int map_at(const char *name, void *addr, size_t len)
 
 /* @flags: 0 or SDSM_REGION_F_RELEASE. */
 static int create_at(const char *name, void *addr, size_t len,
-		     const struct sdsm_policy *pol, unsigned int flags)
+		     const struct sdsm_policy *pol, unsigned int flags,
+		     int manager)
 {
 	uint32_t id;
 
-	return sdsm_owned_map(name, addr, len, pol, flags, MAP_FIXED_NOREPLACE,
-			      &id);
+	return sdsm_owned_map(name, addr, len, pol, flags, manager,
+			      MAP_FIXED_NOREPLACE, &id);
 }
 
 /* ---- the heap backend: a reservation per node ---- */
@@ -195,15 +196,17 @@ size_t shim_foreign_room(const void *p)
 
 /*
  * Map (@create: create, under @pol) every node's heap.  With @create and
- * no @pol (the user gave no policy), node k's heap is bound to node k: what
- * node k allocates is homed there, a home every node computes.  Under
- * first touch each node's first fault on a page would ask the page's
- * manager, which is another node for most pages (managers are interleaved
- * over the whole cluster), even in a job on one node.
+ * no @pol (the user gave no policy), a page is homed on the node of the
+ * job that touches it first, as Linux places a process's memory by
+ * default: a thread's rows, first written by that thread, are homed where
+ * it runs, whoever malloc'ed them.  Node k manages its heap's pages
+ * (SDSM_REGION_F_MANAGER, under a given policy that leaves homes to first
+ * touch as well): what node k allocates and touches first it places
+ * without a message, and another node's first touch asks node k only.
  */
 static int map_heaps(const struct sdsm_policy *pol, bool create)
 {
-	struct sdsm_policy own = { .mode = SDSM_POLICY_BIND };
+	struct sdsm_policy first = { .mode = SDSM_POLICY_FIRST_TOUCH };
 	char name[SDSM_NAME_MAX];
 	unsigned int k;
 	int ret;
@@ -212,13 +215,12 @@ static int map_heaps(const struct sdsm_policy *pol, bool create)
 		if (!(shim_job->nodemask >> k & 1) && k != shim_job->launcher)
 			continue;
 		snprintf(name, sizeof(name), "%.24s.h%u", shim_job->prefix, k);
-		own.nodemask = 1ULL << k;
 		if (create)
 			ret = create_at(name, (void *)shim_heap_base(k),
-					SHIM_HEAP_LEN, pol ? pol : &own,
+					SHIM_HEAP_LEN, pol ? pol : &first,
 					shim_job->consistency ==
 					SDSM_CONSISTENCY_RELEASE ?
-					SDSM_REGION_F_RELEASE : 0);
+					SDSM_REGION_F_RELEASE : 0, k);
 		else
 			ret = map_at(name, (void *)shim_heap_base(k),
 				     SHIM_HEAP_LEN);
@@ -286,7 +288,7 @@ static int launcher_init(const char *nodes, const struct sdsm_policy *pol,
 		goto fail;
 	snprintf(name, sizeof(name), "j.%d.%d.c", my_node, (int)getpid());
 	ret = create_at(name, (void *)SHIM_CTL_ADDR,
-			(sizeof(*shim_job) + 4095) & ~4095UL, &cpol, 0);
+			(sizeof(*shim_job) + 4095) & ~4095UL, &cpol, 0, -1);
 	if (ret) {
 		shim_say("cannot create the job region %s at %#lx: %s", name,
 			 SHIM_CTL_ADDR, strerror(-ret));
