@@ -1012,7 +1012,41 @@ out_put:
 	sdsm_region_put(r);
 }
 
-/* HOME_REP to a faulting node (cookie 0): cache the home, wake. */
+/*
+ * Cache the homes a HOME_REP from @src told of the pages after @idx
+ * (struct sdsm_wire_home.next), for pages @src manages and whose home this
+ * node neither knows nor asked for.  Locks: none (takes each page's mutex).
+ */
+static void sdsm_home_next_recv(struct sdsm_region *r, u16 src, u64 idx,
+				const u8 *next)
+{
+	struct sdsm_page *pg;
+	struct mutex *lock;	/* the page's, sdsm_page_lock() */
+	unsigned int i;
+	u64 j;
+
+	for (i = 0; i < SDSM_WIRE_HOME_NEXT; i++) {
+		j = idx + 1 + i;
+		if (j >= r->npages)
+			break;
+		if (next[i] >= sdsm_cl.nr_nodes ||
+		    sdsm_page_manager(r, j) != src)
+			continue;
+		pg = sdsm_page_get(r, j, true);
+		if (!pg)
+			break;
+		lock = sdsm_page_lock(r, j);
+		mutex_lock(lock);
+		if (!(pg->flags & (SDSM_PAGE_HOME_ASKED | SDSM_PAGE_HOME_STALE)))
+			sdsm_page_set_home(r, pg, next[i]);
+		mutex_unlock(lock);
+	}
+}
+
+/*
+ * HOME_REP to a faulting node (cookie 0): cache the home, wake; and the
+ * homes it tells of the next pages.
+ */
 static void sdsm_home_rep_recv(u16 src, const struct sdsm_wire_home *w)
 {
 	u64 idx = be64_to_cpu(w->page);
@@ -1041,6 +1075,7 @@ static void sdsm_home_rep_recv(u16 src, const struct sdsm_wire_home *w)
 		wake_up_all(sdsm_page_wq(r, idx));
 	}
 	mutex_unlock(lock);
+	sdsm_home_next_recv(r, src, idx, w->next);
 out_put:
 	sdsm_region_put(r);
 }

@@ -528,6 +528,40 @@ int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 	return home;
 }
 
+/*
+ * The homes this manager fixed already of the SDSM_WIRE_HOME_NEXT pages
+ * after @idx that it manages, into @next (SDSM_WIRE_HOME_UNKNOWN for the
+ * others): a node reading a run of pages learns their homes with the
+ * first, and reads the rest ahead (sdsm_prefetch()).  Locks: none (takes
+ * each page's mutex).
+ */
+static void sdsm_home_next(struct sdsm_region *r, u64 idx, u8 *next)
+{
+	struct sdsm_page *pg;
+	struct mutex *lock;	/* the page's, sdsm_page_lock() */
+	unsigned int i;
+	u64 j;
+
+	memset(next, SDSM_WIRE_HOME_UNKNOWN, SDSM_WIRE_HOME_NEXT);
+	for (i = 0; i < SDSM_WIRE_HOME_NEXT; i++) {
+		j = idx + 1 + i;
+		if (j >= r->npages)
+			break;
+		if (sdsm_page_manager(r, j) != sdsm_cl.node_id)
+			continue;
+		pg = sdsm_page_get(r, j, false);
+		if (!pg)
+			continue;
+		lock = sdsm_page_lock(r, j);
+		mutex_lock(lock);
+		if (pg->mgr_home != SDSM_PROTO_NO_NODE)
+			next[i] = pg->mgr_home;
+		else if (pg->flags & SDSM_PAGE_TOUCHED)
+			next[i] = sdsm_cl.node_id;
+		mutex_unlock(lock);
+	}
+}
+
 /* HOME_REQ at the page's manager. */
 void sdsm_home_req_recv(u16 src, const struct sdsm_wire_home *w)
 {
@@ -538,6 +572,7 @@ void sdsm_home_req_recv(u16 src, const struct sdsm_wire_home *w)
 	struct mutex *lock;		/* the page's, sdsm_page_lock() */
 	int home;
 
+	memset(rep.next, SDSM_WIRE_HOME_UNKNOWN, sizeof(rep.next));
 	r = sdsm_region_get(be32_to_cpu(w->region));
 	if (!r) {
 		home = -ENXIO;
@@ -557,6 +592,7 @@ void sdsm_home_req_recv(u16 src, const struct sdsm_wire_home *w)
 	home = sdsm_manager_decide(r, idx, pg, src,
 				   be32_to_cpu(w->flags) & SDSM_WIRE_HOME_ASSIGN);
 	mutex_unlock(lock);
+	sdsm_home_next(r, idx, rep.next);
 out_put:
 	sdsm_region_put(r);
 reply:

@@ -25,7 +25,7 @@
  * credits in the header, CREDIT; 5: sessions (the header's seq and ack,
  * struct sdsm_wire_hello, BYE); 6: REGION_QUERY; 7: region consistency,
  * RC, RC_NOTICES; 8: the object a grant's RC_NOTICES come from; 9: a
- * region's manager
+ * region's manager, the next pages' homes in HOME_REP
  */
 #define SDSM_WIRE_VERSION	9
 
@@ -600,6 +600,11 @@ static_assert(sizeof(struct sdsm_wire_rc) == 32);
 /* sdsm_wire_home.flags */
 #define SDSM_WIRE_HOME_ASSIGN	0x1	/* fix the home now if not yet */
 
+/* Pages after its own whose homes a HOME_REP tells (sdsm_wire_home.next) */
+#define SDSM_WIRE_HOME_NEXT	32
+/* sdsm_wire_home.next[] of a page whose home is not fixed yet */
+#define SDSM_WIRE_HOME_UNKNOWN	0xff
+
 /**
  * struct sdsm_wire_home - HOME_REQ and HOME_REP
  * @cookie: 0 for a faulting node's request (the answer is cached in the
@@ -609,6 +614,10 @@ static_assert(sizeof(struct sdsm_wire_rc) == 32);
  * @page: page index in the region
  * @home: HOME_REP: the node id of the home, or a negative errno
  * @__reserved: zero
+ * @next: HOME_REP: the homes of pages @page + 1 ... @page +
+ *	SDSM_WIRE_HOME_NEXT that the same node manages and has fixed
+ *	already, SDSM_WIRE_HOME_UNKNOWN for the others (a home never moves
+ *	once fixed, so the requester may cache them); HOME_REQ: zero
  */
 struct sdsm_wire_home {
 	__be64 cookie;
@@ -617,9 +626,10 @@ struct sdsm_wire_home {
 	__be64 page;
 	__be32 home;
 	__be32 __reserved;
+	u8 next[SDSM_WIRE_HOME_NEXT];
 };
 
-static_assert(sizeof(struct sdsm_wire_home) == 32);
+static_assert(sizeof(struct sdsm_wire_home) == 64);
 
 /* struct sdsm_policy of the uapi, big endian */
 struct sdsm_wire_policy {

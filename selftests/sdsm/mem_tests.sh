@@ -313,7 +313,8 @@ tx_to() {
 
 # A first-touch region whose manager is node 0 (SDSM_REGION_F_MANAGER, as
 # a job's heap has): node 0's own first touches ask nobody, node 1's ask
-# node 0 alone, never node 2, and every node sees the homes they fixed.
+# node 0 alone, never node 2, every node sees the homes they fixed, and a
+# node reading a run of pages asks their homes once per 33 pages.
 # With managers interleaved over the 3 nodes a third of the pages would be
 # managed by each: 160 of node 0's 480 first touches would ask node 1 and
 # 160 node 2.  The bound, half of that, leaves room for the PINGs (one per
@@ -341,7 +342,14 @@ test_mem_manager() {
 			$(((2 * n - 1) * PG)) | tr '\n' ' ')
 		[ "$got" = "0 0 1 1 " ] || { log "node $k: homes $got, want 0 0 1 1"; rc=1; }
 	done
+	# Node 2 reads node 0's pages in order: each HOME_REP tells the homes
+	# of the next 32 pages too, so about n / 33 HOME_REQs go with the n
+	# READs (2 n messages if every page asked its home first).
+	a=$(tx_to 2 0)
 	mu 2 -r $t check 0 $((n * PG)) 5 || rc=1
+	c=$(tx_to 2 0)
+	log "node 2 read node 0's $n pages: sent node 0 $((c - a)) messages"
+	[ $((c - a)) -lt $((n + n / 2)) ] || rc=1
 	mu 2 -r $t check $((n * PG)) $((n * PG)) 6 || rc=1
 	mu 0 -r $t destroy $t || rc=1
 	return $rc
