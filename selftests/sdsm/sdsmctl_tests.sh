@@ -264,7 +264,8 @@ region_consistency() {
 	[ "$(grep -c "^region $name: .*, consistency $want\$" <<< "$out")" = 2 ] ||
 		good=0
 	grep -q "^region $name: .*, consistency $want\$" <<< "$out1" || good=0
-	[ "$(awk -v n="$name" '$2 == n { print $NF }' <<< "$listed")" = "$want" ] ||
+	# The last two columns: consistency, manager (none: interleave).
+	[ "$(awk -v n="$name" '$2 == n { print $(NF - 1), $NF }' <<< "$listed")" = "$want interleave" ] ||
 		good=0
 	[ "$sys" = "$want" ] || good=0
 	if [ $good = 1 ] && [ "$want" = release ]; then

@@ -75,6 +75,7 @@ put regions/1/size 65536
 put regions/1/uid 1000
 put regions/1/mode 0640
 put regions/1/consistency release
+put regions/1/manager 1
 
 export SDSM_SYSFS_ROOT=$FIX SDSM_DEVICE=$NOFIX/sdsm
 unset SDSM_POLICY SDSM_CONSISTENCY
@@ -263,8 +264,8 @@ t_10() {
 }
 
 t_11() {
-	expect_out 0 '^1 +shared\.a +65536 +- +- +- +1000 +- +0640 +release$' "$SDSMCTL" region list
-	grep -qE '^id +name .* mode +consistency$' <<< "$out" || say "region list: header: $out"
+	expect_out 0 '^1 +shared\.a +65536 +- +- +- +1000 +- +0640 +release +1$' "$SDSMCTL" region list
+	grep -qE '^id +name .* mode +consistency +manager$' <<< "$out" || say "region list: header: $out"
 	expect 2 "region needs list" "$SDSMCTL" region
 	expect 2 "unknown subcommand 'frob'" "$SDSMCTL" region frob
 	expect 2 "region list takes no argument" "$SDSMCTL" region list x

@@ -20,11 +20,26 @@
 
 #include "sdsmctl.h"
 
+/*
+ * Region @ri's manager as sysfs regions/<id>/manager shows it (a node id
+ * or "interleave"), into @buf; "-" from a module without managers.
+ */
+static const char *sdsmctl_manager_name(const struct sdsm_region_info *ri,
+					char *buf, size_t len)
+{
+	char rel[64];
+
+	snprintf(rel, sizeof(rel), "regions/%u/manager", ri->region_id);
+	if (sdsm_sysfs_read(rel, buf, len) < 0)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
 static int sdsmctl_region_list(void)
 {
 	static const char *const cols[] = {
 		"name", "size", "policy", "pages_homed", "pages_cached",
-		"uid", "gid", "mode", "consistency",
+		"uid", "gid", "mode", "consistency", "manager",
 	};
 	char path[512], rel[300], val[128];
 	struct dirent **ents;
@@ -45,9 +60,9 @@ static int sdsmctl_region_list(void)
 			sdsmctl_err("%s: %s", path, strerror(errno));
 		return 1;
 	}
-	printf("%-6s %-31s %12s %-24s %12s %12s %6s %6s %4s %s\n", "id",
+	printf("%-6s %-31s %12s %-24s %12s %12s %6s %6s %4s %-11s %s\n", "id",
 	       "name", "size", "policy", "pages_homed", "pages_cached", "uid",
-	       "gid", "mode", "consistency");
+	       "gid", "mode", "consistency", "manager");
 	for (i = 0; i < n; i++) {
 		const char *id = ents[i]->d_name;
 
@@ -56,7 +71,7 @@ static int sdsmctl_region_list(void)
 		printf("%-6s", id);
 		for (c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
 			static const int width[] = {
-				-31, 12, -24, 12, 12, 6, 6, 4, 0,
+				-31, 12, -24, 12, 12, 6, 6, 4, -11, 0,
 			};
 
 			snprintf(rel, sizeof(rel), "regions/%s/%s", id, cols[c]);
@@ -91,7 +106,7 @@ static int sdsmctl_region_create(int argc, char **argv)
 	unsigned int flags = 0, mode = 0600;
 	char *end;
 	const char *name;
-	char pol[320];
+	char pol[320], mgr[32];
 	int c, ret, cons;
 	void *addr;
 
@@ -158,9 +173,10 @@ static int sdsmctl_region_create(int argc, char **argv)
 	}
 	if (sdsm_format_policy(&ri.policy, pol, sizeof(pol)) < 0)
 		snprintf(pol, sizeof(pol), "?");
-	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o, consistency %s\n",
+	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o, manager %s, consistency %s\n",
 	       name, ri.region_id, (unsigned long long)ri.length, pol,
 	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode,
+	       sdsmctl_manager_name(&ri, mgr, sizeof(mgr)),
 	       sdsmctl_consistency_name(ri.consistency));
 	return 0;
 }
@@ -172,7 +188,7 @@ static int sdsmctl_region_show(const char *name)
 	size_t pages, i, untouched = 0, other = 0;
 	void **addrs = NULL;
 	int *homes = NULL;
-	char pol[320];
+	char pol[320], mgr[32];
 	int ret = 1;
 	size_t len;
 	char *base;
@@ -183,9 +199,10 @@ static int sdsmctl_region_show(const char *name)
 	}
 	if (sdsm_format_policy(&ri.policy, pol, sizeof(pol)) < 0)
 		snprintf(pol, sizeof(pol), "?");
-	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o, consistency %s\n",
+	printf("region %s: id %u, %llu bytes, policy %s, offset %llu, owner %u:%u, mode %04o, manager %s, consistency %s\n",
 	       ri.name, ri.region_id, (unsigned long long)ri.length, pol,
 	       (unsigned long long)ri.offset, ri.uid, ri.gid, ri.mode,
+	       sdsmctl_manager_name(&ri, mgr, sizeof(mgr)),
 	       sdsmctl_consistency_name(ri.consistency));
 	base = sdsm_region_open(name, &len);
 	if (!base) {
