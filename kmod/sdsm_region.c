@@ -967,9 +967,10 @@ static int sdsm_region_claim(u16 src, const struct sdsm_wire_region *w,
 		if (!(be32_to_cpu(w->flags) & SDSM_WIRE_REGION_EXCL) &&
 		    !r->dying && r->length == be64_to_cpu(w->length) &&
 		    r->consistency == be32_to_cpu(w->consistency) &&
+		    !sdsm_policy_check(&p) &&
+		    !memcmp(&r->policy, &p, sizeof(p)) &&
 		    sdsm_manager_check(be32_to_cpu(w->manager), &p) ==
-		    r->manager && !sdsm_policy_check(&p) &&
-		    !memcmp(&r->policy, &p, sizeof(p))) {
+		    r->manager) {
 			sdsm_region_to_wire(have, r);
 			ret = 0;
 		}
@@ -1466,10 +1467,13 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	    sdsm_policy_check(&c->policy) || c->mode & ~0777U ||
 	    (c->mode && !(c->flags & SDSM_REGION_F_MODE)))
 		return -EINVAL;
-	if (!(c->flags & SDSM_REGION_F_MANAGER) ? c->manager :
-	    c->manager == SDSM_MANAGER_INTERLEAVE ||
-	    sdsm_manager_check(c->manager, &c->policy) < 0)
+	if (c->flags & SDSM_REGION_F_MANAGER) {
+		if (c->manager == SDSM_MANAGER_INTERLEAVE ||
+		    sdsm_manager_check(c->manager, &c->policy) < 0)
+			return -EINVAL;
+	} else if (c->manager) {
 		return -EINVAL;
+	}
 
 	/* Counters wrap: ids of destroyed regions are used again. */
 	mutex_lock(&sdsm_regions_mutex);
