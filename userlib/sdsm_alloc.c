@@ -211,15 +211,11 @@ int sdsm_heap_consistency(unsigned int *flags)
 static bool sdsm_policy_computes_home(const struct sdsm_policy *p,
 				      unsigned int nr_nodes)
 {
-	uint64_t mask = p->nodemask;
-
 	if (p->mode == SDSM_POLICY_INTERLEAVE)
 		return true;
-	if (p->mode != SDSM_POLICY_BIND)
-		return false;
-	if (!mask)
-		mask = nr_nodes >= 64 ? ~0ULL : (1ULL << nr_nodes) - 1;
-	return __builtin_popcountll(mask) == 1;
+	return p->mode == SDSM_POLICY_BIND &&
+	       (p->nodemask ? (unsigned int)__builtin_popcountll(p->nodemask) :
+			      nr_nodes) == 1;
 }
 
 /*
