@@ -592,7 +592,9 @@ void sdsm_home_req_recv(u16 src, const struct sdsm_wire_home *w)
 	home = sdsm_manager_decide(r, idx, pg, src,
 				   be32_to_cpu(w->flags) & SDSM_WIRE_HOME_ASSIGN);
 	mutex_unlock(lock);
-	sdsm_home_next(r, idx, rep.next);
+	/* Only a faulting node's request (cookie 0) caches the next homes. */
+	if (!w->cookie)
+		sdsm_home_next(r, idx, rep.next);
 out_put:
 	sdsm_region_put(r);
 reply:

@@ -614,10 +614,11 @@ static_assert(sizeof(struct sdsm_wire_rc) == 32);
  * @page: page index in the region
  * @home: HOME_REP: the node id of the home, or a negative errno
  * @__reserved: zero
- * @next: HOME_REP: the homes of pages @page + 1 ... @page +
- *	SDSM_WIRE_HOME_NEXT that the same node manages and has fixed
- *	already, SDSM_WIRE_HOME_UNKNOWN for the others (a home never moves
- *	once fixed, so the requester may cache them); HOME_REQ: zero
+ * @next: HOME_REP to a faulting node (@cookie 0): the homes of pages
+ *	@page + 1 ... @page + SDSM_WIRE_HOME_NEXT that the same node manages
+ *	and has fixed already, SDSM_WIRE_HOME_UNKNOWN for the others (a home
+ *	never moves once fixed, so the requester may cache them); else all
+ *	SDSM_WIRE_HOME_UNKNOWN; HOME_REQ: zero
  */
 struct sdsm_wire_home {
 	__be64 cookie;
