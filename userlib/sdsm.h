@@ -61,6 +61,10 @@ void *sdsm_region_create(const char *name, size_t size,
 void *sdsm_region_create_mode(const char *name, size_t size,
 			      const struct sdsm_policy *policy,
 			      unsigned int flags, unsigned int mode);
+void *sdsm_region_create_managed(const char *name, size_t size,
+				 const struct sdsm_policy *policy,
+				 unsigned int flags, unsigned int mode,
+				 int manager);
 void *sdsm_region_open(const char *name, size_t *size);
 int sdsm_region_info(const char *name, struct sdsm_region_info *info);
 int sdsm_region_info_id(uint32_t region_id, struct sdsm_region_info *info);

@@ -124,7 +124,7 @@ static int sdsm_destroy_id(uint32_t region_id, const char *name)
 static void *sdsm_create_map(const char *name, size_t size,
 			     const struct sdsm_policy *policy,
 			     unsigned int flags, unsigned int mode,
-			     uint32_t *id, uint64_t *len)
+			     uint32_t manager, uint32_t *id, uint64_t *len)
 {
 	struct sdsm_region_create c;
 	uint64_t length = 0;
@@ -142,6 +142,7 @@ static void *sdsm_create_map(const char *name, size_t size,
 	c.size = sizeof(c);
 	c.flags = flags;
 	c.mode = mode;
+	c.manager = manager;
 	c.policy = *policy;
 	if (sdsm_round_size(size, &length) < 0)
 		return NULL;
@@ -155,9 +156,13 @@ static void *sdsm_create_map(const char *name, size_t size,
 			sdsm_fail(EOPNOTSUPP,
 				  "%s: the loaded module lacks release consistency",
 				  what);
+		else if (errno == EOPNOTSUPP && (flags & SDSM_REGION_F_MANAGER))
+			sdsm_fail(EOPNOTSUPP,
+				  "%s: the loaded module lacks region managers",
+				  what);
 		else if (errno == EEXIST && !(flags & SDSM_REGION_F_EXCL))
 			sdsm_fail(EEXIST,
-				  "%s: it exists with another size, policy or consistency",
+				  "%s: it exists with another size, policy, manager or consistency",
 				  what);
 		return NULL;
 	}
@@ -546,14 +551,18 @@ int sdsm_free(void *addr, size_t size)
 }
 
 /*
- * sdsm_region_create(_mode): @flags may add SDSM_REGION_F_MODE; the
- * caller's are SDSM_REGION_F_EXCL and SDSM_REGION_F_RELEASE.
+ * sdsm_region_create(_mode, _managed): @flags may add SDSM_REGION_F_MODE;
+ * the caller's are SDSM_REGION_F_EXCL and SDSM_REGION_F_RELEASE.  @manager
+ * is a node, or -1 for none (the interleaved managers).
  */
 static void *sdsm_region_make(const char *name, size_t size,
 			      const struct sdsm_policy *policy,
-			      unsigned int flags, unsigned int mode)
+			      unsigned int flags, unsigned int mode,
+			      int manager)
 {
+	const char *n = name ? name : "";
 	struct sdsm_policy def;
+	struct sdsm_info info;
 	uint64_t len;
 	uint32_t id;
 
@@ -564,16 +573,36 @@ static void *sdsm_region_make(const char *name, size_t size,
 	}
 	if (flags & ~(SDSM_REGION_F_EXCL | SDSM_REGION_F_MODE |
 		      SDSM_REGION_F_RELEASE)) {
-		sdsm_fail(EINVAL, "region '%s': unknown flags %#x", name ? name : "",
-			  flags);
+		sdsm_fail(EINVAL, "region '%s': unknown flags %#x", n, flags);
 		return NULL;
 	}
 	if (mode & ~0777U) {
-		sdsm_fail(EINVAL, "region '%s': bad mode %#o", name ? name : "",
-			  mode);
+		sdsm_fail(EINVAL, "region '%s': bad mode %#o", n, mode);
 		return NULL;
 	}
-	return sdsm_create_map(name, size, policy, flags, mode, &id, &len);
+	if (manager < -1) {
+		sdsm_fail(EINVAL, "region '%s': bad manager %d", n, manager);
+		return NULL;
+	}
+	if (manager >= 0) {
+		if (sdsm_dev(&info) < 0)
+			return NULL;
+		if ((unsigned int)manager >= info.nr_nodes) {
+			sdsm_fail(EINVAL,
+				  "region '%s': manager %d: the cluster has nodes 0-%u",
+				  n, manager, info.nr_nodes - 1);
+			return NULL;
+		}
+		if (sdsm_policy_computes_home(policy, info.nr_nodes)) {
+			sdsm_fail(EINVAL,
+				  "region '%s': its policy fixes every home, so it has no manager to name",
+				  n);
+			return NULL;
+		}
+		flags |= SDSM_REGION_F_MANAGER;
+	}
+	return sdsm_create_map(name, size, policy, flags, mode,
+			       manager < 0 ? 0 : manager, &id, &len);
 }
 
 void *sdsm_region_create(const char *name, size_t size,
@@ -581,7 +610,7 @@ void *sdsm_region_create(const char *name, size_t size,
 {
 	/* Without SDSM_REGION_F_MODE (older modules lack it): mode 0600. */
 	return sdsm_region_make(name, size, policy,
-				flags & ~SDSM_REGION_F_MODE, 0);
+				flags & ~SDSM_REGION_F_MODE, 0, -1);
 }
 
 void *sdsm_region_create_mode(const char *name, size_t size,
@@ -589,7 +618,16 @@ void *sdsm_region_create_mode(const char *name, size_t size,
 			      unsigned int flags, unsigned int mode)
 {
 	return sdsm_region_make(name, size, policy,
-				flags | SDSM_REGION_F_MODE, mode);
+				flags | SDSM_REGION_F_MODE, mode, -1);
+}
+
+void *sdsm_region_create_managed(const char *name, size_t size,
+				 const struct sdsm_policy *policy,
+				 unsigned int flags, unsigned int mode,
+				 int manager)
+{
+	return sdsm_region_make(name, size, policy,
+				flags | SDSM_REGION_F_MODE, mode, manager);
 }
 
 int sdsm_region_info(const char *name, struct sdsm_region_info *info)

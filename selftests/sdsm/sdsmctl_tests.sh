@@ -27,7 +27,7 @@ NR=${SDSM_NR_NODES:-3}
 n=0
 failed=0
 echo "TAP version 13"
-echo "1..14"
+echo "1..15"
 
 ok() { n=$((n + 1)); echo "ok $n - $*"; }
 not_ok() { n=$((n + 1)); echo "not ok $n - $*"; failed=1; }
@@ -227,13 +227,14 @@ else
 	fi
 fi
 
-# consistency_of NAME: region NAME's consistency in this node's sysfs.
-consistency_of() {
+# region_attr NAME ATTR: region NAME's ATTR (consistency, manager, ...) in
+# this node's sysfs.
+region_attr() {
 	local d name
 	for d in "$SYSFS"/regions/*/; do
 		read -r name < "$d/name" 2>/dev/null || continue
 		[ "$name" = "$1" ] || continue
-		cat "$d/consistency" 2>&1
+		cat "$d/$2" 2>&1
 		return
 	done
 	echo "no region $1 in $SYSFS/regions"
@@ -258,7 +259,7 @@ region_consistency() {
 		 vc_bounded 60 "$SDSMCTL" region show "$name"; } 2>&1); rc=$?
 	out1=$(on_node 1 "$SDSMCTL" region show "$name" 2>&1); rc1=$?
 	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1)
-	sys=$(consistency_of "$name")
+	sys=$(region_attr "$name" consistency)
 	[ $rc = 0 ] && [ $rc1 = 0 ] || good=0
 	# The line of create and the one of show (a '.' of NAME matches itself).
 	[ "$(grep -c "^region $name: .*, consistency $want\$" <<< "$out")" = 2 ] ||
@@ -271,7 +272,7 @@ region_consistency() {
 	if [ $good = 1 ] && [ "$want" = release ]; then
 		# The other consistency is another region: EEXIST, named.
 		out=$(vc_bounded 60 "$SDSMCTL" region create "$name" 16k 2>&1); rc=$?
-		if [ $rc != 1 ] || ! grep -q 'another size, policy or consistency' <<< "$out"; then
+		if [ $rc != 1 ] || ! grep -q 'another size, policy, manager or consistency' <<< "$out"; then
 			echo "# sequential create of release region $name: exit $rc: $out"
 			good=0
 		fi
@@ -329,7 +330,7 @@ else
 	if grep -q '^ready' "$T/out"; then
 		for r in $(cat "$SYSFS"/regions/*/name 2>/dev/null |
 			   grep -E "^[ag]\.[0-9]+\.$held(\.|\$)"); do
-			echo "$r $(consistency_of "$r")"
+			echo "$r $(region_attr "$r" consistency)"
 		done > "$T/cons"
 	else
 		echo "# preload_prog hold: not ready (exited, or 120 s passed)"
@@ -356,7 +357,49 @@ else
 	fi
 fi
 
-# 14: a node leaves; sdsmctl on it says the module is not loaded; it joins
+# 14: region create --manager=1: create's line, list and sysfs name node 1;
+# a policy that places every page itself, or a node past the cluster, is
+# refused and creates nothing.
+t="region create --manager: named in create, list, sysfs; refused where it cannot be"
+if [ -n "$region_reason" ]; then
+	skip_or_fail "$t" "$region_reason"
+else
+	good=1
+	out=$(vc_bounded 60 "$SDSMCTL" region create sdsmctl.mgr 64k -l --manager=1 2>&1); rc=$?
+	if [ $rc != 0 ] || ! grep -q '^region sdsmctl.mgr: .*policy local, .*, manager 1, consistency sequential$' <<< "$out"; then
+		echo "# region create -l --manager=1: exit $rc: $out"
+		good=0
+	fi
+	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1)
+	v=$(awk '$2 == "sdsmctl.mgr" { print $(NF - 1), $NF }' <<< "$listed")
+	[ "$v" = "sequential 1" ] || { echo "# region list says '$v'"; good=0; }
+	v=$(region_attr sdsmctl.mgr manager)
+	[ "$v" = 1 ] || { echo "# sysfs manager '$v'"; good=0; }
+	vc_bounded 60 "$SDSMCTL" region destroy sdsmctl.mgr 2>&1 | diag
+	err=$(vc_bounded 60 "$SDSMCTL" region create sdsmctl.mgri 64k --interleave=all --manager=1 2>&1); rc=$?
+	if [ $rc != 1 ] || ! grep -q 'no manager to name' <<< "$err"; then
+		echo "# --interleave=all --manager=1: exit $rc: $err"
+		good=0
+	fi
+	err=$(vc_bounded 60 "$SDSMCTL" region create sdsmctl.mgrn 64k -l --manager="$NR" 2>&1); rc=$?
+	if [ $rc != 2 ] || ! grep -q -- "--manager=$NR: expected a node, 0 to $((NR - 1))" <<< "$err"; then
+		echo "# -l --manager=$NR: exit $rc: $err"
+		good=0
+	fi
+	for r in sdsmctl.mgri sdsmctl.mgrn; do
+		v=$(region_attr $r name)
+		[ "$v" = "no region $r in $SYSFS/regions" ] ||
+			{ echo "# region $r was created"; good=0; }
+	done
+	if [ $good = 1 ]; then
+		ok "$t"
+	else
+		not_ok "$t"
+		diag <<< "$listed"
+	fi
+fi
+
+# 15: a node leaves; sdsmctl on it says the module is not loaded; it joins
 # again from a config file with `sdsmctl join`, and every node sees it up.
 j=$((NR - 1))
 cfg=$SDSM_SHARED/sdsmctl-join.$$.conf

@@ -278,6 +278,13 @@ t_11() {
 	expect 2 "bad mode '1777'" "$SDSMCTL" region create a 4k --mode 1777
 	expect 2 "bad mode ''" "$SDSMCTL" region create a 4k --mode ''
 	expect 2 "option '--mode' needs a value" "$SDSMCTL" region create a 4k --mode
+	expect 2 "region create: --manager=3: expected a node, 0 to 2" \
+		"$SDSMCTL" region create a 4k -l --manager=3
+	expect 2 "region create: --manager=-1: expected a node" \
+		"$SDSMCTL" region create a 4k -l --manager=-1
+	expect 2 "region create: --manager=x: expected a node" \
+		"$SDSMCTL" region create a 4k -l --manager=x
+	expect 2 "option '--manager' needs a value" "$SDSMCTL" region create a 4k --manager
 	expect 2 "region show needs NAME" "$SDSMCTL" region show
 	expect 2 "region destroy needs NAME" "$SDSMCTL" region destroy a b
 	expect 1 "missing, but the sdsm module is loaded" "$SDSMCTL" region \

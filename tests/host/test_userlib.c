@@ -193,6 +193,9 @@ static int fake_ioctl(unsigned long req, void *arg)
 		ri->consistency = fake.regions[i].flags & SDSM_REGION_F_RELEASE ?
 				  SDSM_CONSISTENCY_RELEASE :
 				  SDSM_CONSISTENCY_SEQUENTIAL;
+		ri->manager = fake.regions[i].flags & SDSM_REGION_F_MANAGER ?
+			      fake.regions[i].manager :
+			      SDSM_MANAGER_INTERLEAVE;
 		return 0;
 	}
 	case SDSM_IOC_REGION_DESTROY: {
@@ -1032,7 +1035,7 @@ static bool test_region_consistency(void)
 	CHECK_ERR(sdsm_region_create("rc.c", 4096, &pol,
 				     SDSM_REGION_F_RELEASE) == NULL ? -1 : 0,
 		  -1, EEXIST);
-	CHECK(strstr(sdsm_last_error(), "another size, policy or consistency"),
+	CHECK(strstr(sdsm_last_error(), "another size, policy, manager or consistency"),
 	      "EEXIST message: %s", sdsm_last_error());
 	/* A module without release consistency: EOPNOTSUPP, named. */
 	fake.no_release = true;
@@ -1042,6 +1045,73 @@ static bool test_region_consistency(void)
 		  -1, EOPNOTSUPP);
 	CHECK(strstr(sdsm_last_error(), "lacks release consistency"),
 	      "EOPNOTSUPP message: %s", sdsm_last_error());
+	return true;
+}
+
+/*
+ * sdsm_region_create_managed(): a node >= 0 reaches the module as
+ * SDSM_REGION_F_MANAGER and comes back in the info; -1 is none; a node
+ * past the cluster, below -1, or for a policy that fixes every home is
+ * EINVAL before the module is asked; a module without managers is
+ * EOPNOTSUPP, named, with no silent retry.
+ */
+static bool test_region_managed(void)
+{
+	struct sdsm_policy ft = { .mode = SDSM_POLICY_FIRST_TOUCH };
+	struct sdsm_policy il = { .mode = SDSM_POLICY_INTERLEAVE };
+	struct sdsm_policy b1 = { .mode = SDSM_POLICY_BIND, .nodemask = 0x2 };
+	struct sdsm_policy b2 = { .mode = SDSM_POLICY_BIND, .nodemask = 0x6 };
+	struct sdsm_region_info ri;
+	unsigned int n;
+
+	fake_start(ALL_FEATURES);
+	CHECK(sdsm_region_create_managed("m.a", 4096, &ft, SDSM_REGION_F_EXCL,
+					 0640, 2) &&
+	      fake.regions[1].flags == (SDSM_REGION_F_EXCL | SDSM_REGION_F_MODE |
+					SDSM_REGION_F_MANAGER) &&
+	      fake.regions[1].manager == 2,
+	      "manager 2: flags %#x manager %u: %s", fake.regions[1].flags,
+	      fake.regions[1].manager, sdsm_last_error());
+	CHECK(sdsm_region_info("m.a", &ri) == 0 && ri.manager == 2,
+	      "info: manager %u: %s", ri.manager, sdsm_last_error());
+	CHECK(sdsm_region_create_managed("m.b", 4096, &b2, 0, 0600, 1) &&
+	      (fake.regions[2].flags & SDSM_REGION_F_MANAGER) &&
+	      fake.regions[2].manager == 1,
+	      "bind to two nodes: flags %#x: %s", fake.regions[2].flags,
+	      sdsm_last_error());
+	CHECK(sdsm_region_create_managed("m.c", 4096, &ft, 0, 0600, -1) &&
+	      !(fake.regions[3].flags & SDSM_REGION_F_MANAGER) &&
+	      sdsm_region_info("m.c", &ri) == 0 &&
+	      ri.manager == SDSM_MANAGER_INTERLEAVE,
+	      "no manager: flags %#x, info %u: %s", fake.regions[3].flags,
+	      ri.manager, sdsm_last_error());
+	n = fake.creates;
+	errno = 0;
+	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &ft, 0, 0600, 3) ?
+		  0 : -1, -1, EINVAL);
+	CHECK(strstr(sdsm_last_error(), "manager 3: the cluster has nodes 0-2"),
+	      "past the cluster: %s", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &ft, 0, 0600, -2) ?
+		  0 : -1, -1, EINVAL);
+	errno = 0;
+	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &il, 0, 0600, 0) ?
+		  0 : -1, -1, EINVAL);
+	CHECK(strstr(sdsm_last_error(), "no manager to name"),
+	      "interleave: %s", sdsm_last_error());
+	errno = 0;
+	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &b1, 0, 0600, 1) ?
+		  0 : -1, -1, EINVAL);
+	CHECK(fake.creates == n, "%u creates for refused managers",
+	      fake.creates - n);
+	fake.no_manager = true;
+	n = fake.creates;
+	errno = 0;
+	CHECK_ERR(sdsm_region_create_managed("m.e", 4096, &ft, 0, 0600, 0) ?
+		  0 : -1, -1, EOPNOTSUPP);
+	CHECK(strstr(sdsm_last_error(), "lacks region managers") &&
+	      fake.creates == n + 1, "older module: %u creates: %s",
+	      fake.creates - n, sdsm_last_error());
 	return true;
 }
 
@@ -1490,6 +1560,8 @@ static const struct test tests[] = {
 	{ "libsdsm: bad SDSM_CONSISTENCY, module without release",
 	  test_heap_consistency_bad, true },
 	{ "libsdsm: heap chunks name their manager", test_heap_manager, true },
+	{ "libsdsm: sdsm_region_create_managed names a region's manager",
+	  test_region_managed, true },
 	{ "libsdsm: home queries and set_policy", test_placement, true },
 	{ "libsdsm: locks and barriers", test_locks, true },
 	{ "libsdsm: futex wait and wake", test_futex, true },

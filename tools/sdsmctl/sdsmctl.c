@@ -385,7 +385,7 @@ static void sdsmctl_help(void)
 	       "       %s --hardware | -H\n"
 	       "       %s [POLICY] [--consistency=C] --show | -s\n"
 	       "       %s region list | create NAME SIZE [POLICY] [--excl] [--mode OCTAL]\n"
-	       "                [--consistency=C] | destroy NAME | show NAME\n"
+	       "                [--consistency=C] [--manager=NODE] | destroy NAME | show NAME\n"
 	       "       %s stat [-i SECONDS] [-c COUNT]\n"
 	       "       %s join [--node K] [--module PATH] [--dry-run] CONFIG\n"
 	       "\n"

@@ -98,12 +98,15 @@ static int sdsmctl_region_create(int argc, char **argv)
 		{ "excl",	no_argument,		NULL, 'x' },
 		{ "mode",	required_argument,	NULL, 'M' },
 		{ "consistency", required_argument,	NULL, 'C' },
+		{ "manager",	required_argument,	NULL, 'G' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct sdsmctl_policy_opt po;
 	struct sdsm_region_info ri;
 	unsigned long long size;
 	unsigned int flags = 0, mode = 0600;
+	int manager = -1;
+	unsigned long v;
 	char *end;
 	const char *name;
 	char pol[320], mgr[32];
@@ -140,6 +143,16 @@ static int sdsmctl_region_create(int argc, char **argv)
 			else
 				flags &= ~SDSM_REGION_F_RELEASE;
 			continue;
+		case 'G':
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			if (errno || !*optarg || *end || *optarg == '-' ||
+			    v >= sdsmctl_nr_nodes())
+				return sdsmctl_usage_err("region create: --manager=%s: expected a node, 0 to %u",
+							 optarg,
+							 sdsmctl_nr_nodes() - 1);
+			manager = v;
+			continue;
 		case ':':
 			return sdsmctl_usage_err("region create: option '%s' needs a value",
 						 argv[optind - 1]);
@@ -160,8 +173,9 @@ static int sdsmctl_region_create(int argc, char **argv)
 	if (sdsmctl_parse_size(argv[optind + 1], &size) < 0 || !size)
 		return sdsmctl_usage_err("region create: bad size '%s'",
 					 argv[optind + 1]);
-	addr = sdsm_region_create_mode(name, size, po.set ? &po.policy : NULL,
-				       flags, mode);
+	addr = sdsm_region_create_managed(name, size,
+					  po.set ? &po.policy : NULL, flags,
+					  mode, manager);
 	if (!addr) {
 		sdsmctl_err("%s", sdsm_last_error());
 		return 1;
