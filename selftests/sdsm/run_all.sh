@@ -62,7 +62,7 @@ suites=(
 	"shim|650||shim_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1500||run_cluster_tests.sh $mem"
-	"packages|800||pkg_tests.sh"
+	"packages|1000||pkg_tests.sh"
 	"fuzz|300||fuzz_tests.sh"
 )
 
