@@ -1049,6 +1049,21 @@ static bool test_region_consistency(void)
 }
 
 /*
+ * sdsm_region_create_managed() of region "m.d" under @p with @manager
+ * fails with @err, and sdsm_last_error() holds @msg.
+ */
+static bool managed_fails(const struct sdsm_policy *p, int manager, int err,
+			  const char *msg)
+{
+	errno = 0;
+	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, p, 0, 0600,
+					     manager) ? 0 : -1, -1, err);
+	CHECK(strstr(sdsm_last_error(), msg), "manager %d: %s", manager,
+	      sdsm_last_error());
+	return true;
+}
+
+/*
  * sdsm_region_create_managed(): a node >= 0 reaches the module as
  * SDSM_REGION_F_MANAGER and comes back in the info; -1 is none; a node
  * past the cluster, below -1, or for a policy that fixes every home is
@@ -1086,32 +1101,16 @@ static bool test_region_managed(void)
 	      "no manager: flags %#x, info %u: %s", fake.regions[3].flags,
 	      ri.manager, sdsm_last_error());
 	n = fake.creates;
-	errno = 0;
-	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &ft, 0, 0600, 3) ?
-		  0 : -1, -1, EINVAL);
-	CHECK(strstr(sdsm_last_error(), "manager 3: the cluster has nodes 0-2"),
-	      "past the cluster: %s", sdsm_last_error());
-	errno = 0;
-	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &ft, 0, 0600, -2) ?
-		  0 : -1, -1, EINVAL);
-	errno = 0;
-	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &il, 0, 0600, 0) ?
-		  0 : -1, -1, EINVAL);
-	CHECK(strstr(sdsm_last_error(), "no manager to name"),
-	      "interleave: %s", sdsm_last_error());
-	errno = 0;
-	CHECK_ERR(sdsm_region_create_managed("m.d", 4096, &b1, 0, 0600, 1) ?
-		  0 : -1, -1, EINVAL);
+	managed_fails(&ft, 3, EINVAL, "manager 3: the cluster has nodes 0-2");
+	managed_fails(&ft, -2, EINVAL, "bad manager -2");
+	managed_fails(&il, 0, EINVAL, "no manager to name");
+	managed_fails(&b1, 1, EINVAL, "no manager to name");
 	CHECK(fake.creates == n, "%u creates for refused managers",
 	      fake.creates - n);
 	fake.no_manager = true;
-	n = fake.creates;
-	errno = 0;
-	CHECK_ERR(sdsm_region_create_managed("m.e", 4096, &ft, 0, 0600, 0) ?
-		  0 : -1, -1, EOPNOTSUPP);
-	CHECK(strstr(sdsm_last_error(), "lacks region managers") &&
-	      fake.creates == n + 1, "older module: %u creates: %s",
-	      fake.creates - n, sdsm_last_error());
+	managed_fails(&ft, 0, EOPNOTSUPP, "lacks region managers");
+	CHECK(fake.creates == n + 1, "older module: %u creates",
+	      fake.creates - n);
 	return true;
 }
 
