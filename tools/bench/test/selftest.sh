@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..33"
+echo "1..37"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -542,6 +542,64 @@ FAKE_LOAD_FAIL=1 run_guest noload
 grep -q "n/a (sdsm.ko did not load)" "$TMP/noload/out/status.read_fault" &&
 	[ "$(cat "$TMP/noload/out/status.fio_tmpfs_seq")" = ok ]
 ok $? "a module that does not load leaves the baselines running"
+
+# ab.sh: the table of a run (medians, B/A over the successful runs), and
+# a run whose checksum is not the native one's fails the whole.
+ab_fixture() {
+	mkdir -p "$TMP/$1/vcluster/node0"
+	cat > "$TMP/$1/vcluster/node0/cmd.out"
+}
+ab_fixture ab <<'AB'
+# some guest noise
+ab job=0 pheat 64 64 4
+ab with=0 -N 0,1 --consistency=release
+ab round=1 side=native job=0 with=- seconds=1.0 checksum=aa status=0
+ab round=1 side=A job=0 with=0 seconds=30.0 checksum=aa status=0
+ab round=1 side=B job=0 with=0 seconds=1.5 checksum=aa status=0
+ab round=2 side=native job=0 with=- seconds=1.2 checksum=aa status=0
+ab round=2 side=B job=0 with=0 seconds=2.5 checksum=aa status=0
+ab round=2 side=A job=0 with=0 seconds=20.0 checksum=aa status=0
+AB
+out=$("$BENCH/ab.sh" --report "$TMP/ab" 2>&1)
+[ $? = 0 ] && grep -qE '^pheat 64 64 4 +-N 0,1 --consistency=release +30.00 20.00 +1.50 2.50 +0.08$' <<< "$out" &&
+	grep -qE '^pheat 64 64 4 +\(native\) +1.00 1.20$' <<< "$out" &&
+	[ "$(grep -c '^ab ' "$TMP/ab/runs.txt")" = 8 ] &&
+	cmp -s "$TMP/ab/table.txt" <(echo "$out")
+ok $? "ab.sh --report: both sides' times per round, B/A of the medians"
+
+ab_fixture abbad <<'AB'
+ab job=0 pmatmul 64
+ab with=0 -N 0
+ab round=1 side=native job=0 with=- seconds=1.0 checksum=aa status=0
+ab round=1 side=A job=0 with=0 seconds=1.1 checksum=aa status=0
+ab round=1 side=B job=0 with=0 seconds=0.9 checksum=bb status=0
+ab round=2 side=native job=0 with=- seconds=1.0 checksum=aa status=0
+ab round=2 side=B job=0 with=0 seconds=- checksum=- status=125
+ab round=2 side=A job=0 with=0 seconds=1.2 checksum=aa status=0
+AB
+out=$("$BENCH/ab.sh" --report "$TMP/abbad" 2>&1)
+[ $? = 1 ] && grep -q '^B round 1, job pmatmul 64, with -N 0: status 0, checksum bb (native aa)$' <<< "$out" &&
+	grep -q '^B round 2, .*: status 125, checksum -' <<< "$out" &&
+	grep -qE '^pmatmul 64 +-N 0 +1.10 1.20 +failed failed +n/a$' <<< "$out"
+ok $? "ab.sh: another checksum or a failed run fails the comparison, named"
+
+ab_fixture abnone < /dev/null
+out=$("$BENCH/ab.sh" --report "$TMP/abnone" 2>&1)
+[ $? = 1 ] && [ "$out" = "no runs" ]
+ok $? "ab.sh: a run that printed nothing is no comparison"
+
+rc=0
+for args in "HEAD" "--job pheat" "--job pheat --nodes 1 HEAD" \
+	"--job pheat --rounds x HEAD" "--job pheat HEAD HEAD HEAD" \
+	"--job ../x HEAD" "--job pheat --bogus HEAD" "--job"; do
+	# shellcheck disable=SC2086 # the arguments of one case
+	"$BENCH/ab.sh" $args > "$TMP/ab.err" 2>&1
+	st=$?
+	[ $st = 2 ] || { echo "# ab.sh $args: exit $st: $(cat "$TMP/ab.err")"; rc=1; }
+done
+out=$("$BENCH/ab.sh" --job pheat no-such-revision 2>&1)
+[ $? = 1 ] && grep -q 'no-such-revision: not a revision' <<< "$out" || rc=1
+ok $rc "ab.sh: bad options and revisions exit with a message, nothing run"
 
 [ $fails = 0 ] || { echo "# $fails failed; logs were in $TMP" >&2; }
 exit $((fails != 0))

@@ -1,0 +1,323 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ab.sh - time jobs of two builds of sdsm's user space in one cluster,
+# alternating, so that both meet the same host.  See
+# Documentation/performance.rst, "A against B in one cluster".
+#
+#   tools/bench/ab.sh [--nodes N] [--rounds R] [--timeout SEC] [--out DIR]
+#                     [--with 'SDSMCTL OPTIONS']... --job 'PROG ARGS'...
+#                     A [B]
+#   tools/bench/ab.sh --report DIR       (redo the table of an earlier run)
+#
+# A and B are git revisions (B defaults to the working tree, "."): each
+# is checked out in .cache/ab/<commit> and its user space and bench
+# programs built there.  PROG is a program of tools/bench/build (pheat,
+# pmatmul, ...).  Every job runs natively once a round, then under
+# `sdsmctl OPTIONS --` for each --with (default: -N 0 and -N 0,1) with A's
+# sdsmctl, library, shim, sdsmd and program and with B's, alternating
+# which goes first from round to round.  Both run on the working tree's
+# module (kmod/sdsm.ko).  Output: DIR/table.txt (also printed), the runs
+# in DIR/runs.txt; exit 0 when every run ended with the native checksum,
+# 1 when one did not, vcluster's status when the cluster failed.
+
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+
+msg() {
+	echo "ab: $*" >&2
+}
+
+usage() {
+	sed -n '8,12p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+
+# ---- in the guest (node 0) ------------------------------------------
+
+# The seconds= and checksum= of a job's output in $1, as "S C" ("- -"
+# for what is missing).
+ab_parse() {
+	local s c
+	s=$(sed -n 's/^seconds=\([0-9.]*\)$/\1/p' "$1" | head -n 1)
+	c=$(sed -n 's/^checksum=\([0-9a-f]*\)$/\1/p' "$1" | head -n 1)
+	echo "${s:--} ${c:--}"
+}
+
+# sdsmd of tree $1 on every node, stopped by pid; ready once node 0 has
+# every node's inbox region sdsmd.K.
+ab_has_region() {
+	grep -qx "$1" /sys/kernel/sdsm/regions/*/name 2> /dev/null
+}
+
+ab_agents_start() {
+	local k
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		# shellcheck disable=SC2016
+		on_node "$k" sh -c '"$1" > /tmp/ab-sdsmd.log 2>&1 < /dev/null &
+			echo $! > /tmp/ab-sdsmd.pid' sh "$1/tools/sdsmd/sdsmd"
+	done
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		wait_until 60 ab_has_region "sdsmd.$k" && continue
+		echo "# sdsmd of $1 did not start on node $k:" \
+			"$(on_node "$k" tail -n 2 /tmp/ab-sdsmd.log | tr '\n' ' ')"
+		return 1
+	done
+}
+
+ab_agents_stop() {
+	local k
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		# shellcheck disable=SC2016
+		on_node "$k" sh -c 'f=/tmp/ab-sdsmd.pid; [ -s "$f" ] &&
+			kill "$(cat "$f")"; rm -f "$f"'
+	done
+	# A job's regions go with its launcher; sdsmd's with sdsmd.
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		wait_until 30 sh -c '! grep -qx "sdsmd.$1" /sys/kernel/sdsm/regions/*/name 2>/dev/null' sh "$k" ||
+			echo "# sdsmd.$k is still there"
+	done
+}
+
+# ab_guest ROUNDS TIMEOUT TREE_A TREE_B NJOBS JOB... WITH...: print one
+# line "ab round=R side=S job=J with=W seconds=X checksum=C status=N" per
+# run (side native, A or B; J and W are indexes into the lists, which are
+# printed first as "ab job=J ..." and "ab with=W ...").
+ab_guest() {
+	local rounds=$1 to=$2 njobs=$5 r j w s side tree out st sc order
+	local -a trees jobs withs
+	trees=([1]=$3 [2]=$4)
+	shift 5
+	jobs=("${@:1:njobs}")
+	shift "$njobs"
+	withs=("$@")
+	# shellcheck source=tools/vcluster/guest-lib.sh
+	. "$VCLUSTER_LIB" || { echo "# VCLUSTER_LIB not set"; return 1; }
+	out=$(mktemp -d /tmp/ab.XXXXXX) || return 1
+	for j in "${!jobs[@]}"; do
+		echo "ab job=$j ${jobs[j]}"
+	done
+	for w in "${!withs[@]}"; do
+		echo "ab with=$w ${withs[w]}"
+	done
+	for r in $(seq 1 "$rounds"); do
+		order="1 2"
+		[ $((r % 2)) = 0 ] && order="2 1"
+		for j in "${!jobs[@]}"; do
+			# shellcheck disable=SC2086 # PROG ARGS
+			set -- ${jobs[j]}
+			timeout "$to" "${trees[2]}/tools/bench/build/$1" "${@:2}" \
+				> "$out/run" 2>&1
+			st=$?
+			echo "ab round=$r side=native job=$j with=- $(ab_parse "$out/run" |
+				sed 's/^\([^ ]*\) \(.*\)$/seconds=\1 checksum=\2/') status=$st"
+			for w in "${!withs[@]}"; do
+				for s in $order; do
+					side=$([ "$s" = 1 ] && echo A || echo B)
+					tree=${trees[s]}
+					if ! ab_agents_start "$tree"; then
+						ab_agents_stop
+						echo "ab round=$r side=$side job=$j with=$w seconds=- checksum=- status=agents"
+						continue
+					fi
+					# shellcheck disable=SC2086 # options, PROG ARGS
+					timeout "$to" "$tree/tools/sdsmctl/sdsmctl" ${withs[w]} -- \
+						"$tree/tools/bench/build/$1" "${@:2}" > "$out/run" 2>&1
+					st=$?
+					sc=$(ab_parse "$out/run")
+					echo "ab round=$r side=$side job=$j with=$w seconds=${sc% *} checksum=${sc#* } status=$st"
+					[ "$st" = 0 ] || sed 's/^/# /' "$out/run" | tail -n 5
+					ab_agents_stop
+				done
+			done
+		done
+	done
+	rm -rf "$out"
+}
+
+if [ "${1:-}" = guest ]; then
+	shift
+	ab_guest "$@"
+	exit
+fi
+
+# ---- the table ------------------------------------------------------
+
+# ab_table CMD_OUT: the table of a run's output on stdout; exit 1 if a
+# run failed or its checksum differs from that round's native run.
+ab_table() {
+	awk '
+	function median(list,   n, a, i, t, j) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) {
+				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
+			}
+		if (n == 0)
+			return ""
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	function fmt(x) {
+		return x == "-" ? x : sprintf("%.2f", x)
+	}
+	/^ab job=/ { sub(/^ab job=/, ""); i = $1; sub(/^[^ ]* /, ""); job[i] = $0; nj++; next }
+	/^ab with=/ { sub(/^ab with=/, ""); i = $1; sub(/^[^ ]* /, ""); with[i] = $0; nw++; next }
+	/^ab round=/ {
+		for (f = 2; f <= NF; f++) {
+			split($f, kv, "=")
+			v[kv[1]] = kv[2]
+		}
+		k = v["job"] SUBSEP v["with"]
+		if (v["side"] == "native") {
+			ref[v["round"], v["job"]] = v["checksum"]
+			nat[v["job"]] = nat[v["job"]] " " fmt(v["seconds"])
+			if (v["status"] != 0 || v["checksum"] == "-") {
+				printf "native run of job %d failed in round %d (status %s)\n", v["job"], v["round"], v["status"]
+				bad = 1
+			}
+			next
+		}
+		ok = v["status"] == 0 && v["checksum"] != "-" &&
+		     v["checksum"] == ref[v["round"], v["job"]]
+		if (!ok) {
+			printf "%s round %d, job %s, with %s: status %s, checksum %s (native %s)\n", v["side"], v["round"], job[v["job"]], with[v["with"]], v["status"], v["checksum"], ref[v["round"], v["job"]]
+			bad = 1
+		}
+		t[k, v["side"]] = t[k, v["side"]] (ok ? " " fmt(v["seconds"]) : " failed")
+		if (ok)
+			m[k, v["side"]] = m[k, v["side"]] " " v["seconds"]
+		runs++
+	}
+	END {
+		if (!runs) {
+			print "no runs"
+			exit 1
+		}
+		printf "%-24s %-32s %-16s %-16s %s\n", "job", "with", "A seconds", "B seconds", "B/A"
+		for (j = 0; j < nj; j++) {
+			printf "%-24s %-32s %-16s %s\n", job[j], "(native)", "", substr(nat[j], 2)
+			for (w = 0; w < nw; w++) {
+				k = j SUBSEP w
+				a = median(m[k, "A"]); b = median(m[k, "B"])
+				printf "%-24s %-32s %-16s %-16s %s\n", job[j], with[w], substr(t[k, "A"], 2), substr(t[k, "B"], 2), (a != "" && b != "" && a > 0) ? sprintf("%.2f", b / a) : "n/a"
+			}
+		}
+		exit bad
+	}' "$1"
+}
+
+# ---- on the host ----------------------------------------------------
+
+NODES=3
+ROUNDS=2
+TIMEOUT=600
+OUT=
+REPORT=
+JOBS=()
+WITHS=()
+REVS=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--nodes|--rounds|--timeout|--out|--with|--job|--report)
+		[ $# -ge 2 ] || { msg "$1 needs a value"; usage; } ;;
+	esac
+	case "$1" in
+	--nodes) NODES=$2; shift ;;
+	--rounds) ROUNDS=$2; shift ;;
+	--timeout) TIMEOUT=$2; shift ;;
+	--out) OUT=$2; shift ;;
+	--with) WITHS+=("$2"); shift ;;
+	--job) JOBS+=("$2"); shift ;;
+	--report) REPORT=$2; shift ;;
+	-h|--help) usage ;;
+	-*) msg "unknown option $1"; usage ;;
+	*) REVS+=("$1") ;;
+	esac
+	shift
+done
+
+if [ -n "$REPORT" ]; then
+	[ -f "$REPORT/vcluster/node0/cmd.out" ] ||
+		{ msg "$REPORT/vcluster/node0/cmd.out: no such file"; exit 2; }
+	grep '^ab ' "$REPORT/vcluster/node0/cmd.out" > "$REPORT/runs.txt"
+	ab_table "$REPORT/runs.txt" | tee "$REPORT/table.txt"
+	exit "${PIPESTATUS[0]}"
+fi
+
+case "$NODES$ROUNDS$TIMEOUT" in
+*[!0-9]*) msg "--nodes, --rounds and --timeout take numbers"; exit 2 ;;
+esac
+if [ "$NODES" -lt 2 ] || [ "$NODES" -gt 8 ] || [ "$ROUNDS" -lt 1 ] ||
+   [ "$TIMEOUT" -lt 1 ]; then
+	msg "need 2 <= --nodes <= 8, --rounds >= 1, --timeout >= 1"
+	exit 2
+fi
+[ ${#JOBS[@]} -gt 0 ] || { msg "no --job"; usage; }
+for j in "${JOBS[@]}"; do
+	case ${j%% *} in
+	'' | *[!A-Za-z0-9_.-]*) msg "--job '$j': PROG is a program of tools/bench/build"; exit 2 ;;
+	esac
+done
+[ ${#WITHS[@]} -gt 0 ] || WITHS=("-N 0" "-N 0,1")
+case ${#REVS[@]} in
+1) REVS+=(.) ;;
+2) ;;
+*) msg "need a revision A, and optionally B"; usage ;;
+esac
+
+# ab_tree REV: a built tree of REV (the working tree for "."), on stdout.
+ab_tree() {
+	local sha dir
+	if [ "$1" = . ]; then
+		dir=$ROOT
+	else
+		sha=$(git -C "$ROOT" rev-parse --verify -q "$1^{commit}") ||
+			{ msg "$1: not a revision of $ROOT"; return 1; }
+		dir=$ROOT/.cache/ab/$sha
+		if [ ! -d "$dir" ]; then
+			mkdir -p "$ROOT/.cache/ab" &&
+				git -C "$ROOT" worktree add -q --detach "$dir" "$sha" >&2 ||
+				{ msg "cannot check out $1 in $dir"; return 1; }
+		fi
+	fi
+	if ! make -s -C "$dir" userspace >&2 || ! make -s -C "$dir/tools/bench" all >&2; then
+		msg "cannot build the user space of $1 in $dir"
+		return 1
+	fi
+	echo "$dir"
+}
+
+A=$(ab_tree "${REVS[0]}") || exit 1
+B=$(ab_tree "${REVS[1]}") || exit 1
+for j in "${JOBS[@]}"; do
+	for t in "$A" "$B"; do
+		[ -x "$t/tools/bench/build/${j%% *}" ] ||
+			{ msg "--job '$j': no ${j%% *} in $t/tools/bench/build"; exit 2; }
+	done
+done
+make -s -C "$ROOT" module >&2 || { msg "cannot build the module of $ROOT"; exit 1; }
+
+OUT=${OUT:-$ROOT/out/ab/$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT" || exit 1
+OUT=$(cd "$OUT" && pwd)
+{
+	echo "A=${REVS[0]} $(git -C "$A" describe --always --dirty 2>/dev/null) $A"
+	echo "B=${REVS[1]} $(git -C "$B" describe --always --dirty 2>/dev/null) $B"
+	echo "module=$(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
+	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ) nodes=$NODES rounds=$ROUNDS"
+} > "$OUT/host.txt"
+cat "$OUT/host.txt" >&2
+runs=$(( ${#JOBS[@]} * (1 + 2 * ${#WITHS[@]}) * ROUNDS ))
+msg "$runs runs of up to ${TIMEOUT}s each; output in $OUT"
+cd "$ROOT" || exit 1
+"$ROOT/tools/vcluster/vcluster" run -n "$NODES" --on 0 --mem 1024 \
+	--timeout $(( runs * (TIMEOUT + 90) + 60 )) --out "$OUT/vcluster" -- \
+	tools/bench/ab.sh guest "$ROUNDS" "$TIMEOUT" "$A" "$B" "${#JOBS[@]}" \
+	"${JOBS[@]}" "${WITHS[@]}" > "$OUT/vcluster.txt" 2>&1
+rc=$?
+grep '^ab ' "$OUT/vcluster/node0/cmd.out" > "$OUT/runs.txt" 2> /dev/null
+ab_table "$OUT/runs.txt" | tee "$OUT/table.txt"
+st=${PIPESTATUS[0]}
+[ $rc = 0 ] || { msg "vcluster exited $rc (see $OUT/vcluster.txt)"; exit $rc; }
+exit "$st"
