@@ -31,7 +31,11 @@
  *   once (ops->own_fetch, sdsm_proto_node_yield()) and grants in the same
  *   call, instead of a FETCH and a DATA to itself.  If that copy cannot
  *   be given up now (its grant is still on the way or held), the FETCH
- *   goes as a message, behind the grant.
+ *   goes as a message, behind the grant.  And the other way round: a
+ *   fault on the home whose directory is idle and needs no other node
+ *   (nobody else holds the page, or only readers and it reads) is granted
+ *   in the fault's own call (sdsm_proto_fault_home(), ops->own_grant),
+ *   with no READ or WRITE to itself and no grant back.
  *
  * No allocation, no locks, no sleeping, bounded loops; the caller holds the
  * page's lock and performs the actions in struct sdsm_proto_ops.
@@ -637,4 +641,88 @@ void sdsm_proto_home_peer_down(const struct sdsm_proto_ctx *ctx,
 			sdsm_proto_home_finish(ctx, home);
 	}
 	sdsm_proto_home_pump(ctx, home);
+}
+
+/*
+ * Whether @home may grant its own node's fault on the spot: this node is
+ * the page's home, no request of this node for the page is in flight and
+ * no grant to it is held or answering late (so nothing of it is on its
+ * loop-back either: an INV_ACK or DATA in flight keeps the directory
+ * busy), the directory runs no transaction and parks no other node's
+ * request (those go first), and the access needs no other node's copy
+ * taken back: a read of a page nobody owns, a write of a page nobody but
+ * this node reads.  The directory's record of this node must agree with
+ * the node's state; if not, the message path reports it.
+ */
+static bool sdsm_proto_home_local(const struct sdsm_proto_ctx *ctx,
+				  const struct sdsm_proto_node *node,
+				  const struct sdsm_proto_home *home,
+				  bool write)
+{
+	u32 self;
+
+	if (ctx->self != ctx->home || !ctx->ops->own_grant ||
+	    ctx->self >= SDSM_PROTO_MAX_NODES ||
+	    (node->flags & (SDSM_PROTO_NODE_DEAD | SDSM_PROTO_NODE_HELD)) ||
+	    node->deferred || node->pending != SDSM_PROTO_REQ_NONE ||
+	    home->busy != SDSM_PROTO_TXN_IDLE ||
+	    home->pend_read || home->pend_write)
+		return false;
+	if (home->state != SDSM_PROTO_HOME_UNOWNED &&
+	    home->state != SDSM_PROTO_HOME_SHARED)
+		return false;
+	self = sdsm_proto_bit(ctx->self);
+	if (node->state == SDSM_PROTO_NODE_I)
+		return !(home->sharers & self) &&
+		       (!write || !home->sharers);
+	/* A read copy that is written: an upgrade, if nobody else reads. */
+	return write && node->state == SDSM_PROTO_NODE_S &&
+	       home->sharers == self;
+}
+
+/**
+ * sdsm_proto_fault_home - a local access on the page's home
+ * @ctx: caller, page; @ctx->self is the page's home.
+ * @node: this node's state of the page.
+ * @home: the page's directory entry here.
+ * @write: the access writes.
+ *
+ * As sdsm_proto_fault(), except that when the directory can grant the
+ * access at once without any other node (see sdsm_proto_home_local()),
+ * it does so here: one transaction of the directory, begun and finished
+ * in this call, with ops->own_grant in place of the grant's install and
+ * no message either way.  The copy is not held: this access uses it.
+ *
+ * Return: as sdsm_proto_fault().
+ */
+int sdsm_proto_fault_home(const struct sdsm_proto_ctx *ctx,
+			  struct sdsm_proto_node *node,
+			  struct sdsm_proto_home *home, bool write)
+{
+	if (node->state == SDSM_PROTO_NODE_M ||
+	    (node->state == SDSM_PROTO_NODE_S && !write) ||
+	    !sdsm_proto_home_local(ctx, node, home, write))
+		return sdsm_proto_fault(ctx, node, write);
+	/* Nobody holds it: the reader gets it writable, as for a READ. */
+	if (!write && ctx->exclusive &&
+	    home->state == SDSM_PROTO_HOME_UNOWNED)
+		write = true;
+	home->txn++;
+	if (write) {
+		if (node->state != SDSM_PROTO_NODE_S)
+			ctx->ops->own_grant(ctx->priv, true);
+		home->sharers = 0;
+		home->owner = ctx->self;
+		home->state = SDSM_PROTO_HOME_MODIFIED;
+		node->state = SDSM_PROTO_NODE_M;
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RW);
+	} else {
+		ctx->ops->own_grant(ctx->priv, false);
+		home->sharers |= sdsm_proto_bit(ctx->self);
+		home->state = SDSM_PROTO_HOME_SHARED;
+		node->state = SDSM_PROTO_NODE_S;
+		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
+	}
+	node->flags &= ~SDSM_PROTO_NODE_PREFETCH;
+	return SDSM_PROTO_HIT;
 }

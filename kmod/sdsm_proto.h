@@ -248,6 +248,13 @@ enum sdsm_proto_map {
  *	and return true.  Return false if it returned false: the protocol
  *	then sends FETCH / FETCH_INV to itself, the 4-hop path.  May be NULL
  *	(always the 4-hop path).
+ * @own_grant: home only: its directory grants this node's own fault in
+ *	the fault's call, without a message (sdsm_proto_fault_home()).  Make
+ *	this node's copy hold the home copy's data, as installing a grant's
+ *	payload would (the same page may serve both); @write: the copy is
+ *	about to become the only current one, writable.  Not called for an
+ *	upgrade of a valid read copy.  May be NULL (the home's own faults
+ *	then always send READ / WRITE to itself).
  */
 struct sdsm_proto_ops {
 	void (*send)(void *priv, const struct sdsm_proto_msg *msg);
@@ -257,6 +264,7 @@ struct sdsm_proto_ops {
 	void (*error)(void *priv, const struct sdsm_proto_msg *msg,
 		      const char *why);
 	bool (*own_fetch)(void *priv, bool inv);
+	void (*own_grant)(void *priv, bool write);
 };
 
 /**
@@ -290,6 +298,9 @@ void sdsm_proto_home_init(struct sdsm_proto_home *home);
 
 int sdsm_proto_fault(const struct sdsm_proto_ctx *ctx,
 		     struct sdsm_proto_node *node, bool write);
+int sdsm_proto_fault_home(const struct sdsm_proto_ctx *ctx,
+			  struct sdsm_proto_node *node,
+			  struct sdsm_proto_home *home, bool write);
 bool sdsm_proto_prefetch(const struct sdsm_proto_ctx *ctx,
 			 struct sdsm_proto_node *node);
 int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,

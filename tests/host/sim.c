@@ -10,9 +10,10 @@
  * the freedom RC gives: FIFO per peer pair, nothing across pairs.  Messages
  * to self use the (n,n) channel.
  *
- * A local access runs sdsm_proto_fault(); on HIT it performs at once
- * (the per-page lock makes it atomic), on WAIT it sleeps until the
- * protocol's wake action, then faults again in a later step.
+ * A local access runs sdsm_proto_fault(), or on the page's home with
+ * @own_grant sdsm_proto_fault_home(), as the module does; on HIT it
+ * performs at once (the per-page lock makes it atomic), on WAIT it sleeps
+ * until the protocol's wake action, then faults again in a later step.
  *
  * sim_check() runs after every step and verifies, for every page:
  *  - at most one node may write it, and never while another may read it;
@@ -412,6 +413,30 @@ static bool sim_op_own_fetch(void *priv, bool inv)
 	return true;
 }
 
+/* The home's directory grants its own node's fault: the home copy. */
+static void sim_op_own_grant(void *priv, bool write)
+{
+	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+	int n = sp->node, p = sp->page;
+
+	if (n != s->home[p] || sp->in) {
+		sim_fail(s, "node %d grants itself page %d (home %d)%s", n, p,
+			 s->home[p], sp->in ? " in a delivery" : "");
+		return;
+	}
+	s->own_grants++;
+	if (s->mutation == MUT_OWN_GRANT_STALE) {
+		sim_tracef(s, "  (planted) node %d page %d: own grant keeps copy %llu",
+			   n, p, (unsigned long long)s->local[n][p]);
+		return;
+	}
+	s->local[n][p] = s->backing[p];
+	sim_tracef(s, "  node %d page %d: home grants itself %s, copy %llu",
+		   n, p, write ? "writable" : "read-only",
+		   (unsigned long long)s->local[n][p]);
+}
+
 static const struct sdsm_proto_ops sim_ops = {
 	.send = sim_op_send,
 	.install = sim_op_install,
@@ -419,6 +444,7 @@ static const struct sdsm_proto_ops sim_ops = {
 	.wake = sim_op_wake,
 	.error = sim_op_error,
 	.own_fetch = sim_op_own_fetch,
+	.own_grant = sim_op_own_grant,
 };
 
 static void sim_ctx(struct sim *s, struct sim_priv *sp,
@@ -744,7 +770,36 @@ static int sim_fault(struct sim *s, int n, int slot)
 	/* Any fault after a grant uses it (or finds it useless). */
 	s->unused[n][a->page] = false;
 	s->ahead[n][a->page] = false;
-	ret = sdsm_proto_fault(&ctx, &s->node[n][a->page], a->write);
+	if (s->own_grant && n == s->home[a->page] &&
+	    s->view[n][a->page] == n) {
+		struct sdsm_proto_home *d = &s->dir[a->page];
+		u32 others = d->sharers & ~((u32)1 << n), hidden = 0;
+
+		/*
+		 * Planted: the home grants its own write while other nodes
+		 * read: the check of the sharers is missing (everything
+		 * else of the fast path holds).
+		 */
+		if (s->mutation == MUT_OWN_GRANT_SHARED && a->write &&
+		    others && d->busy == SDSM_PROTO_TXN_IDLE &&
+		    !d->pend_read && !d->pend_write &&
+		    d->state == SDSM_PROTO_HOME_SHARED &&
+		    s->node[n][a->page].pending == SDSM_PROTO_REQ_NONE &&
+		    !s->node[n][a->page].deferred &&
+		    !(s->node[n][a->page].flags & SDSM_PROTO_NODE_HELD)) {
+			sim_tracef(s, "  (planted) node %d page %d: own write granted, sharers %#x ignored",
+				   n, a->page, others);
+			hidden = others;
+			d->sharers &= ~others;
+		}
+		ret = sdsm_proto_fault_home(&ctx, &s->node[n][a->page], d,
+					    a->write);
+		/* Not granted after all: the directory as it was. */
+		if (hidden && d->state != SDSM_PROTO_HOME_MODIFIED)
+			d->sharers |= hidden;
+	} else {
+		ret = sdsm_proto_fault(&ctx, &s->node[n][a->page], a->write);
+	}
 	sim_run_hooks(s);
 	if (ret == SDSM_PROTO_HIT) {
 		sim_perform(s, n, slot);

@@ -43,6 +43,8 @@ enum sim_mutation {
 	MUT_OWN_FETCH_KEEPS_RW,	/* home takes its own copy, stays writable */
 	MUT_PREFETCH_NOT_HELD,	/* a fault joins a prefetch, grant not held */
 	MUT_EXCL_SHARED,	/* a READ granted writable while others read */
+	MUT_OWN_GRANT_SHARED,	/* home grants its own write, others read */
+	MUT_OWN_GRANT_STALE,	/* home grants itself, copy not refreshed */
 	MUT_NR,
 };
 
@@ -77,6 +79,7 @@ struct sim {
 	bool failures;		/* random schedules may kill one node */
 	bool prefetch;		/* random schedules also prefetch pages */
 	bool exclusive;		/* homes grant unowned pages' READs writable */
+	bool own_grant;		/* homes grant their own faults in the call */
 	int expect_errors;	/* protocol errors tolerated (bad-input test) */
 	int errors;		/* protocol errors seen */
 	u64 rng;
@@ -130,6 +133,7 @@ struct sim {
 	unsigned long fetches;		/* FETCH or FETCH_INV delivered */
 	unsigned long self_msgs;	/* messages a home sent itself */
 	unsigned long own_fetches;	/* home took its own modified copy */
+	unsigned long own_grants;	/* home granted its own fault in it */
 	unsigned long deferred;		/* INV/FETCH deferred by a hold */
 	unsigned long released;		/* deferred answered after a use */
 	unsigned long hold_timeouts;	/* deferred answered on the bound */

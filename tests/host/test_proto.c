@@ -59,6 +59,12 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 	s->prefetch = mutation == MUT_PREFETCH_NOT_HELD;
 	/* Half the schedules grant unowned pages' READs writable. */
 	s->exclusive = (seed >> 1) & 1;
+	/*
+	 * Three in four let the home grant its own faults in the call, as
+	 * the module does; the rest keep its messages to itself explored.
+	 */
+	s->own_grant = (seed >> 2) & 3 || mutation == MUT_OWN_GRANT_SHARED ||
+		       mutation == MUT_OWN_GRANT_STALE;
 	if (failures)
 		return;
 	/*
@@ -79,6 +85,7 @@ static bool test_random(const struct test *t)
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
 	unsigned long own = 0, pref = 0, joined = 0, unused = 0, excl = 0;
+	unsigned long own_grants = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
@@ -112,6 +119,7 @@ static bool test_random(const struct test *t)
 		fetch += s.fetches;
 		self += s.self_msgs;
 		own += s.own_fetches;
+		own_grants += s.own_grants;
 		deferred += s.deferred;
 		released += s.released;
 		timeouts += s.hold_timeouts;
@@ -130,10 +138,14 @@ static bool test_random(const struct test *t)
 	       deferred, released, timeouts, bypass);
 	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self, %lu requests refused by a non-home (ESTALE)\n",
 	       invup, parked, fetch, self, redir);
-	printf("# %lu modified copies a home took from its own node side without messages, %lu READs of unowned pages granted writable\n",
-	       own, excl);
+	printf("# %lu modified copies a home took from its own node side without messages, %lu faults a home granted itself without messages, %lu READs of unowned pages granted writable\n",
+	       own, own_grants, excl);
 	if (!own) {
 		printf("# the home-is-owner path was never explored\n");
+		return false;
+	}
+	if (!own_grants) {
+		printf("# the home's own grant was never explored\n");
 		return false;
 	}
 	if (!excl && n > 1) {
@@ -446,6 +458,88 @@ static bool test_home_owner(const struct test *t)
 	EXPECT(&s, do_access(&s, 1, 0, false) == s.last[0],
 	       "node 1 reads a stale value after the home wrote again");
 	EXPECT(&s, s.own_fetches == 2, "second read did not take the home's copy");
+	return script_done(&s);
+}
+
+/*
+ * The home's own faults with an idle directory need no message: node 0,
+ * page 0's home, reads (a read copy, granted in the fault), upgrades (it
+ * is the only reader) and after node 1 read the page, writes again: with
+ * another reader that write goes by messages (INV to node 1), and node 1
+ * then reads the new value.
+ */
+static bool test_home_own_grant(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a0;
+
+	sim_init(&s, 2, 1, homes, 1);
+	s.own_grant = true;
+	s.exclusive = t->arg;
+	a0 = sim_access(&s, 0, 0, false);
+	EXPECT(&s, s.acc[0][a0].state == ACC_FREE && s.done[0] == 1,
+	       "home's read did not complete in its fault");
+	EXPECT(&s, !sim_peek(&s, 0, 0), "home sent itself a message");
+	EXPECT(&s, s.own_grants == 1, "home did not grant itself");
+	EXPECT(&s, t->arg ? s.node[0][0].state == SDSM_PROTO_NODE_M &&
+	       s.dir[0].owner == 0 :
+	       s.node[0][0].state == SDSM_PROTO_NODE_S &&
+	       s.dir[0].sharers == 1, "home's own read granted wrongly");
+	a0 = sim_access(&s, 0, 0, true);
+	EXPECT(&s, s.acc[0][a0].state == ACC_FREE && s.done[0] == 2,
+	       "home's write did not complete in its fault");
+	EXPECT(&s, !sim_peek(&s, 0, 0), "home sent itself a message");
+	EXPECT(&s, s.own_grants == 1, "an upgrade installed a copy again");
+	EXPECT(&s, s.dir[0].owner == 0 && !s.dir[0].sharers &&
+	       s.node[0][0].state == SDSM_PROTO_NODE_M,
+	       "directory wrong after the home's own write");
+	EXPECT(&s, do_access(&s, 1, 0, false) == s.last[0],
+	       "node 1 does not read the home's write");
+	EXPECT(&s, s.own_fetches == 1, "home did not give its copy up");
+	a0 = sim_access(&s, 0, 0, true);
+	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_WRITE, false);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_INV, false);
+	settle(&s);
+	EXPECT(&s, s.acc[0][a0].state == ACC_FREE, "home write did not end");
+	EXPECT(&s, s.own_grants == 1, "granted itself past a reader");
+	EXPECT(&s, do_access(&s, 1, 0, false) == s.last[0],
+	       "node 1 reads a stale value after the home wrote again");
+	return script_done(&s);
+}
+
+/*
+ * A busy directory makes the home's own fault wait its turn: node 1 owns
+ * page 0 (home 0), node 2's READ makes the home FETCH from node 1, and
+ * the home's own read in the meantime goes to itself as a READ, parked
+ * behind node 2's; both then read node 1's write.
+ */
+static bool test_home_own_busy(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a0, a2;
+	u64 v1;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	s.own_grant = true;
+	v1 = do_access(&s, 1, 0, true);
+	a2 = sim_access(&s, 2, 0, false);
+	expect_deliver(&s, 2, 0, SDSM_PROTO_MSG_READ, false);
+	EXPECT(&s, s.dir[0].busy == SDSM_PROTO_TXN_READ,
+	       "home not fetching from the owner");
+	a0 = sim_access(&s, 0, 0, false);
+	EXPECT(&s, s.acc[0][a0].state == ACC_WAIT,
+	       "home's read went past a busy directory");
+	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_READ, false);
+	EXPECT(&s, s.dir[0].pend_read == 1, "home's own READ not parked");
+	settle(&s);
+	EXPECT(&s, s.acc[0][a0].state == ACC_FREE &&
+	       s.acc[2][a2].state == ACC_FREE, "reads did not end");
+	EXPECT(&s, s.local[0][0] == v1 && s.local[2][0] == v1,
+	       "a reader missed node 1's write");
+	EXPECT(&s, !s.own_grants, "home granted itself while busy");
 	return script_done(&s);
 }
 
@@ -918,6 +1012,10 @@ static const struct test tests[] = {
 	  test_planted, MUT_PREFETCH_NOT_HELD },
 	{ "planted bug 'a READ granted writable while others hold copies' caught",
 	  test_planted, MUT_EXCL_SHARED },
+	{ "planted bug 'home grants its own write while others read' caught",
+	  test_planted, MUT_OWN_GRANT_SHARED },
+	{ "planted bug 'home grants itself without the home copy' caught",
+	  test_planted, MUT_OWN_GRANT_STALE },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
@@ -945,6 +1043,12 @@ static const struct test tests[] = {
 	  test_home_owner, false },
 	{ "home owns its page, remote write: no message to itself",
 	  test_home_owner, true },
+	{ "home's own faults, idle directory: granted in the fault, no message",
+	  test_home_own_grant, false },
+	{ "home's own faults, exclusive reads: the read granted writable",
+	  test_home_own_grant, true },
+	{ "home's own fault, busy directory: a READ to itself, parked",
+	  test_home_own_busy, 0 },
 	{ "race: home writes while remote sharers exist",
 	  test_home_write_vs_sharers, 0 },
 	{ "concurrent faults on one node coalesce", test_coalesce, 0 },
