@@ -664,6 +664,53 @@ static bool sdsm_op_own_fetch(void *priv, bool inv)
 	return true;
 }
 
+/*
+ * The page's directory here grants this node's own fault in the fault's
+ * call (sdsm_proto_fault_home()): the node copy takes the home copy's
+ * data.  As after sdsm_op_own_fetch(), it is the home copy itself, one
+ * more reference, no copy: read-only until an upgrade, which the home
+ * grants only once every other copy, and every grant that carried this
+ * page, is gone or delivered; writable at once only if nothing else holds
+ * the page (no message carries it), since in state MODIFIED the home copy
+ * is stale anyway.  Otherwise, and for a home copy never written (NULL,
+ * all zero, which stays so), the fault's spare is filled.  Locks: the
+ * page's mutex (the fault's protocol call).
+ */
+static void sdsm_op_own_grant(void *priv, bool write)
+{
+	struct sdsm_pctx *c = priv;
+	struct page *home = c->hp->home_copy;
+	struct sdsm_page *pg = c->pg;
+
+	if (home && (!write || page_count(home) == 1)) {
+		if (pg->copy != home) {
+			if (pg->copy)
+				put_page(pg->copy);
+			get_page(home);
+			pg->copy = home;
+		}
+		pg->flags &= ~SDSM_PAGE_SPARE;
+		return;
+	}
+	/*
+	 * State I: a page of the node's own, the fault's spare.  Anything
+	 * else there (settle frees it) could be a page a message still holds.
+	 */
+	if (pg->copy && !(pg->flags & SDSM_PAGE_SPARE)) {
+		put_page(pg->copy);
+		pg->copy = NULL;
+	}
+	if (!pg->copy)
+		pg->copy = sdsm_copy_alloc_nofail(GFP_HIGHUSER);
+	pg->flags &= ~SDSM_PAGE_SPARE;
+	if (home) {
+		copy_highpage(pg->copy, home);
+		sdsm_cost(SDSM_STAT_COST_COPIES);
+	} else {
+		clear_highpage(pg->copy);
+	}
+}
+
 static const struct sdsm_proto_ops sdsm_mem_proto_ops = {
 	.send = sdsm_op_send,
 	.install = sdsm_op_install,
@@ -671,6 +718,7 @@ static const struct sdsm_proto_ops sdsm_mem_proto_ops = {
 	.wake = sdsm_op_wake,
 	.error = sdsm_op_error,
 	.own_fetch = sdsm_op_own_fetch,
+	.own_grant = sdsm_op_own_grant,
 };
 
 static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
@@ -2176,6 +2224,44 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
 }
 
 /*
+ * The protocol's call for a fault on page @c->idx.  On the page's home
+ * the directory's state is passed too, and an access that needs no other
+ * node is granted in the call, without a READ or WRITE to this node and
+ * a grant back (sdsm_proto_fault_home(), sdsm_op_own_grant()): what a
+ * node's first touch of its own pages costs.  The home is checked as a
+ * request to it would be (sdsm_coh_home()).  Locks: the page's mutex.
+ */
+static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
+			    bool write)
+{
+	struct sdsm_region *r = c->r;
+	struct sdsm_page *pg = c->pg;
+	struct mem_cgroup *old_memcg;
+	u8 state = pg->node.state;
+	int rc;
+
+	if (pg->home != sdsm_cl.node_id ||
+	    sdsm_coh_home(r, c->idx, pg, sdsm_cl.node_id) != sdsm_cl.node_id)
+		return sdsm_proto_fault(ctx, &pg->node, write);
+	/* The directory's memory is the region's, as in its handler. */
+	old_memcg = set_active_memcg(READ_ONCE(r->memcg));
+	c->hp = sdsm_home_page_get(r, c->idx, true);
+	set_active_memcg(old_memcg);
+	/* No memory for it: the request to itself is refused, ENOMEM. */
+	if (!c->hp)
+		return sdsm_proto_fault(ctx, &pg->node, write);
+	rc = sdsm_proto_fault_home(ctx, &pg->node, &c->hp->dir, write);
+	if (rc == SDSM_PROTO_HIT && pg->node.state != state) {
+		pg->flags |= SDSM_PAGE_TOUCHED;
+		sdsm_page_homed_here(r, pg);
+		sdsm_stat_inc(SDSM_STAT_OWN_GRANTS);
+		if (state == SDSM_PROTO_NODE_S)
+			sdsm_stat_inc(SDSM_STAT_UPGRADES);
+	}
+	return rc;
+}
+
+/*
  * Ask for a read copy of page @idx of @r ahead of any fault, if that costs
  * no waiting: the page's mutex is free, its home is known or computable
  * without asking and is another, live node, and a page for the copy can
@@ -2444,7 +2530,7 @@ again:
 		if (pg->home != sdsm_cl.node_id && !sdsm_node_usable(pg->home))
 			sdsm_proto_node_peer_down(&ctx, &pg->node, pg->home);
 		seq = pg->node.seq;
-		rc = sdsm_proto_fault(&ctx, &pg->node, write);
+		rc = sdsm_fault_proto(&ctx, &c, write);
 		sdsm_page_settle(r, pg);
 		/* Its copy is here, or its READ in flight. */
 		sdsm_prefetch_used(pg);
