@@ -24,7 +24,7 @@ mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
-mem_write_only mem_home_shared_copy mem_received_pages_kept
+mem_write_only mem_home_shared_copy mem_home_own_grant mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
 mem_rc_notices_freed mem_rc_grant_delta mem_rc_release_delta
 mem_rc_grant_echo mem_rc_futex_wake mem_rc_futex_queued mem_rc_barrier_delta
@@ -824,6 +824,70 @@ test_mem_home_shared_copy() {
 			mu "$k" -r $t check 0 $len $((v + 2)) ||
 				{ log "round $i: node $k misses node 0's write"; rc=1; }
 		done
+	done
+	mu 0 -r $t destroy $t || rc=1
+	return $rc
+}
+
+# stats_of K NAME...: node K's stats counters NAME..., one line.
+stats_of() {
+	local k=$1 s out=""
+	shift
+	for s in "$@"; do
+		out="$out${out:+ }$(stat_of "$k" "$s")" || return 1
+	done
+	echo "$out"
+}
+
+# A node's faults on pages it is home of, with its directory idle and no
+# other node holding them, are granted in the fault (sdsm_proto_fault_home(),
+# sdsm_op_own_grant()): no READ or WRITE to itself, no grant back, no copy.
+# Node 1 reads 16 fresh pages of a region bound to it (zero; with
+# exclusive reads the read is granted writable) and fills them and 16
+# more; with exclusive_reads=0 it reads 16 other fresh pages (read copies)
+# and fills them (upgrades in place).  Node 1 must send no message and copy
+# nothing, the directory must have granted each fault (own_grants), and
+# nodes 0 and 2 then read node 1's pattern (the home copy shared with node
+# 1's copy, sdsm_op_own_fetch()); node 1's next write goes through them.
+OWN_GRANT_STATS="own_grants upgrades cost_msgs cost_local_msgs cost_copies
+read_faults_remote write_faults_remote"
+test_mem_home_own_grant() {
+	local t=owng n=16 rc=0 i k b a v want
+	local -a before after
+	local xparam=/sys/module/sdsm/parameters/exclusive_reads
+	mu 0 create $t $((4 * n * PG)) bind 0x2 >/dev/null || return 1
+	# shellcheck disable=SC2086 # a list of names
+	b=$(stats_of 1 $OWN_GRANT_STATS) || return 1
+	mu 1 -r $t zero 0 $((n * PG)) || { log "fresh pages not zero"; rc=1; }
+	mu 1 -r $t fill 0 $((2 * n * PG)) 61 || rc=1
+	run_on 1 sh -c "echo 0 > $xparam" || { log "cannot set exclusive_reads"; rc=1; }
+	mu 1 -r $t zero $((2 * n * PG)) $((n * PG)) || { log "fresh pages not zero"; rc=1; }
+	mu 1 -r $t fill $((2 * n * PG)) $((n * PG)) 62 || rc=1
+	run_on 1 sh -c "echo 1 > $xparam" || rc=1
+	# shellcheck disable=SC2086
+	a=$(stats_of 1 $OWN_GRANT_STATS) || return 1
+	log "node 1: ${OWN_GRANT_STATS//$'\n'/ }"
+	log "node 1: before $b"
+	log "node 1: after  $a"
+	# own_grants: 16 exclusive reads, 16 writes, 16 reads, 16 upgrades.
+	want="$((4 * n)) $n 0 0 0 0 0"
+	read -ra after <<< "$a"
+	read -ra before <<< "$b"
+	v=
+	for i in "${!after[@]}"; do
+		v="$v${v:+ }$((after[i] - before[i]))"
+	done
+	[ "$v" = "$want" ] || { log "node 1 moved by $v, want $want"; rc=1; }
+	for k in 0 "$LAST" 1; do
+		mu "$k" -r $t check 0 $((2 * n * PG)) 61 ||
+			{ log "node $k misses node 1's first writes"; rc=1; }
+		mu "$k" -r $t check $((2 * n * PG)) $((n * PG)) 62 ||
+			{ log "node $k misses node 1's upgraded writes"; rc=1; }
+	done
+	mu 1 -r $t fill 0 $((n * PG)) 63 || rc=1
+	for k in 0 "$LAST"; do
+		mu "$k" -r $t check 0 $((n * PG)) 63 ||
+			{ log "node $k misses node 1's write past readers"; rc=1; }
 	done
 	mu 0 -r $t destroy $t || rc=1
 	return $rc

@@ -24,6 +24,7 @@
  *                                 read through the read-only mapping
  *   fill OFF LEN SEED             write pattern words
  *   check OFF LEN SEED [STEP]     verify them (every STEP-th page)
+ *   zero OFF LEN                  verify every word is 0
  *   poke OFF VAL / peek OFF       one u64
  *   waitval OFF VAL MS            read until *OFF == VAL, at most MS ms
  *   mp_writer OFF ITER            message passing: data page OFF, flag page
@@ -558,6 +559,20 @@ int main(int argc, char **argv)
 		}
 		if (bad) {
 			fprintf(stderr, "%" PRIu64 " words wrong\n", bad);
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(cmd, "zero") && argc >= 2) {
+		uint64_t off = num(argv[0]), len = num(argv[1]), bad = 0;
+		volatile uint64_t *p = map(off, len);
+
+		for (i = 0; i < len / 8; i++)
+			if (p[i] && !bad++)
+				fprintf(stderr, "offset %" PRIu64 " holds %" PRIx64 ", not 0\n",
+					off + i * 8, p[i]);
+		if (bad) {
+			fprintf(stderr, "%" PRIu64 " words not zero\n", bad);
 			return 1;
 		}
 		return 0;
