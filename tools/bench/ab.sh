@@ -6,8 +6,8 @@
 # Documentation/performance.rst, "A against B in one cluster".
 #
 #   tools/bench/ab.sh [--nodes N] [--rounds R] [--timeout SEC] [--out DIR]
-#                     [--with 'SDSMCTL OPTIONS']... --job 'PROG ARGS'...
-#                     A [B]
+#                     [--modules] [--with 'SDSMCTL OPTIONS']...
+#                     --job 'PROG ARGS'... A [B]
 #   tools/bench/ab.sh --report DIR       (redo the table of an earlier run)
 #
 # A and B are git revisions (B defaults to the working tree, "."): each
@@ -17,7 +17,8 @@
 # `sdsmctl OPTIONS --` for each --with (default: -N 0 and -N 0,1) with A's
 # sdsmctl, library, shim, sdsmd and program and with B's, alternating
 # which goes first from round to round.  Both run on the working tree's
-# module (kmod/sdsm.ko).  Output: DIR/table.txt (also printed), the runs
+# module (kmod/sdsm.ko), or with --modules each on its own tree's, loaded
+# on every node before each of its runs.  Output: DIR/table.txt (also printed), the runs
 # in DIR/runs.txt; exit 0 when every run ended with the native checksum,
 # 1 when one did not, vcluster's status when the cluster failed.
 
@@ -80,15 +81,39 @@ ab_agents_stop() {
 	done
 }
 
-# ab_guest ROUNDS TIMEOUT TREE_A TREE_B NJOBS JOB... WITH...: print one
+# ab_module TREE: TREE's module loaded on every node, each seeing the
+# others up; the module in use is unloaded first.
+ab_module() {
+	local k j
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		on_node "$k" sdsm_unload > /dev/null 2>&1
+	done
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		# shellcheck disable=SC2016 # expanded by the node's shell
+		on_node "$k" bash -c '. "$VCLUSTER_LIB" && SDSM_KO=$1 sdsm_load' \
+			sh "$1/kmod/sdsm.ko" ||
+			{ echo "# node $k: cannot load $1/kmod/sdsm.ko"; return 1; }
+	done
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		for j in $(seq 0 $((SDSM_NR_NODES - 1))); do
+			[ "$j" = "$k" ] && continue
+			on_node "$k" "$SDSM_ROOT/tools/bench/guest.sh" wait-up "$j" 90 ||
+				{ echo "# node $k does not see node $j up"; return 1; }
+		done
+	done
+}
+
+# ab_guest ROUNDS TIMEOUT MODULES TREE_A TREE_B NJOBS JOB... WITH...: print one
 # line "ab round=R side=S job=J with=W seconds=X checksum=C status=N" per
 # run (side native, A or B; J and W are indexes into the lists, which are
-# printed first as "ab job=J ..." and "ab with=W ...").
+# printed first as "ab job=J ..." and "ab with=W ...").  MODULES 1: each
+# side's runs on its tree's module (the native runs use none).
 ab_guest() {
-	local rounds=$1 to=$2 njobs=$5 r j w s side tree out st sc order
+	local rounds=$1 to=$2 modules=$3 njobs=$6 r j w s side tree out st sc
+	local order
 	local -a trees jobs withs
-	trees=([1]=$3 [2]=$4)
-	shift 5
+	trees=([1]=$4 [2]=$5)
+	shift 6
 	jobs=("${@:1:njobs}")
 	shift "$njobs"
 	withs=("$@")
@@ -116,6 +141,10 @@ ab_guest() {
 				for s in $order; do
 					side=$([ "$s" = 1 ] && echo A || echo B)
 					tree=${trees[s]}
+					if [ "$modules" = 1 ] && ! ab_module "$tree"; then
+						echo "ab round=$r side=$side job=$j with=$w seconds=- checksum=- status=module"
+						continue
+					fi
 					if ! ab_agents_start "$tree"; then
 						ab_agents_stop
 						echo "ab round=$r side=$side job=$j with=$w seconds=- checksum=- status=agents"
@@ -212,6 +241,7 @@ ab_table() {
 NODES=3
 ROUNDS=2
 TIMEOUT=600
+MODULES=0
 OUT=
 REPORT=
 JOBS=()
@@ -230,6 +260,7 @@ while [ $# -gt 0 ]; do
 	--with) WITHS+=("$2"); shift ;;
 	--job) JOBS+=("$2"); shift ;;
 	--report) REPORT=$2; shift ;;
+	--modules) MODULES=1 ;;
 	-h|--help) usage ;;
 	-*) msg "unknown option $1"; usage ;;
 	*) REVS+=("$1") ;;
@@ -285,6 +316,10 @@ ab_tree() {
 		msg "cannot build the user space of $1 in $dir"
 		return 1
 	fi
+	if [ "$MODULES" = 1 ] && ! make -s -C "$dir" module >&2; then
+		msg "cannot build the module of $1 in $dir"
+		return 1
+	fi
 	echo "$dir"
 }
 
@@ -304,7 +339,11 @@ OUT=$(cd "$OUT" && pwd)
 {
 	echo "A=${REVS[0]} $(git -C "$A" describe --always --dirty 2>/dev/null) $A"
 	echo "B=${REVS[1]} $(git -C "$B" describe --always --dirty 2>/dev/null) $B"
-	echo "module=$(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
+	if [ "$MODULES" = 1 ]; then
+		echo "module=each side's own"
+	else
+		echo "module=$(git -C "$ROOT" describe --always --dirty 2>/dev/null)"
+	fi
 	echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ) nodes=$NODES rounds=$ROUNDS"
 } > "$OUT/host.txt"
 cat "$OUT/host.txt" >&2
@@ -312,8 +351,8 @@ runs=$(( ${#JOBS[@]} * (1 + 2 * ${#WITHS[@]}) * ROUNDS ))
 msg "$runs runs of up to ${TIMEOUT}s each; output in $OUT"
 cd "$ROOT" || exit 1
 "$ROOT/tools/vcluster/vcluster" run -n "$NODES" --on 0 --mem 1024 \
-	--timeout $(( runs * (TIMEOUT + 90) + 60 )) --out "$OUT/vcluster" -- \
-	tools/bench/ab.sh guest "$ROUNDS" "$TIMEOUT" "$A" "$B" "${#JOBS[@]}" \
+	--timeout $(( runs * (TIMEOUT + 90 + 120 * MODULES) + 60 )) --out "$OUT/vcluster" -- \
+	tools/bench/ab.sh guest "$ROUNDS" "$TIMEOUT" "$MODULES" "$A" "$B" "${#JOBS[@]}" \
 	"${JOBS[@]}" "${WITHS[@]}" > "$OUT/vcluster.txt" 2>&1
 rc=$?
 grep '^ab ' "$OUT/vcluster/node0/cmd.out" > "$OUT/runs.txt" 2> /dev/null
