@@ -81,6 +81,51 @@ ab_agents_stop() {
 	done
 }
 
+# What a run costs, counted by the module on every node
+# (Documentation/performance.rst, "What a fault costs").
+AB_COSTS="cost_msgs cost_local_msgs cost_allocs cost_copies cost_wakeups
+own_grants"
+
+# ab_costs: each of AB_COSTS summed over the nodes, "NAME=V ..."; V is -
+# if a node lacks the counter (an older module).
+ab_costs() {
+	local k c v kv
+	local -A sum=()
+	for k in $(seq 0 $((SDSM_NR_NODES - 1))); do
+		# shellcheck disable=SC2016,SC2086 # the node's shell; a list
+		for kv in $(on_node "$k" sh -c 'for f; do
+				v=$(cat "/sys/kernel/sdsm/stats/$f" 2>/dev/null) || v=-
+				echo "$f=${v:--}"; done' sh $AB_COSTS); do
+			c=${kv%%=*}
+			v=${kv#*=}
+			case "$v/${sum[$c]:-0}" in
+			*[!0-9/]*) sum[$c]=- ;;
+			*) sum[$c]=$(( ${sum[$c]:-0} + v )) ;;
+			esac
+		done
+	done
+	for c in $AB_COSTS; do
+		printf '%s=%s ' "$c" "${sum[$c]:--}"
+	done
+}
+
+# ab_costs_delta BEFORE AFTER: AFTER - BEFORE per counter, "NAME=V ...".
+ab_costs_delta() {
+	local kv c v
+	local -A b=()
+	for kv in $1; do
+		b[${kv%%=*}]=${kv#*=}
+	done
+	for kv in $2; do
+		c=${kv%%=*}
+		v=${kv#*=}
+		case "$v/${b[$c]:--}" in
+		*[!0-9/]*) printf '%s=- ' "$c" ;;
+		*) printf '%s=%s ' "$c" $((v - b[$c])) ;;
+		esac
+	done
+}
+
 # ab_module TREE: TREE's module loaded on every node, each seeing the
 # others up; the module in use is unloaded first.
 ab_module() {
@@ -106,11 +151,13 @@ ab_module() {
 # ab_guest ROUNDS TIMEOUT MODULES TREE_A TREE_B NJOBS JOB... WITH...: print one
 # line "ab round=R side=S job=J with=W seconds=X checksum=C status=N" per
 # run (side native, A or B; J and W are indexes into the lists, which are
-# printed first as "ab job=J ..." and "ab with=W ...").  MODULES 1: each
+# printed first as "ab job=J ..." and "ab with=W ..."), and after each
+# run under sdsm "ab costs round=R side=S job=J with=W NAME=V..." (what
+# it cost on all nodes, see ab_costs).  MODULES 1: each
 # side's runs on its tree's module (the native runs use none).
 ab_guest() {
 	local rounds=$1 to=$2 modules=$3 njobs=$6 r j w s side tree out st sc
-	local order
+	local order c0
 	local -a trees jobs withs
 	trees=([1]=$4 [2]=$5)
 	shift 6
@@ -150,12 +197,14 @@ ab_guest() {
 						echo "ab round=$r side=$side job=$j with=$w seconds=- checksum=- status=agents"
 						continue
 					fi
+					c0=$(ab_costs)
 					# shellcheck disable=SC2086 # options, PROG ARGS
 					timeout "$to" "$tree/tools/sdsmctl/sdsmctl" ${withs[w]} -- \
 						"$tree/tools/bench/build/$1" "${@:2}" > "$out/run" 2>&1
 					st=$?
 					sc=$(ab_parse "$out/run")
 					echo "ab round=$r side=$side job=$j with=$w seconds=${sc% *} checksum=${sc#* } status=$st"
+					echo "ab costs round=$r side=$side job=$j with=$w $(ab_costs_delta "$c0" "$(ab_costs)")"
 					[ "$st" = 0 ] || sed 's/^/# /' "$out/run" | tail -n 5
 					ab_agents_stop
 				done
@@ -189,6 +238,28 @@ ab_table() {
 	}
 	function fmt(x) {
 		return x == "-" ? x : sprintf("%.2f", x)
+	}
+	/^ab costs / {
+		for (f = 3; f <= NF; f++) {
+			split($f, kv, "=")
+			c[kv[1]] = kv[2]
+			if (!(kv[1] in cidx)) {
+				cidx[kv[1]] = ++nc
+				cname[nc] = kv[1]
+			}
+		}
+		k = c["job"] SUBSEP c["with"] SUBSEP c["side"]
+		for (i = 1; i <= nc; i++) {
+			n = cname[i]
+			if (n == "round" || n == "side" || n == "job" || n == "with")
+				continue
+			if (c[n] == "-" || c[n] == "")
+				dash[k, n] = 1
+			else
+				cv[k, n] = cv[k, n] " " c[n]
+		}
+		ncost++
+		next
 	}
 	/^ab job=/ { sub(/^ab job=/, ""); i = $1; sub(/^[^ ]* /, ""); job[i] = $0; nj++; next }
 	/^ab with=/ { sub(/^ab with=/, ""); i = $1; sub(/^[^ ]* /, ""); with[i] = $0; nw++; next }
@@ -231,6 +302,29 @@ ab_table() {
 				a = median(m[k, "A"]); b = median(m[k, "B"])
 				printf "%-24s %-32s %-16s %-16s %s\n", job[j], with[w], substr(t[k, "A"], 2), substr(t[k, "B"], 2), (a != "" && b != "" && a > 0) ? sprintf("%.2f", b / a) : "n/a"
 			}
+		}
+		if (ncost) {
+			printf "\nwhat a run cost, summed over the nodes (median of the rounds; - : a module without the counter)\n"
+			printf "%-24s %-32s %-4s", "job", "with", "side"
+			for (i = 1; i <= nc; i++)
+				if (cname[i] !~ /^(round|side|job|with)$/)
+					printf " %s", cname[i]
+			printf "\n"
+			for (j = 0; j < nj; j++)
+				for (w = 0; w < nw; w++)
+					for (sd = 0; sd < 2; sd++) {
+						side = sd ? "B" : "A"
+						k = j SUBSEP w SUBSEP side
+						printf "%-24s %-32s %-4s", job[j], with[w], side
+						for (i = 1; i <= nc; i++) {
+							n = cname[i]
+							if (n ~ /^(round|side|job|with)$/)
+								continue
+							med = (k, n) in dash ? "-" : median(cv[k, n])
+							printf " %" length(n) "s", med == "" ? "-" : med
+						}
+						printf "\n"
+					}
 		}
 		exit bad
 	}' "$1"

@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..37"
+echo "1..38"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -582,6 +582,27 @@ out=$("$BENCH/ab.sh" --report "$TMP/abbad" 2>&1)
 	grep -q '^B round 2, .*: status 125, checksum -' <<< "$out" &&
 	grep -qE '^pmatmul 64 +-N 0 +1.10 1.20 +failed failed +n/a$' <<< "$out"
 ok $? "ab.sh: another checksum or a failed run fails the comparison, named"
+
+ab_fixture abcost <<'AB'
+ab job=0 pmatmul 64
+ab with=0 -N 0
+ab round=1 side=native job=0 with=- seconds=1.0 checksum=aa status=0
+ab round=1 side=A job=0 with=0 seconds=1.1 checksum=aa status=0
+ab costs round=1 side=A job=0 with=0 cost_msgs=4 cost_local_msgs=300 own_grants=-
+ab round=1 side=B job=0 with=0 seconds=0.9 checksum=aa status=0
+ab costs round=1 side=B job=0 with=0 cost_msgs=4 cost_local_msgs=2 own_grants=150
+ab round=2 side=native job=0 with=- seconds=1.0 checksum=aa status=0
+ab round=2 side=B job=0 with=0 seconds=1.0 checksum=aa status=0
+ab costs round=2 side=B job=0 with=0 cost_msgs=6 cost_local_msgs=0 own_grants=152
+ab round=2 side=A job=0 with=0 seconds=1.2 checksum=aa status=0
+ab costs round=2 side=A job=0 with=0 cost_msgs=8 cost_local_msgs=310 own_grants=-
+AB
+out=$("$BENCH/ab.sh" --report "$TMP/abcost" 2>&1)
+[ $? = 0 ] && grep -q '^what a run cost, summed over the nodes' <<< "$out" &&
+	grep -qE '^pmatmul 64 +-N 0 +A +6 +305 +-$' <<< "$out" &&
+	grep -qE '^pmatmul 64 +-N 0 +B +5 +1 +151$' <<< "$out" &&
+	grep -qE '^pmatmul 64 +-N 0 +1.10 1.20 +0.90 1.00 +0.83$' <<< "$out"
+ok $? "ab.sh: what each side's runs cost (medians; - for a counter a module lacks)"
 
 ab_fixture abnone < /dev/null
 out=$("$BENCH/ab.sh" --report "$TMP/abnone" 2>&1)
