@@ -17,6 +17,9 @@
 # that is missing, or overruns its bound, yields a `not ok` line of its own
 # (TODO-marked the same way), so it is never mistaken for a passing one.
 # RUN_ALL_SUITES="NAME ..." runs only the suites named (for development).
+# RUN_ALL_TESTS="SUITE:TEST ..." runs only the tests named, each in its
+# suite (a suite none of them names does not run): make check's share of
+# the debug kernel (tools/check.sh) and a quick way to run one test.
 # RUN_ALL_BOUND_SCALE=N multiplies every suite's bound by N (default 1;
 # make check's run on the debug kernel, where guests run about four times
 # slower, sets 4).
@@ -75,6 +78,25 @@ mark_todo() {
 	fi
 }
 
+# picked SUITE: the tests RUN_ALL_TESTS names in SUITE, one line.
+picked() {
+	local w out=
+	for w in ${RUN_ALL_TESTS:-}; do
+		[ "${w%%:*}" = "$1" ] && out="$out ${w#*:}"
+	done
+	echo "${out# }"
+}
+
+# Every SUITE:TEST names a suite of the table (a typo must not pass as
+# a suite that ran nothing).
+for w in ${RUN_ALL_TESTS:-}; do
+	case " ${suites[*]%%|*} " in
+	*" ${w%%:*} "*) [ -n "${w#*:}" ] && [ "${w#*:}" != "$w" ] && continue ;;
+	esac
+	echo "Bail out! RUN_ALL_TESTS: '$w' is not SUITE:TEST of a suite here"
+	exit 1
+done
+
 rc=0
 for entry in "${suites[@]}"; do
 	IFS='|' read -r name bound todo cmd <<< "$entry"
@@ -86,6 +108,12 @@ for entry in "${suites[@]}"; do
 	esac
 	# shellcheck disable=SC2086 # cmd is a script and its arguments
 	set -- $cmd
+	if [ -n "${RUN_ALL_TESTS:-}" ]; then
+		tests=$(picked "$name")
+		[ -n "$tests" ] || continue
+		# shellcheck disable=SC2086 # one word per test
+		set -- "$1" $tests
+	fi
 	echo "# ==== suite $name: $* (bound ${bound}s${todo:+, TODO: $todo}) ===="
 	t0=$(date +%s)
 	if [ ! -x "$here/$1" ]; then

@@ -4,7 +4,8 @@
 # Tests of make check's result counting (tools/check-lib.sh), TAP: a stream
 # that stops early, a stream without a plan, nested kselftest lines, TODO
 # and SKIP directives, several streams in one log.  Then the cluster
-# suites' runner (selftests/sdsm/tap_runner.sh) with stand-in tests.
+# suites' runner (selftests/sdsm/tap_runner.sh) with stand-in tests, and
+# run_all.sh's choice of suites and tests with stand-in suites.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
@@ -42,7 +43,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..12"
+echo "1..15"
 expect "a complete stream passes" "3 0 0" \
 	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
 expect "a stream that stops after 3 of 10 fails" "3 1 0" \
@@ -124,5 +125,35 @@ done
 	grep -qx 'not ok 2 leakhang' "$tmp/run.log"
 rc=$?; [ $rc -eq 0 ] || sed "s/^/#   /" "$tmp/run.log"
 ok $rc "a test's background processes do not outlive it (${took}s, left:${leftover:- none})"
+
+# run_all.sh with every suite's script a stand-in that prints its
+# arguments: RUN_ALL_TESTS passes each suite the tests named in it and
+# runs no other suite; a name of no suite stops the run before any.
+mkdir -p "$tmp/sel"
+cp "$top/selftests/sdsm/run_all.sh" "$tmp/sel/"
+for f in $(sed -n 's/^\t"[a-z-]*|[0-9]*|[^|]*|\([a-z_]*\.sh\).*/\1/p' \
+		"$top/selftests/sdsm/run_all.sh"); do
+	printf '#!/bin/sh\necho "1..1"\necho "ok 1 $(basename "$0") $*"\n' \
+		> "$tmp/sel/$f"
+	chmod +x "$tmp/sel/$f"
+done
+echo 'MEM_TESTS="mem_a mem_b"' > "$tmp/sel/mem_tests.sh"
+all=$(bash "$tmp/sel/run_all.sh" 2>&1)
+rc=$?
+suites=$(echo "$all" | grep -c '^ok 1 ')
+[ $rc -eq 0 ] && [ "$suites" -ge 9 ] &&
+	echo "$all" | grep -qx 'ok 1 run_cluster_tests.sh mem_a mem_b'
+ok $? "run_all.sh runs every suite with its own tests ($suites suites, status $rc)"
+got=$(RUN_ALL_TESTS="futex:pingpong coherent-memory:mem_b
+coherent-memory:mem_z" bash "$tmp/sel/run_all.sh" 2>&1 | grep '^ok 1 ')
+rc=$?
+[ "$got" = "$(printf '%s\n' 'ok 1 futex_tests.sh pingpong' \
+	'ok 1 run_cluster_tests.sh mem_b mem_z')" ]
+ok $? "RUN_ALL_TESTS runs the tests named, in their suites only (got: $(echo $got))"
+got=$(RUN_ALL_TESTS="futex:pingpong fuzzz:run" bash "$tmp/sel/run_all.sh" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && echo "$got" | grep -q "^Bail out! RUN_ALL_TESTS: 'fuzzz:run'" &&
+	! echo "$got" | grep -q '^ok'
+ok $? "a test named in no suite stops run_all.sh before any suite (status $rc)"
 
 [ $fails -eq 0 ]
