@@ -10,10 +10,11 @@
 # Environment: CHECK_NODES (cluster size, default 3), CHECK_ONLY (space
 # separated step names to run: build checkpatch sparse unit packages vcluster
 # cluster debug-cluster; cluster includes packages, whose build its suite
-# "packages" uses), CHECK_KERNEL (which suites run a second time, on the
+# "packages" uses), CHECK_KERNEL (what runs a second time, on the
 # project's debug kernel, tools/kernel/: KASAN, lockdep, kmemleak; built
-# once and cached; steps debug-kernel and debug-cluster: "debug", every
-# suite; "fuzz", the fuzz suite; unset, none), CHECK_DEBUG_SUITES (the
+# once and cached; steps debug-kernel and debug-cluster: "smoke", the
+# default, a share of the tests of every suite; "debug", every suite;
+# "fuzz", the fuzz suite; "none", nothing), CHECK_DEBUG_SUITES (the
 # suites of that run, as RUN_ALL_SUITES, over CHECK_KERNEL's choice).
 
 set -u
@@ -165,33 +166,48 @@ if want cluster; then
 	[ $rc -ne 0 ] && show_tail "$logdir/cluster.log" 80
 fi
 
-# 6. Suites again on the debug kernel (Documentation/testing.rst, "The
-# debug kernel"), opt-in: every suite with CHECK_KERNEL=debug (about two
-# hours), the fuzz suite alone with CHECK_KERNEL=fuzz (over 20 minutes),
-# none without.
-case ${CHECK_KERNEL:-} in
-'') debug_suites=none ;;
-debug) debug_suites= ;;
+# 6. The debug kernel (Documentation/testing.rst, "The debug kernel"):
+# KASAN, lockdep, kmemleak.  By default ("smoke") eight tests that drive
+# the module's main paths, 30 s of the fuzzer among them, about 9 minutes
+# with the cluster's boot and shutdown (and 6 more for the kernel's build
+# when it is not cached); every suite with
+# CHECK_KERNEL=debug (about two hours), the fuzz suite alone with
+# CHECK_KERNEL=fuzz (over 20 minutes), nothing with CHECK_KERNEL=none.
+debug_smoke="locks-barriers:condvar_queue shim:thread_calls
+coherent-memory:mem_litmus_mp coherent-memory:mem_fork
+coherent-memory:mem_contention coherent-memory:mem_rc_lock_passing
+coherent-memory:mem_lifecycle fuzz:run"
+debug_tests='' debug_bound=5000 debug_fuzz=60
+case ${CHECK_KERNEL:-smoke} in
+smoke)
+	# One line: it travels in the guest command's environment.
+	debug_suites='' debug_tests=$(tr '\n' ' ' <<< "$debug_smoke")
+	debug_bound=1800 debug_fuzz=30 ;;
+debug) debug_suites='' ;;
 fuzz) debug_suites=fuzz ;;
+none) debug_suites=none ;;
 *)
-	note "CHECK_KERNEL='$CHECK_KERNEL': want debug, fuzz or nothing"
-	result "CHECK_KERNEL is debug, fuzz or unset" 1
+	note "CHECK_KERNEL='$CHECK_KERNEL': want smoke, debug, fuzz or none"
+	result "CHECK_KERNEL is smoke, debug, fuzz or none" 1
 	debug_suites=none ;;
 esac
-debug_suites=${CHECK_DEBUG_SUITES:-$debug_suites}
+if [ -n "${CHECK_DEBUG_SUITES:-}" ]; then
+	debug_suites=$CHECK_DEBUG_SUITES debug_tests=
+fi
 if [ "$debug_suites" != none ] && want debug-cluster; then
-	step debug-kernel 5400 make -s module-debug
+	step debug-kernel 2400 make -s module-debug
 	rc=$?
 	result "debug kernel and module (tools/kernel/)" $rc
 	if [ $rc -ne 0 ]; then
 		show_tail "$logdir/debug-kernel.log"
 	else
 		kdir=$(tools/kernel/build.sh 2> /dev/null)
-		step debug-cluster 5400 env VCLUSTER_KO=.cache/kmod-debug/kmod/sdsm.ko \
+		step debug-cluster $((debug_bound + 400)) env VCLUSTER_KO=.cache/kmod-debug/kmod/sdsm.ko \
 			tools/vcluster/vcluster run -n "$nodes" --on 0 \
-			--kernel "$kdir" --mem 1024 --timeout 5000 \
+			--kernel "$kdir" --mem 1024 --timeout "$debug_bound" \
 			--out "$logdir/debug-cluster" -- \
 			env RUN_ALL_SUITES="$debug_suites" \
+			RUN_ALL_TESTS="$debug_tests" FUZZ_SECONDS="$debug_fuzz" \
 			RUN_ALL_BOUND_SCALE=4 selftests/sdsm/run_all.sh
 		rc=$?
 		count_tap "$logdir/debug-cluster.log" debug-cluster
