@@ -7,7 +7,8 @@
 # which run.sh hands to report.py.  Nothing here computes a figure.
 #
 #   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--fault-pages N]
-#            [--big-pages N] [--wf-pages N] [--fio-pages N] [--pp-rounds N] [--mm-n N]
+#            [--big-pages N] [--wf-pages N] [--fio-pages N]
+#            [--fio-local-pages N] [--pp-rounds N] [--mm-n N]
 #            [--shim-mm-n N] [--shim-heat ROWSxCOLSxSTEPS] [--shim-bound SEC]
 #            [--fs PAGESxKxPHASES] [--jacobi NxITERS]
 #            [--profile] [--only PART,...]
@@ -24,7 +25,7 @@
 #   ib_read_lat.r.txt            perftest client output (-U: every sample)
 #   ib_read_bw.r.txt             perftest client output
 #   ib_read_{lat,bw}_ev.r.txt    the same with -e (sleep on CQ events)
-#   fio_tmpfs_{seq,rand}.r.json  fio on tmpfs
+#   fio_tmpfs_{seq,rand}.r.json  fio on tmpfs (--fio-local-pages pages)
 #   read_fault.r.txt             "page t0_ns t1_ns" per first-touch fault
 #   read_fault_costs.r.txt       "before|after NODE COUNTER VALUE" around
 #                                those faults, every node; VALUE "missing"
@@ -37,7 +38,8 @@
 #                                and 1 alone (the module reloaded)
 #   write_fault_{1,2}.r.txt      the same, for writes with 1 or 2 sharers
 #   pingpong.r.txt               "round t0_ns t1_ns" per round trip
-#   fio_sdsm_{remote,local}_{seq,rand}.r.json
+#   fio_sdsm_{remote,local}_{seq,rand}.r.json  (--fio-pages remote,
+#                                --fio-local-pages local)
 #   matmul_{1,2}.r.txt           seconds=, checksum=, verified=
 #   shim_{matmul,heat}_serial.txt    the program's --serial run (reference)
 #   shim_{matmul,heat}_CFG.r.txt     CFG native (no shim, node 0) or n1, n2,
@@ -121,6 +123,9 @@ FAULT_PAGES=128
 BIG_PAGES=262144
 WF_PAGES=64
 FIO_PAGES=256
+# The local jobs read fast enough that fio's millisecond clock must see
+# at least some 100 ms of them: 64 MiB.
+FIO_LOCAL_PAGES=16384
 PP_ROUNDS=50
 MM_N=256
 SHIM_MM_N=512
@@ -140,6 +145,7 @@ while [ $# -gt 0 ]; do
 	--big-pages) BIG_PAGES=$2; shift ;;
 	--wf-pages) WF_PAGES=$2; shift ;;
 	--fio-pages) FIO_PAGES=$2; shift ;;
+	--fio-local-pages) FIO_LOCAL_PAGES=$2; shift ;;
 	--pp-rounds) PP_ROUNDS=$2; shift ;;
 	--mm-n) MM_N=$2; shift ;;
 	--shim-mm-n) SHIM_MM_N=$2; shift ;;
@@ -241,6 +247,7 @@ fi
 	echo "big_pages=$BIG_PAGES"
 	echo "wf_pages=$WF_PAGES"
 	echo "fio_pages=$FIO_PAGES"
+	echo "fio_local_pages=$FIO_LOCAL_PAGES"
 	echo "pp_rounds=$PP_ROUNDS"
 	echo "mm_n=$MM_N"
 	echo "shim_mm_n=$SHIM_MM_N"
@@ -369,7 +376,7 @@ baseline_fio() {
 		[ $mode = rand ] && _rw=randread
 		for r in $(seq 1 "$REPS"); do
 			step fio_tmpfs_$mode "fio on tmpfs" fio_job tmpfs-$mode \
-				"$_f" $((FIO_PAGES * 4096)) $_rw \
+				"$_f" $((FIO_LOCAL_PAGES * 4096)) $_rw \
 				"$B/fio_tmpfs_$mode.$r.json" || continue 2
 		done
 		status fio_tmpfs_$mode ok
@@ -605,15 +612,15 @@ fig_fio_sdsm() {
 	_where=$1
 	_mode=$2
 	_fig=fio_sdsm_${_where}_$_mode
-	_home=1
-	[ "$_where" = local ] && _home=0
+	_home=1 _pages=$FIO_PAGES
+	[ "$_where" = local ] && _home=0 _pages=$FIO_LOCAL_PAGES
 	_rw="read"
 	[ "$_mode" = rand ] && _rw=randread
 	sdsm_gate $_fig COHERENT_MEMORY REGIONS PLACEMENT || return
 	for r in $(seq 1 "$REPS"); do
 		log "$_fig rep $r"
 		_n=bench-f$_where-$_mode-$r
-		_info=$(sb create $_n "$FIO_PAGES" bind:$_home 2> "$ERR") || {
+		_info=$(sb create $_n "$_pages" bind:$_home 2> "$ERR") || {
 			status $_fig "failed: create region: $(tail -n 1 "$ERR")"
 			return
 		}

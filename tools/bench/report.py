@@ -24,6 +24,7 @@ import sys
 
 MiB = 1 << 20
 FIO_BYTES = None    # what one fio job must read: fio_pages * 4096
+FIO_LOCAL_BYTES = None  # the same for tmpfs and local jobs: fio_local_pages
 
 
 def pct(samples, p):
@@ -112,9 +113,13 @@ def parse_fio(path):
     rd = job["read"]
     if job.get("error"):
         raise ValueError("fio job error %d" % job["error"])
-    if FIO_BYTES and rd.get("io_bytes") != FIO_BYTES:
+    name = os.path.basename(path)
+    want = FIO_LOCAL_BYTES if name.startswith(("fio_tmpfs_",
+                                               "fio_sdsm_local_")) \
+        else FIO_BYTES
+    if want and rd.get("io_bytes") != want:
         raise ValueError("fio read %s bytes, not %d: %s" % (
-            rd.get("io_bytes"), FIO_BYTES, os.path.basename(path)))
+            rd.get("io_bytes"), want, name))
     return {"bw_bytes": float(rd["bw_bytes"]),
             "io_bytes": rd.get("io_bytes"),
             "runtime_ms": rd.get("runtime"),
@@ -257,9 +262,13 @@ class Report:
     def __init__(self, raw):
         self.raw = raw
         self.meta = read_kv(os.path.join(raw, "meta.txt"))
-        global FIO_BYTES
+        global FIO_BYTES, FIO_LOCAL_BYTES
         if self.meta.get("fio_pages", "").isdigit():
             FIO_BYTES = int(self.meta["fio_pages"]) * 4096
+        # Runs before fio_local_pages read every job with fio_pages.
+        FIO_LOCAL_BYTES = FIO_BYTES
+        if self.meta.get("fio_local_pages", "").isdigit():
+            FIO_LOCAL_BYTES = int(self.meta["fio_local_pages"]) * 4096
         self.samples = {}
         self.baselines = {}
         self.figures = []

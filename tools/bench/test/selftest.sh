@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..38"
+echo "1..39"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -77,7 +77,8 @@ run_guest() {
 		export BENCH_SDSMCTL="$HERE/fake-sdsmctl" BENCH_SDSMD="$HERE/fake-sdsmd"
 		timeout 300 "$BENCH/guest.sh" --reps 2 --lat-iters 50 \
 			--bw-iters 50 --fault-pages 16 --big-pages 4096 --wf-pages 8 \
-			--fio-pages 16 --pp-rounds 10 --mm-n 64 --shim-mm-n 64 \
+			--fio-pages 16 --fio-local-pages 32 --pp-rounds 10 \
+			--mm-n 64 --shim-mm-n 64 \
 			--shim-heat 64x64x5 --fs 2x10x3 --jacobi 64x5 "$@"
 	) > "$TMP/$_name/guest.log" 2>&1
 }
@@ -350,6 +351,32 @@ for m in ("seq", "rand"):
 assert figs["read_fault_median"]["ratio"] is not None
 PY
 ok $? "with every repetition contradictory no ratio is published against it"
+
+# fio reads --fio-pages pages from the remote home, --fio-local-pages
+# from tmpfs and the local home, and the report holds each job to its own
+# size: a local job that read the remote jobs' size fails its figure.
+cp -r "$TMP/full/out" "$TMP/fiosize"
+set -- "$TMP"/fiosize/fio_sdsm_local_seq.*.json
+sed -i 's/"io_bytes" *: *131072/"io_bytes" : 65536/' "$1"
+python3 "$BENCH/report.py" "$TMP/fiosize" "$TMP/fiosize-report" > /dev/null 2>&1
+python3 - "$TMP/full/report/results.json" \
+	"$TMP/fiosize-report/results.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["meta"]["fio_pages"] == "16" and d["meta"]["fio_local_pages"] == "32"
+figs = {f["id"]: f for f in d["figures"]}
+sizes = {"fio_sdsm_local_seq": 32, "fio_sdsm_local_rand": 32,
+         "fio_tmpfs_seq": 32, "fio_tmpfs_rand": 32,
+         "fio_sdsm_remote_seq": 16, "fio_sdsm_remote_rand": 16}
+for name, pages in sizes.items():
+    for rep in d["samples"][name]:
+        assert rep["io_bytes"] == pages * 4096, (name, rep["io_bytes"])
+assert figs["fio_sdsm_local_seq"]["ratio"] is not None
+bad = {f["id"]: f for f in json.load(open(sys.argv[2]))["figures"]}
+assert bad["fio_sdsm_local_seq"]["ratio"] is None, bad["fio_sdsm_local_seq"]
+assert bad["fio_sdsm_local_rand"]["ratio"] is not None
+PY
+ok $? "fio jobs read their own sizes: remote 16 pages, tmpfs and local 32"
 
 # --only: the selected parts run, the others say "not run".
 run_guest only --only perftest,read_fault &&
