@@ -23,8 +23,6 @@ import subprocess
 import sys
 
 MiB = 1 << 20
-FIO_BYTES = None    # what one fio job must read: fio_pages * 4096
-FIO_LOCAL_BYTES = None  # the same for tmpfs and local jobs: fio_local_pages
 
 
 def pct(samples, p):
@@ -104,7 +102,8 @@ def parse_perftest_bw(path):
     return None
 
 
-def parse_fio(path):
+def parse_fio(path, want=None):
+    """One fio job's read figures; want: the bytes it must have read."""
     with open(path) as f:
         text = f.read()
     # fio may print notes before the JSON object.
@@ -113,13 +112,9 @@ def parse_fio(path):
     rd = job["read"]
     if job.get("error"):
         raise ValueError("fio job error %d" % job["error"])
-    name = os.path.basename(path)
-    want = FIO_LOCAL_BYTES if name.startswith(("fio_tmpfs_",
-                                               "fio_sdsm_local_")) \
-        else FIO_BYTES
     if want and rd.get("io_bytes") != want:
         raise ValueError("fio read %s bytes, not %d: %s" % (
-            rd.get("io_bytes"), want, name))
+            rd.get("io_bytes"), want, os.path.basename(path)))
     return {"bw_bytes": float(rd["bw_bytes"]),
             "io_bytes": rd.get("io_bytes"),
             "runtime_ms": rd.get("runtime"),
@@ -262,13 +257,16 @@ class Report:
     def __init__(self, raw):
         self.raw = raw
         self.meta = read_kv(os.path.join(raw, "meta.txt"))
-        global FIO_BYTES, FIO_LOCAL_BYTES
+        # What each fio job must read: fio_pages from the remote home,
+        # fio_local_pages from tmpfs and the local home (runs before
+        # fio_local_pages read every job with fio_pages).
+        self.fio_bytes = {"remote": None}
         if self.meta.get("fio_pages", "").isdigit():
-            FIO_BYTES = int(self.meta["fio_pages"]) * 4096
-        # Runs before fio_local_pages read every job with fio_pages.
-        FIO_LOCAL_BYTES = FIO_BYTES
+            self.fio_bytes["remote"] = int(self.meta["fio_pages"]) * 4096
+        self.fio_bytes["local"] = self.fio_bytes["remote"]
         if self.meta.get("fio_local_pages", "").isdigit():
-            FIO_LOCAL_BYTES = int(self.meta["fio_local_pages"]) * 4096
+            self.fio_bytes["local"] = \
+                int(self.meta["fio_local_pages"]) * 4096
         self.samples = {}
         self.baselines = {}
         self.figures = []
@@ -276,6 +274,10 @@ class Report:
 
     def status(self, fig):
         return read_status(self.raw, fig)
+
+    def load_fio(self, name, where):
+        return self.load(name, name, "json", lambda f: parse_fio(
+            f, self.fio_bytes[where]))
 
     def load(self, name, stem, ext, parser):
         st = self.status(name)
@@ -333,7 +335,7 @@ class Report:
         self.pick("link_bw", ("ib_read_bw", "ib_read_bw_ev"), "bw", max)
         for mode in ("seq", "rand"):
             name = "fio_tmpfs_" + mode
-            st, reps = self.load(name, name, "json", parse_fio)
+            st, reps = self.load_fio(name, "local")
             self.samples[name] = reps
             self.baselines[name] = {
                 "status": st, "unit": "bytes/s",
@@ -513,7 +515,7 @@ class Report:
         for where in ("remote", "local"):
             for mode in ("seq", "rand"):
                 name = "fio_sdsm_%s_%s" % (where, mode)
-                st, reps = self.load(name, name, "json", parse_fio)
+                st, reps = self.load_fio(name, where)
                 self.samples[name] = reps
                 val = summary([r["bw_bytes"] for r in reps]) if reps \
                     else None
