@@ -177,7 +177,8 @@ debug_smoke="locks-barriers:condvar_queue shim:thread_calls
 coherent-memory:mem_litmus_mp coherent-memory:mem_fork
 coherent-memory:mem_contention coherent-memory:mem_rc_lock_passing
 coherent-memory:mem_lifecycle fuzz:run"
-debug_tests='' debug_bound=5000 debug_fuzz=60
+# debug_fuzz: FUZZ_SECONDS, empty for the fuzz suite's own default.
+debug_tests='' debug_bound=5000 debug_fuzz=
 case ${CHECK_KERNEL:-smoke} in
 smoke)
 	# One line: it travels in the guest command's environment.
