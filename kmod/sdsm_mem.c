@@ -21,7 +21,8 @@
  * every PTE insertion and every zap of that page.  Lock order: mmap_lock
  * (read, fault path) -> page mutex -> i_mmap_rwsem (unmap_mapping_range).
  * Nothing takes a page mutex with i_mmap_rwsem held, and nothing waits for
- * a message with a page mutex held.
+ * a message with a page mutex held.  Fault-around only tries page mutexes,
+ * under a page table's lock (sdsm_around_pte()).
  *
  * Messages.  The protocol's send action only queues, in the destination's
  * send queue of the messaging layer (sdsm_queue(), sdsm_cluster.c), whose
@@ -2376,50 +2377,96 @@ static pgprot_t sdsm_ro_prot(struct vm_area_struct *vma)
 	return vm_get_page_prot(flags);
 }
 
+/* What sdsm_fault_around() hands sdsm_around_pte(). */
+struct sdsm_around {
+	struct vm_area_struct *vma;
+	struct sdsm_region *r;
+	unsigned long start;	/* the address of page @first */
+	u64 first;
+	u64 idx;		/* the faulting page, mapped already */
+	pgprot_t prot;
+	unsigned int mapped;
+};
+
+/*
+ * One PTE of the block, under its page table's lock: map page j's copy if
+ * the PTE is empty and the page is readable here.  The page's mutex is only
+ * tried (the PTE lock is held; an invalidation holds the mutex while it
+ * waits for this PTE lock), as filemap_map_pages() tries the folio lock.
+ */
+static int sdsm_around_pte(pte_t *pte, unsigned long addr, void *data)
+{
+	struct sdsm_around *a = data;
+	u64 j = a->first + ((addr - a->start) >> PAGE_SHIFT);
+	struct sdsm_page *pg;
+	struct page *copy;
+	struct mutex *lock;	/* page j's */
+
+	if (j == a->idx || !pte_none(*pte))
+		return 0;
+	pg = sdsm_page_get(a->r, j, false);
+	if (!pg || READ_ONCE(pg->node.state) == SDSM_PROTO_NODE_I)
+		return 0;
+	lock = sdsm_page_lock(a->r, j);
+	if (!mutex_trylock(lock))
+		return 0;
+	copy = sdsm_page_copy(pg);
+	if (pg->node.state != SDSM_PROTO_NODE_I && copy && !pg->err &&
+	    !pg->node.deferred &&
+	    !(pg->node.flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD))) {
+		/* What insert_pfn() sets: a special PTE, no struct page use. */
+		set_pte_at(a->vma->vm_mm, addr, pte,
+			   pte_mkspecial(pfn_pte(page_to_pfn(copy), a->prot)));
+		update_mmu_cache(a->vma, addr, pte);
+		sdsm_prefetch_used(pg);
+		a->mapped++;
+	}
+	mutex_unlock(lock);
+	return 0;
+}
+
 /*
  * A read fault that mapped page @idx of @r also maps the pages around it
  * that this node holds already, read-only (a write still faults), as
  * filemap_map_pages() does for the page cache: the aligned block of
- * SDSM_FAULT_AROUND pages, inside the VMA.  A page whose mutex is busy,
- * that has no copy, or whose grant is held for a fault of its own is left
- * to that fault.  Locks: none (takes the pages' mutexes, only tried).
+ * SDSM_FAULT_AROUND pages, inside the VMA, in one walk of the page table
+ * under its lock (apply_to_page_range()) rather than a vmf_insert_pfn_prot()
+ * per page, each a walk, a lock and a PAT lookup of its own.  The copies
+ * are this module's own pages (alloc_page()), write-back like every page
+ * of RAM nobody set a memory type for, so the VMA's protection is what
+ * that PAT lookup would give.  A page whose mutex is busy, that has no
+ * copy, or whose grant is held for a fault of its own is left to that
+ * fault.  Locks: mmap_lock (read, the fault's); takes the page table's
+ * lock, and under it tries the pages' mutexes.
  */
 static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
 			      u64 idx)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
-	pgprot_t prot = sdsm_ro_prot(vma);
-	u64 j = idx & ~(u64)(SDSM_FAULT_AROUND - 1);
-	u64 end = min_t(u64, j + SDSM_FAULT_AROUND, r->npages);
-	struct sdsm_page *pg;
-	struct page *copy;
-	struct mutex *lock;	/* the page's */
-	unsigned long a;
+	u64 first = idx & ~(u64)(SDSM_FAULT_AROUND - 1);
+	u64 end = min_t(u64, first + SDSM_FAULT_AROUND, r->npages);
+	struct sdsm_around a = {
+		.vma = vma, .r = r, .idx = idx, .prot = sdsm_ro_prot(vma),
+	};
+	/* The VMA's pages below @addr, and from @addr to its end. */
+	u64 below = (addr - vma->vm_start) >> PAGE_SHIFT;
+	u64 above = (vma->vm_end - addr) >> PAGE_SHIFT;
 
-	for (; j < end; j++) {
-		a = j < idx ? addr - ((idx - j) << PAGE_SHIFT) :
-			      addr + ((j - idx) << PAGE_SHIFT);
-		if (j == idx || a < vma->vm_start || a >= vma->vm_end)
-			continue;
-		pg = sdsm_page_get(r, j, false);
-		if (!pg || READ_ONCE(pg->node.state) == SDSM_PROTO_NODE_I)
-			continue;
-		lock = sdsm_page_lock(r, j);
-		if (!mutex_trylock(lock))
-			continue;
-		copy = sdsm_page_copy(pg);
-		if (pg->node.state != SDSM_PROTO_NODE_I && copy &&
-		    !pg->err && !pg->node.deferred &&
-		    !(pg->node.flags & (SDSM_PROTO_NODE_HELD |
-					SDSM_PROTO_NODE_DEAD)) &&
-		    vmf_insert_pfn_prot(vma, a, page_to_pfn(copy), prot) ==
-		    VM_FAULT_NOPAGE) {
-			sdsm_prefetch_used(pg);
-			sdsm_stat_inc(SDSM_STAT_FAULT_AROUND_PAGES);
-		}
-		mutex_unlock(lock);
-	}
+	/* The block, clipped to the VMA: pages [first, end) of @r. */
+	if (idx - first > below)
+		first = idx - below;
+	if (end - idx > above)
+		end = idx + above;
+	if (end - first <= 1)
+		return;
+	a.first = first;
+	a.start = addr - ((idx - first) << PAGE_SHIFT);
+	/* -ENOMEM for a page table: the pages fault one by one instead. */
+	apply_to_page_range(vma->vm_mm, a.start, (end - first) << PAGE_SHIFT,
+			    sdsm_around_pte, &a);
+	if (a.mapped)
+		sdsm_stat_add(SDSM_STAT_FAULT_AROUND_PAGES, a.mapped);
 }
 
 /* Insert @pg's copy, writable if @rw and the VMA allows. */

@@ -1312,9 +1312,13 @@ test_mem_prefetch() {
 # this node holds already, faults about once per 16 of them: the others are
 # mapped around those faults, read-only.  Writing pages so mapped, in the
 # same process, still faults and works (node 2 then reads the new data),
-# and the pages not written keep theirs.
+# and the pages not written keep theirs.  A mapping of 7 pages in the
+# middle of a block (pages 19 to 25 of 16 to 31), between unmapped
+# guards: a write of its page 3 then a read of its page 4 map the other
+# five and nothing outside, and count five (not the written page, whose
+# PTE was there already).
 test_mem_fault_around() {
-	local t=fa.$$ n=64 rc=0 l0 a0 l1 a1
+	local t=fa.$$ n=64 rc=0 l0 a0 l1 a1 got g=0000000000000000
 	mu 0 create $t $((n * PG)) bind 0x1 >/dev/null || return 1
 	mu 0 -r $t fill 0 $((n * PG)) 71 || rc=1
 	l0=$(stat_of 0 read_faults_local) a0=$(stat_of 0 fault_around_pages)
@@ -1332,6 +1336,14 @@ test_mem_fault_around() {
 		rc=1
 	fi
 	mu 2 -r $t check $((16 * PG)) $(((n - 16) * PG)) 71 || rc=1
+	a0=$(stat_of 0 fault_around_pages)
+	got=$(mu 0 -r $t window $((19 * PG)) $((7 * PG)) w3 4) || rc=1
+	a1=$(stat_of 0 fault_around_pages)
+	log "window of pages 19-25, write 22, read 23: PTEs '$got', $((a1 - a0)) mapped around"
+	if [ "$got" != "$g 1111111 $g" ] || [ $((a1 - a0)) != 5 ]; then
+		log "want PTEs '$g 1111111 $g', 5 mapped around"
+		rc=1
+	fi
 	mu 0 -r $t destroy $t || rc=1
 	return $rc
 }

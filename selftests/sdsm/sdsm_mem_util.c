@@ -60,6 +60,16 @@
  *                                 page K of OFF at once and check its
  *                                 pattern of fill SEED: PAGES read faults
  *                                 in flight together
+ *   window OFF LEN STEP...        map [OFF, OFF+LEN) alone, between two
+ *                                 16-page guards of untouched anonymous
+ *                                 memory; each STEP touches a page of it:
+ *                                 K reads word 0 of page K, wK stores K
+ *                                 there (no read first); then reads every
+ *                                 page, guards first, and prints which
+ *                                 read took no fault, i.e. had a PTE:
+ *                                 "LOW WINDOW HIGH", a 1 or 0 per page
+ *                                 (mincore and pagemap do not see the
+ *                                 PTEs of a VM_PFNMAP mapping)
  *   lifecycle SEED BASE           mapping lifecycle in region -r NAME (9
  *                                 pages or more): partial munmap, destroy
  *                                 refused while any piece is mapped, mremap
@@ -330,6 +340,75 @@ static int burst(uint64_t off, uint64_t pages, uint64_t seed)
 		bad += t[k].bad;
 	}
 	return bad ? 1 : 0;
+}
+
+#define WINDOW_GUARD	16	/* pages each side */
+
+/* window OFF LEN STEP... (see the head of the file). */
+static int window(uint64_t off, uint64_t len, int nsteps, char **steps)
+{
+	size_t g = WINDOW_GUARD * LC_PAGE, l = (len + LC_PAGE - 1) & ~(LC_PAGE - 1);
+	size_t n = (2 * g + l) / LC_PAGE, k;
+	char *vec = calloc(n, 1);
+	char *res, *p, *end;
+	struct rusage ru;
+	uint64_t pg;
+	long flt;
+	int i;
+
+	if (!vec)
+		die("calloc");
+	if ((off & (LC_PAGE - 1)) || !l) {
+		fprintf(stderr, "sdsm_mem_util: window wants a page-aligned OFF and a LEN\n");
+		return 2;
+	}
+	res = mmap(NULL, 2 * g + l, PROT_READ,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		die("mmap guards");
+	p = mmap(res + g, l, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 fd, region_off + off);
+	if (p == MAP_FAILED)
+		die("mmap window");
+	for (i = 0; i < nsteps; i++) {
+		int w = steps[i][0] == 'w';
+
+		pg = strtoull(steps[i] + w, &end, 0);
+		if (*end || pg >= l / LC_PAGE) {
+			fprintf(stderr, "sdsm_mem_util: bad window step '%s'\n",
+				steps[i]);
+			return 2;
+		}
+		if (w)
+			*(volatile uint64_t *)(p + pg * LC_PAGE) = pg;
+		else
+			(void)*(volatile uint64_t *)(p + pg * LC_PAGE);
+	}
+	/*
+	 * A guard's page faults once (the zero page) unless something put a
+	 * PTE there; a page of the window faults if it had none, and may then
+	 * map the ones after it: the first missing page shows.
+	 */
+	for (k = 0; k < n; k++) {
+		size_t at = k < 2 * WINDOW_GUARD ?
+			    (k < WINDOW_GUARD ? k : k + l / LC_PAGE) :
+			    k - WINDOW_GUARD;
+
+		if (getrusage(RUSAGE_THREAD, &ru))
+			die("getrusage");
+		flt = ru.ru_minflt + ru.ru_majflt;
+		(void)*(volatile char *)(res + at * LC_PAGE);
+		if (getrusage(RUSAGE_THREAD, &ru))
+			die("getrusage");
+		vec[at] = ru.ru_minflt + ru.ru_majflt == flt ? '1' : '0';
+	}
+	for (k = 0; k < n; k++) {
+		if (k == WINDOW_GUARD || k == n - WINDOW_GUARD)
+			putchar(' ');
+		putchar(vec[k]);
+	}
+	putchar('\n');
+	return 0;
 }
 
 /*
@@ -830,6 +909,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "lifecycle") && argc >= 2)
 		return lifecycle(num(argv[0]), num(argv[1]));
+	if (!strcmp(cmd, "window") && argc >= 2)
+		return window(num(argv[0]), num(argv[1]), argc - 2, argv + 2);
 	if (!strcmp(cmd, "burst") && argc >= 3)
 		return burst(num(argv[0]), num(argv[1]), num(argv[2]));
 	if (!strcmp(cmd, "touch_loop") && argc >= 3) {
