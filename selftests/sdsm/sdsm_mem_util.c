@@ -344,24 +344,42 @@ static int burst(uint64_t off, uint64_t pages, uint64_t seed)
 
 #define WINDOW_GUARD	16	/* pages each side */
 
+/* This thread's page faults so far. */
+static long thread_faults(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		die("getrusage");
+	return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* Read @addr: '1' if that took no fault (a PTE was there), else '0'. */
+static char window_probe(const char *addr)
+{
+	long before = thread_faults();
+
+	(void)*(volatile const char *)addr;
+	return thread_faults() == before ? '1' : '0';
+}
+
 /* window OFF LEN STEP... (see the head of the file). */
 static int window(uint64_t off, uint64_t len, int nsteps, char **steps)
 {
 	size_t g = WINDOW_GUARD * LC_PAGE, l = (len + LC_PAGE - 1) & ~(LC_PAGE - 1);
-	size_t n = (2 * g + l) / LC_PAGE, k;
-	char *vec = calloc(n, 1);
+	char lo[WINDOW_GUARD + 1] = "", hi[WINDOW_GUARD + 1] = "", *win;
 	char *res, *p, *end;
-	struct rusage ru;
 	uint64_t pg;
-	long flt;
+	size_t k;
 	int i;
 
-	if (!vec)
-		die("calloc");
 	if ((off & (LC_PAGE - 1)) || !l) {
 		fprintf(stderr, "sdsm_mem_util: window wants a page-aligned OFF and a LEN\n");
 		return 2;
 	}
+	win = calloc(l / LC_PAGE + 1, 1);
+	if (!win)
+		die("calloc");
 	res = mmap(NULL, 2 * g + l, PROT_READ,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED)
@@ -385,29 +403,19 @@ static int window(uint64_t off, uint64_t len, int nsteps, char **steps)
 			(void)*(volatile uint64_t *)(p + pg * LC_PAGE);
 	}
 	/*
-	 * A guard's page faults once (the zero page) unless something put a
-	 * PTE there; a page of the window faults if it had none, and may then
-	 * map the ones after it: the first missing page shows.
+	 * Guards first: each of their pages faults once (the zero page)
+	 * unless something put a PTE there.  Then the window: a page faults
+	 * if it had no PTE, and may then map the ones after it, so the first
+	 * missing page shows.
 	 */
-	for (k = 0; k < n; k++) {
-		size_t at = k < 2 * WINDOW_GUARD ?
-			    (k < WINDOW_GUARD ? k : k + l / LC_PAGE) :
-			    k - WINDOW_GUARD;
-
-		if (getrusage(RUSAGE_THREAD, &ru))
-			die("getrusage");
-		flt = ru.ru_minflt + ru.ru_majflt;
-		(void)*(volatile char *)(res + at * LC_PAGE);
-		if (getrusage(RUSAGE_THREAD, &ru))
-			die("getrusage");
-		vec[at] = ru.ru_minflt + ru.ru_majflt == flt ? '1' : '0';
+	for (k = 0; k < WINDOW_GUARD; k++) {
+		lo[k] = window_probe(res + k * LC_PAGE);
+		hi[k] = window_probe(p + l + k * LC_PAGE);
 	}
-	for (k = 0; k < n; k++) {
-		if (k == WINDOW_GUARD || k == n - WINDOW_GUARD)
-			putchar(' ');
-		putchar(vec[k]);
-	}
-	putchar('\n');
+	for (k = 0; k < l / LC_PAGE; k++)
+		win[k] = window_probe(p + k * LC_PAGE);
+	printf("%s %s %s\n", lo, win, hi);
+	free(win);
 	return 0;
 }
 
