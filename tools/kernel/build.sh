@@ -11,11 +11,18 @@
 # the config fragment and this script; it is rebuilt only when one of them
 # changes.  Concurrent callers wait for one build (flock).  Progress goes to
 # stderr and to build.log in the cache; stdout is only the directory.
+# Each build takes some 1.8 GB: of those under other keys (other clones,
+# branches, earlier configs) the $SDSM_KERNEL_KEEP - 1 used last are kept
+# (default SDSM_KERNEL_KEEP=2), the rest removed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tarball=/usr/src/linux-source-6.1.tar.xz
 frag=$top/tools/kernel/sdsm-debug.config
 cache=${SDSM_KERNEL_CACHE:-/var/cache/sdsm/kernel}
+keep=${SDSM_KERNEL_KEEP:-2}
+case $keep in
+'' | *[!0-9]* | 0*) echo "build.sh: SDSM_KERNEL_KEEP='$keep' is not a positive integer" >&2; exit 2 ;;
+esac
 
 [ -r "$tarball" ] || { echo "build.sh: $tarball missing: run make deps" >&2; exit 1; }
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
@@ -24,7 +31,22 @@ dir=$cache/6.1-$key
 mkdir -p "$cache"
 exec 9> "$cache/.lock"
 flock 9
+
+# prune: keep $dir and the keep-1 other completed builds used last (a
+# build's .done is touched at each use), remove every other one.
+prune() {
+	local d
+	touch "$dir/.done"
+	find "$cache" -mindepth 2 -maxdepth 2 -name .done -printf '%T@ %h\n' |
+		sort -rn | awk -v dir="$dir" '$2 != dir { print $2 }' |
+		tail -n +"$keep" | while IFS= read -r d; do
+			echo "build.sh: removing the debug kernel $d (SDSM_KERNEL_KEEP=$keep)" >&2
+			rm -rf "$d"
+		done
+}
+
 if [ -f "$dir/.done" ]; then
+	prune
 	echo "$dir"
 	exit 0
 fi
@@ -73,5 +95,6 @@ cp arch/x86/boot/bzImage "$dir/bzImage"
 make -s kernelrelease > "$dir/kernel.release"
 echo "$(( $(date +%s) - t0 ))" > "$dir/build-seconds"
 touch "$dir/.done"
+prune
 echo "build.sh: built $(cat "$dir/kernel.release") in $(cat "$dir/build-seconds")s" >&2
 echo "$dir"
