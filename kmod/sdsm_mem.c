@@ -552,6 +552,11 @@ static void sdsm_op_install(void *priv, const struct sdsm_proto_msg *msg)
 		/* The home copy may stay NULL (zero); a node copy is mapped. */
 		*dst = sdsm_copy_alloc_nofail(page ? GFP_HIGHUSER :
 					      GFP_HIGHUSER | __GFP_ZERO);
+	} else if (home && page) {
+		/*
+		 * A home copy nothing else holds any more (own, above): no
+		 * PTE maps it, no message carries it; the ring takes it.
+		 */
 	} else {
 		fresh = false;
 		if (*dst && !page)
@@ -963,6 +968,31 @@ static void sdsm_coh_no_state(u16 src, const struct sdsm_proto_msg *msg)
 	}
 }
 
+/*
+ * A message for the directory of page @c->idx, homed here.  A transaction
+ * this node requested ends by granting its node side directly
+ * (ctx->self_node, sdsm_op_own_grant()) instead of a grant to itself: the
+ * node side is settled here as the grant's handler would.  Locks: the
+ * page's mutex.
+ */
+static void sdsm_coh_home_recv(struct sdsm_proto_ctx *ctx,
+			       struct sdsm_pctx *c,
+			       const struct sdsm_proto_msg *msg)
+{
+	struct sdsm_page *pg = c->pg;
+	u8 pending = pg->node.pending;
+	u8 state = pg->node.state;
+
+	ctx->self_node = &pg->node;
+	sdsm_proto_home_recv(ctx, &c->hp->dir, msg);
+	if (pending == SDSM_PROTO_REQ_NONE ||
+	    pg->node.pending != SDSM_PROTO_REQ_NONE)
+		return;
+	if (state == SDSM_PROTO_NODE_S && pg->node.state == SDSM_PROTO_NODE_M)
+		sdsm_stat_inc(SDSM_STAT_UPGRADES);
+	sdsm_page_settle(c->r, pg);
+}
+
 static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 			  const struct sdsm_msg *in)
 {
@@ -1039,7 +1069,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 			pg->flags |= SDSM_PAGE_TOUCHED;
 			sdsm_page_homed_here(r, pg);
 		}
-		sdsm_proto_home_recv(&ctx, &c.hp->dir, &msg);
+		sdsm_coh_home_recv(&ctx, &c, &msg);
 	} else {
 		if (msg.type == SDSM_PROTO_MSG_INV ||
 		    msg.type == SDSM_PROTO_MSG_FETCH_INV)
@@ -2229,8 +2259,11 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
  * the directory's state is passed too, and an access that needs no other
  * node is granted in the call, without a READ or WRITE to this node and
  * a grant back (sdsm_proto_fault_home(), sdsm_op_own_grant()): what a
- * node's first touch of its own pages costs.  The home is checked as a
- * request to it would be (sdsm_coh_home()).  Locks: the page's mutex.
+ * node's first touch of its own pages costs.  One that needs another
+ * node's copy taken back starts its transaction here instead of sending
+ * itself a READ or WRITE, and is granted where the answer arrives
+ * (sdsm_coh_home_recv()).  The home is checked as a request to it would
+ * be (sdsm_coh_home()).  Locks: the page's mutex.
  */
 static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 			    bool write)
@@ -2251,6 +2284,7 @@ static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 	/* No memory for it: the request to itself is refused, ENOMEM. */
 	if (!c->hp)
 		return sdsm_proto_fault(ctx, &pg->node, write);
+	ctx->self_node = &pg->node;
 	rc = sdsm_proto_fault_home(ctx, &pg->node, &c->hp->dir, write);
 	if (rc == SDSM_PROTO_HIT && pg->node.state != state) {
 		pg->flags |= SDSM_PAGE_TOUCHED;
@@ -2258,6 +2292,12 @@ static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 		sdsm_stat_inc(SDSM_STAT_OWN_GRANTS);
 		if (state == SDSM_PROTO_NODE_S)
 			sdsm_stat_inc(SDSM_STAT_UPGRADES);
+	} else if (rc == SDSM_PROTO_WAIT &&
+		   c->hp->dir.busy != SDSM_PROTO_TXN_IDLE &&
+		   c->hp->dir.requester == sdsm_cl.node_id) {
+		/* Its transaction started here, as its request's would. */
+		pg->flags |= SDSM_PAGE_TOUCHED;
+		sdsm_page_homed_here(r, pg);
 	}
 	return rc;
 }

@@ -35,7 +35,11 @@
  *   fault on the home whose directory is idle and needs no other node
  *   (nobody else holds the page, or only readers and it reads) is granted
  *   in the fault's own call (sdsm_proto_fault_home(), ops->own_grant),
- *   with no READ or WRITE to itself and no grant back.
+ *   with no READ or WRITE to itself and no grant back.  One that needs
+ *   other nodes' copies taken back starts its transaction in the fault
+ *   instead of sending itself a request, and, given the node side
+ *   (ctx->self_node), the directory grants it there when the last
+ *   INV_ACK or the owner's DATA arrives, instead of a grant to itself.
  *
  * No allocation, no locks, no sleeping, bounded loops; the caller holds the
  * page's lock and performs the actions in struct sdsm_proto_ops.
@@ -166,9 +170,14 @@ bool sdsm_proto_prefetch(const struct sdsm_proto_ctx *ctx,
 	return true;
 }
 
+/*
+ * A grant for this node: from a message, or with @own from the home's
+ * directory in this node itself (sdsm_proto_home_grant()), whose copy
+ * ops->own_grant installs in place of the message's payload.
+ */
 static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
 				 struct sdsm_proto_node *node,
-				 const struct sdsm_proto_msg *msg)
+				 const struct sdsm_proto_msg *msg, bool own)
 {
 	bool data = msg->flags & SDSM_PROTO_F_DATA;
 
@@ -177,7 +186,10 @@ static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
 			return sdsm_proto_bad(ctx, msg, "GRANT_READ unasked");
 		if (!data)
 			return sdsm_proto_bad(ctx, msg, "GRANT_READ no data");
-		ctx->ops->install(ctx->priv, msg);
+		if (own)
+			ctx->ops->own_grant(ctx->priv, false);
+		else
+			ctx->ops->install(ctx->priv, msg);
 		node->state = SDSM_PROTO_NODE_S;
 		node->pending = SDSM_PROTO_REQ_NONE;
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
@@ -190,7 +202,9 @@ static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
 		if (!data && node->state != SDSM_PROTO_NODE_S)
 			return sdsm_proto_bad(ctx, msg,
 					      "GRANT_WRITE without data, no copy");
-		if (data)
+		if (data && own)
+			ctx->ops->own_grant(ctx->priv, true);
+		else if (data)
 			ctx->ops->install(ctx->priv, msg);
 		node->state = SDSM_PROTO_NODE_M;
 		node->pending = SDSM_PROTO_REQ_NONE;
@@ -312,7 +326,7 @@ int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
 	switch (msg->type) {
 	case SDSM_PROTO_MSG_GRANT_READ:
 	case SDSM_PROTO_MSG_GRANT_WRITE:
-		return sdsm_proto_node_grant(ctx, node, msg);
+		return sdsm_proto_node_grant(ctx, node, msg, false);
 	case SDSM_PROTO_MSG_INV:
 	case SDSM_PROTO_MSG_FETCH:
 	case SDSM_PROTO_MSG_FETCH_INV:
@@ -397,6 +411,35 @@ static void sdsm_proto_home_idle(struct sdsm_proto_home *home)
 }
 
 /*
+ * Grant transaction @home->txn to @req: a message, or, when @req is this
+ * node and the caller passed this node's node side, on that node side at
+ * once, as the message would on arrival.  Nothing of the page can be on
+ * this node's loop-back ahead of it: its request was taken (or never
+ * sent, sdsm_proto_fault_home()), and the home sends no INV or FETCH to
+ * the requester it serves.
+ */
+static void sdsm_proto_home_grant(const struct sdsm_proto_ctx *ctx,
+				  const struct sdsm_proto_home *home, u16 req,
+				  u8 type, u8 flags)
+{
+	struct sdsm_proto_msg msg = {
+		.region = ctx->region,
+		.page = ctx->page,
+		.seq = home->txn,
+		.src = ctx->self,
+		.dst = req,
+		.type = type,
+		.flags = flags,
+	};
+
+	if (req != ctx->self || !ctx->self_node || !ctx->ops->own_grant) {
+		sdsm_proto_send(ctx, req, type, home->txn, flags, 0);
+		return;
+	}
+	sdsm_proto_node_grant(ctx, ctx->self_node, &msg, true);
+}
+
+/*
  * All INV_ACKs or the owner's DATA are in: update the directory and grant.
  * A requester that died meanwhile (NO_NODE) gets nothing, the directory
  * still ends consistent.
@@ -417,8 +460,9 @@ static void sdsm_proto_home_finish(const struct sdsm_proto_ctx *ctx,
 		home->state = home->sharers ? SDSM_PROTO_HOME_SHARED :
 					      SDSM_PROTO_HOME_UNOWNED;
 		if (alive)
-			sdsm_proto_send(ctx, req, SDSM_PROTO_MSG_GRANT_READ,
-					home->txn, SDSM_PROTO_F_DATA, 0);
+			sdsm_proto_home_grant(ctx, home, req,
+					      SDSM_PROTO_MSG_GRANT_READ,
+					      SDSM_PROTO_F_DATA);
 	} else {
 		/* Every other copy is gone; a sharer requester upgrades. */
 		bool upgrade = alive && (home->sharers & sdsm_proto_bit(req));
@@ -427,9 +471,9 @@ static void sdsm_proto_home_finish(const struct sdsm_proto_ctx *ctx,
 		if (alive) {
 			home->owner = req;
 			home->state = SDSM_PROTO_HOME_MODIFIED;
-			sdsm_proto_send(ctx, req, SDSM_PROTO_MSG_GRANT_WRITE,
-					home->txn,
-					upgrade ? 0 : SDSM_PROTO_F_DATA, 0);
+			sdsm_proto_home_grant(ctx, home, req,
+					      SDSM_PROTO_MSG_GRANT_WRITE,
+					      upgrade ? 0 : SDSM_PROTO_F_DATA);
 		} else {
 			home->owner = SDSM_PROTO_NO_NODE;
 			home->state = SDSM_PROTO_HOME_UNOWNED;
@@ -644,16 +688,30 @@ void sdsm_proto_home_peer_down(const struct sdsm_proto_ctx *ctx,
 }
 
 /*
- * Whether @home may grant its own node's fault on the spot: this node is
- * the page's home, no request of this node for the page is in flight and
- * no grant to it is held or answering late (so nothing of it is on its
- * loop-back either: an INV_ACK or DATA in flight keeps the directory
- * busy), the directory runs no transaction and parks no other node's
- * request (those go first), and the access needs no other node's copy
- * taken back: a read of a page nobody owns, a write of a page nobody but
- * this node reads.  The directory's record of this node must agree with
- * the node's state; if not, the message path reports it.
+ * sdsm_proto_home_free(): whether the directory @home may serve its own
+ * node's fault itself, in the fault: this node is the page's home, no
+ * request of this node for the page is in flight and no grant to it is
+ * held or answering late (so nothing of it is on its loop-back either:
+ * an INV_ACK or DATA in flight keeps the directory busy), the directory
+ * runs no transaction and parks no other node's request (those go
+ * first).  sdsm_proto_home_local(): whether it may
+ * also grant it on the spot, because the access needs no other node's
+ * copy taken back: a read of a page nobody owns, a write of a page nobody
+ * but this node reads.  The directory's record of this node must agree
+ * with the node's state; if not, the message path reports it.
  */
+static bool sdsm_proto_home_free(const struct sdsm_proto_ctx *ctx,
+				 const struct sdsm_proto_node *node,
+				 const struct sdsm_proto_home *home)
+{
+	return ctx->self == ctx->home && ctx->ops->own_grant &&
+	       ctx->self < SDSM_PROTO_MAX_NODES &&
+	       !(node->flags & (SDSM_PROTO_NODE_DEAD | SDSM_PROTO_NODE_HELD)) &&
+	       !node->deferred && node->pending == SDSM_PROTO_REQ_NONE &&
+	       home->busy == SDSM_PROTO_TXN_IDLE &&
+	       !home->pend_read && !home->pend_write;
+}
+
 static bool sdsm_proto_home_local(const struct sdsm_proto_ctx *ctx,
 				  const struct sdsm_proto_node *node,
 				  const struct sdsm_proto_home *home,
@@ -661,12 +719,7 @@ static bool sdsm_proto_home_local(const struct sdsm_proto_ctx *ctx,
 {
 	u32 self;
 
-	if (ctx->self != ctx->home || !ctx->ops->own_grant ||
-	    ctx->self >= SDSM_PROTO_MAX_NODES ||
-	    (node->flags & (SDSM_PROTO_NODE_DEAD | SDSM_PROTO_NODE_HELD)) ||
-	    node->deferred || node->pending != SDSM_PROTO_REQ_NONE ||
-	    home->busy != SDSM_PROTO_TXN_IDLE ||
-	    home->pend_read || home->pend_write)
+	if (!sdsm_proto_home_free(ctx, node, home))
 		return false;
 	if (home->state != SDSM_PROTO_HOME_UNOWNED &&
 	    home->state != SDSM_PROTO_HOME_SHARED)
@@ -678,6 +731,39 @@ static bool sdsm_proto_home_local(const struct sdsm_proto_ctx *ctx,
 	/* A read copy that is written: an upgrade, if nobody else reads. */
 	return write && node->state == SDSM_PROTO_NODE_S &&
 	       home->sharers == self;
+}
+
+/*
+ * The home's own fault needs other nodes' copies taken back (INV, FETCH):
+ * its request goes straight into the directory, as its READ or WRITE
+ * would on arrival, and the transaction starts here; it ends where the
+ * last INV_ACK or the owner's DATA arrives, granting this node side
+ * directly (sdsm_proto_home_grant()).  No message to itself either way.
+ */
+static int sdsm_proto_home_own_request(const struct sdsm_proto_ctx *ctx,
+				       struct sdsm_proto_node *node,
+				       struct sdsm_proto_home *home,
+				       bool write)
+{
+	struct sdsm_proto_msg req = {
+		.region = ctx->region,
+		.page = ctx->page,
+		.src = ctx->self,
+		.dst = ctx->self,
+		.type = write ? SDSM_PROTO_MSG_WRITE : SDSM_PROTO_MSG_READ,
+	};
+
+	node->pending = write ? SDSM_PROTO_REQ_WRITE : SDSM_PROTO_REQ_READ;
+	req.seq = ++node->seq;
+	if (sdsm_proto_home_request(ctx, home, &req)) {
+		/* The directory disagrees with the node (reported): fail. */
+		node->pending = SDSM_PROTO_REQ_NONE;
+		return -EPROTO;
+	}
+	/* Granted in the call (nothing to take back after all): use it. */
+	if (node->pending == SDSM_PROTO_REQ_NONE)
+		return sdsm_proto_fault(ctx, node, write);
+	return SDSM_PROTO_WAIT;
 }
 
 /**
@@ -692,17 +778,28 @@ static bool sdsm_proto_home_local(const struct sdsm_proto_ctx *ctx,
  * it does so here: one transaction of the directory, begun and finished
  * in this call, with ops->own_grant in place of the grant's install and
  * no message either way.  The copy is not held: this access uses it.
+ * When the access needs other nodes' copies taken back and the caller
+ * passed @node as @ctx->self_node, the transaction starts here and is
+ * granted to @node when it ends, also without a message to itself
+ * (sdsm_proto_home_own_request()); the grant is held, as any other.
  *
- * Return: as sdsm_proto_fault().
+ * Return: as sdsm_proto_fault(); also -EPROTO if the directory refuses
+ * the request (ops->error said why).
  */
 int sdsm_proto_fault_home(const struct sdsm_proto_ctx *ctx,
 			  struct sdsm_proto_node *node,
 			  struct sdsm_proto_home *home, bool write)
 {
 	if (node->state == SDSM_PROTO_NODE_M ||
-	    (node->state == SDSM_PROTO_NODE_S && !write) ||
-	    !sdsm_proto_home_local(ctx, node, home, write))
+	    (node->state == SDSM_PROTO_NODE_S && !write))
 		return sdsm_proto_fault(ctx, node, write);
+	if (!sdsm_proto_home_local(ctx, node, home, write)) {
+		if (ctx->self_node == node &&
+		    sdsm_proto_home_free(ctx, node, home))
+			return sdsm_proto_home_own_request(ctx, node, home,
+							   write);
+		return sdsm_proto_fault(ctx, node, write);
+	}
 	/* Nobody holds it: the reader gets it writable, as for a READ. */
 	if (!write && ctx->exclusive &&
 	    home->state == SDSM_PROTO_HOME_UNOWNED)

@@ -248,9 +248,11 @@ enum sdsm_proto_map {
  *	and return true.  Return false if it returned false: the protocol
  *	then sends FETCH / FETCH_INV to itself, the 4-hop path.  May be NULL
  *	(always the 4-hop path).
- * @own_grant: home only: its directory grants this node's own fault in
- *	the fault's call, without a message (sdsm_proto_fault_home()).  Make
- *	this node's copy hold the home copy's data, as installing a grant's
+ * @own_grant: home only: its directory grants this node's own fault
+ *	without a message: in the fault's call (sdsm_proto_fault_home()), or
+ *	when the transaction the fault started ends, in the handler of the
+ *	last INV_ACK or of the owner's DATA (ctx->self_node).  Make this
+ *	node's copy hold the home copy's data, as installing a grant's
  *	payload would (the same page may serve both); @write: the copy is
  *	about to become the only current one, writable.  Not called for an
  *	upgrade of a valid read copy.  May be NULL (the home's own faults
@@ -275,6 +277,12 @@ struct sdsm_proto_ops {
  * @page: page index, copied into messages.
  * @self: this node.
  * @home: the page's home node.
+ * @self_node: home side, optional: this node's node side of the page.
+ *	With it (and ops->own_grant), a transaction this node requested
+ *	ends by granting that node side directly (ops->own_grant, as the
+ *	grant's install) instead of a grant message to itself; without it,
+ *	the grant goes as a message.  The caller holds the page's lock for
+ *	both sides.
  * @exclusive: home side: a READ of a page no node holds (UNOWNED) is
  *	granted writable (GRANT_WRITE), as MESI's exclusive state does, so
  *	that the reader's first write needs no upgrade; the reader's copy is
@@ -287,6 +295,7 @@ struct sdsm_proto_ctx {
 	u64 page;
 	u16 self;
 	u16 home;
+	struct sdsm_proto_node *self_node;
 	bool exclusive;
 };
 

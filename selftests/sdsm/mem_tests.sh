@@ -839,6 +839,18 @@ stats_of() {
 	echo "$out"
 }
 
+# stats_moved BEFORE AFTER: what each counter of two stats_of lines moved.
+stats_moved() {
+	local i v=
+	local -a before after
+	read -ra before <<< "$1"
+	read -ra after <<< "$2"
+	for i in "${!after[@]}"; do
+		v="$v${v:+ }$((after[i] - before[i]))"
+	done
+	echo "$v"
+}
+
 # A node's faults on pages it is home of, with its directory idle and no
 # other node holding them, are granted in the fault (sdsm_proto_fault_home(),
 # sdsm_op_own_grant()): no READ or WRITE to itself, no grant back, no copy.
@@ -852,8 +864,7 @@ stats_of() {
 OWN_GRANT_STATS="own_grants upgrades cost_msgs cost_local_msgs cost_copies
 read_faults_remote write_faults_remote"
 test_mem_home_own_grant() {
-	local t=owng n=16 rc=0 i k b a v want
-	local -a before after
+	local t=owng n=16 rc=0 k b a v want
 	local xparam=/sys/module/sdsm/parameters/exclusive_reads
 	mu 0 create $t $((4 * n * PG)) bind 0x2 >/dev/null || return 1
 	# shellcheck disable=SC2086 # a list of names
@@ -871,12 +882,7 @@ test_mem_home_own_grant() {
 	log "node 1: after  $a"
 	# own_grants: 16 exclusive reads, 16 writes, 16 reads, 16 upgrades.
 	want="$((4 * n)) $n 0 0 0 0 0"
-	read -ra after <<< "$a"
-	read -ra before <<< "$b"
-	v=
-	for i in "${!after[@]}"; do
-		v="$v${v:+ }$((after[i] - before[i]))"
-	done
+	v=$(stats_moved "$b" "$a")
 	[ "$v" = "$want" ] || { log "node 1 moved by $v, want $want"; rc=1; }
 	for k in 0 "$LAST" 1; do
 		mu "$k" -r $t check 0 $((2 * n * PG)) 61 ||
@@ -884,11 +890,40 @@ test_mem_home_own_grant() {
 		mu "$k" -r $t check $((2 * n * PG)) $((n * PG)) 62 ||
 			{ log "node $k misses node 1's upgraded writes"; rc=1; }
 	done
+	# Past other nodes' copies the fault starts its transaction itself
+	# and the directory grants node 1 where the last INV_ACK, or the
+	# owner's DATA, arrives: still no message to itself.  Its writes
+	# past readers 0 and 2: 16 upgrades, 32 INVs.
+	# shellcheck disable=SC2086
+	b=$(stats_of 1 $OWN_GRANT_STATS) || return 1
 	mu 1 -r $t fill 0 $((n * PG)) 63 || rc=1
+	# shellcheck disable=SC2086
+	a=$(stats_of 1 $OWN_GRANT_STATS) || return 1
+	v=$(stats_moved "$b" "$a")
+	want="0 $n $((2 * n)) 0 0 0 $n"
+	[ "$v" = "$want" ] ||
+		{ log "node 1's writes past readers moved by $v, want $want"; rc=1; }
 	for k in 0 "$LAST"; do
 		mu "$k" -r $t check 0 $((n * PG)) 63 ||
 			{ log "node $k misses node 1's write past readers"; rc=1; }
 	done
+	# Its reads of pages node 0 then wrote: 16 FETCHes, the DATA
+	# taken as the home copy and shared with node 1's read copy.
+	mu 0 -r $t fill $((n * PG)) $((n * PG)) 64 || rc=1
+	# shellcheck disable=SC2086
+	b=$(stats_of 1 $OWN_GRANT_STATS) || return 1
+	mu 1 -r $t check $((n * PG)) $((n * PG)) 64 ||
+		{ log "node 1 misses node 0's write"; rc=1; }
+	# shellcheck disable=SC2086
+	a=$(stats_of 1 $OWN_GRANT_STATS) || return 1
+	v=$(stats_moved "$b" "$a")
+	want="0 0 $n 0 0 $n 0"
+	[ "$v" = "$want" ] ||
+		{ log "node 1's reads past an owner moved by $v, want $want"; rc=1; }
+	mu "$LAST" -r $t check $((n * PG)) $((n * PG)) 64 ||
+		{ log "node $LAST misses node 0's write"; rc=1; }
+	mu 1 -r $t check 0 $((n * PG)) 63 ||
+		{ log "node 1 lost its own write"; rc=1; }
 	mu 0 -r $t destroy $t || rc=1
 	return $rc
 }

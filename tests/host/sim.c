@@ -140,6 +140,29 @@ static void sim_fmt_msg(char *buf, size_t len, const struct sim_msg *m)
 	}
 }
 
+
+/*
+ * The home of page @p ended a transaction for @dst: each other parked
+ * request was passed over once more (the round-robin bound).
+ */
+static void sim_count_grant(struct sim *s, int p, int dst)
+{
+	const struct sdsm_proto_home *d = &s->dir[p];
+	u64 parked = d->pend_read | d->pend_write;
+	int n;
+
+	s->bypass[p][dst] = 0;
+	for (n = 0; n < s->nnodes; n++) {
+		if (n == dst || s->dead[n] || !(parked & ((u64)1 << n)))
+			continue;
+		if (++s->bypass[p][n] > s->max_bypass)
+			s->max_bypass = s->bypass[p][n];
+		if (s->bypass[p][n] > s->nnodes - 1)
+			sim_fail(s, "page %d: node %d's request parked through %d grants to others (starvation)",
+				 p, n, s->bypass[p][n]);
+	}
+}
+
 /* ---- the action table ---- */
 
 static void sim_push(struct sim *s, const struct sim_msg *m)
@@ -187,29 +210,11 @@ static void sim_op_send(void *priv, const struct sdsm_proto_msg *msg)
 			s->has_snap[sp->node][p] = false;
 		}
 	}
-	if (!sdsm_proto_msg_to_home(msg->type)) {
-		const struct sdsm_proto_home *d = &s->dir[p];
-		u64 parked = d->pend_read | d->pend_write;
-		int n;
-
-		/* A reply ends a transaction: count it against the parked. */
-		if ((msg->type == SDSM_PROTO_MSG_GRANT_READ ||
-		     msg->type == SDSM_PROTO_MSG_GRANT_WRITE ||
-		     msg->type == SDSM_PROTO_MSG_NACK) &&
-		    msg->src == s->home[p]) {
-			s->bypass[p][msg->dst] = 0;
-			for (n = 0; n < s->nnodes; n++) {
-				if (n == msg->dst || s->dead[n] ||
-				    !(parked & ((u64)1 << n)))
-					continue;
-				if (++s->bypass[p][n] > s->max_bypass)
-					s->max_bypass = s->bypass[p][n];
-				if (s->bypass[p][n] > s->nnodes - 1)
-					sim_fail(s, "page %d: node %d's request parked through %d grants to others (starvation)",
-						 p, n, s->bypass[p][n]);
-			}
-		}
-	}
+	/* A reply ends a transaction: count it against the parked. */
+	if ((msg->type == SDSM_PROTO_MSG_GRANT_READ ||
+	     msg->type == SDSM_PROTO_MSG_GRANT_WRITE ||
+	     msg->type == SDSM_PROTO_MSG_NACK) && msg->src == s->home[p])
+		sim_count_grant(s, p, msg->dst);
 
 	switch (s->mutation) {
 	case MUT_EXCL_SHARED:
@@ -420,9 +425,11 @@ static void sim_op_own_grant(void *priv, bool write)
 	struct sim *s = sp->s;
 	int n = sp->node, p = sp->page;
 
-	if (n != s->home[p] || sp->in) {
+	/* In a fault, or ending a transaction at the directory. */
+	if (n != s->home[p] ||
+	    (sp->in && !sdsm_proto_msg_to_home(sp->in->m.type))) {
 		sim_fail(s, "node %d grants itself page %d (home %d)%s", n, p,
-			 s->home[p], sp->in ? " in a delivery" : "");
+			 s->home[p], sp->in ? " in a node's delivery" : "");
 		return;
 	}
 	s->own_grants++;
@@ -460,7 +467,58 @@ static void sim_ctx(struct sim *s, struct sim_priv *sp,
 	ctx->page = p;
 	ctx->self = n;
 	ctx->home = s->view[n][p];
+	/* As the module: a home grants its own requests on its node side. */
+	ctx->self_node = s->own_grant && n == s->home[p] ? &s->node[n][p] :
+			 NULL;
 	ctx->exclusive = s->exclusive;
+}
+
+/* Whether a fault of node @n waits for page @p. */
+static bool sim_waits(const struct sim *s, int n, int p)
+{
+	int i;
+
+	for (i = 0; i < SIM_ACC; i++)
+		if (s->acc[n][i].state == ACC_WAIT && s->acc[n][i].page == p)
+			return true;
+	return false;
+}
+
+/*
+ * Node @n's request of page @p (@pending before) was just granted, by a
+ * message or by its own directory (ctx->self_node).  A prefetch's grant
+ * nobody waits for (@waited false) need not be held; one a fault waits
+ * for must be.
+ */
+static void sim_granted(struct sim *s, int n, int p, u8 pending,
+			bool waited, bool own)
+{
+	struct sdsm_proto_node *nd = &s->node[n][p];
+
+	if (nd->state == SDSM_PROTO_NODE_M && pending == SDSM_PROTO_REQ_READ)
+		s->exclusive_grants++;
+	s->unused[n][p] = waited;
+	s->ahead[n][p] = !waited;
+	if (own) {
+		s->own_finishes++;
+		sim_count_grant(s, p, n);
+	}
+	if (s->mutation == MUT_NO_HOLD ||
+	    (own && s->mutation == MUT_OWN_FINISH_NOT_HELD)) {
+		sim_tracef(s, "  (planted) node %d does not hold the grant", n);
+		nd->flags &= ~SDSM_PROTO_NODE_HELD;
+	}
+}
+
+/* A directory call of the home @h of page @p granted its node side. */
+static void sim_home_granted(struct sim *s, int h, int p, u8 pending,
+			     bool waited)
+{
+	const struct sdsm_proto_node *nd = &s->node[h][p];
+
+	if (h == s->home[p] && pending && !nd->pending &&
+	    nd->state != SDSM_PROTO_NODE_I)
+		sim_granted(s, h, p, pending, waited, true);
 }
 
 /* Mutation work that must run after the protocol call returned. */
@@ -951,6 +1009,8 @@ void sim_deliver(struct sim *s, int src, int dst)
 		struct sdsm_proto_home *d = dst == s->home[p] ? &s->dir[p] :
 					    &s->stray[dst][p];
 		bool busy = d->busy != SDSM_PROTO_TXN_IDLE;
+		u8 pending = s->node[dst][p].pending;
+		bool waited = sim_waits(s, dst, p);
 
 		/*
 		 * The caller tells the protocol where the home is; the
@@ -963,6 +1023,7 @@ void sim_deliver(struct sim *s, int src, int dst)
 			ctx.home = dst;
 		}
 		sdsm_proto_home_recv(&ctx, d, &m.m);
+		sim_home_granted(s, dst, p, pending, waited);
 		if (s->mutation == MUT_DROP_PARKED && busy &&
 		    sim_is_req(m.m.type) &&
 		    ((d->pend_read | d->pend_write) & ((u64)1 << src))) {
@@ -985,18 +1046,12 @@ void sim_deliver(struct sim *s, int src, int dst)
 		u8 deferred = nd->deferred;
 		u8 state = nd->state;
 		u8 pending = nd->pending;
-		bool waited = false;
-		int i;
-
 		/*
 		 * Does a fault of this node wait for this page?  (One woken
 		 * earlier and not run yet waits for nothing: if it finds no
 		 * copy, it sends a request of its own.)
 		 */
-		for (i = 0; i < SIM_ACC; i++)
-			if (s->acc[dst][i].state == ACC_WAIT &&
-			    s->acc[dst][i].page == p)
-				waited = true;
+		bool waited = sim_waits(s, dst, p);
 		if (m.m.type == SDSM_PROTO_MSG_INV && s->ahead[dst][p]) {
 			s->prefetch_unused++;
 			s->ahead[dst][p] = false;
@@ -1011,24 +1066,10 @@ void sim_deliver(struct sim *s, int src, int dst)
 			   state == SDSM_PROTO_NODE_M) {
 			sim_answered(s, dst, p, m.m.type);
 		}
-		if (m.m.type == SDSM_PROTO_MSG_GRANT_WRITE &&
-		    pending == SDSM_PROTO_REQ_READ && !nd->pending)
-			s->exclusive_grants++;
 		if ((m.m.type == SDSM_PROTO_MSG_GRANT_READ ||
 		     m.m.type == SDSM_PROTO_MSG_GRANT_WRITE) && pending &&
-		    !nd->pending) {
-			/*
-			 * A prefetch's grant nobody waits for need not be
-			 * held; one a fault waits for must be.
-			 */
-			s->unused[dst][p] = waited;
-			s->ahead[dst][p] = !waited;
-			if (s->mutation == MUT_NO_HOLD) {
-				sim_tracef(s, "  (planted) node %d does not hold the grant",
-					   dst);
-				nd->flags &= ~SDSM_PROTO_NODE_HELD;
-			}
-		}
+		    !nd->pending)
+			sim_granted(s, dst, p, pending, waited, false);
 	}
 	sim_run_hooks(s);
 	sim_check(s);
@@ -1124,8 +1165,13 @@ void sim_tell(struct sim *s, int n)
 		s->in_peer_down = true;
 		sdsm_proto_node_peer_down(&ctx, &s->node[n][p], x);
 		s->in_peer_down = false;
-		if (s->home[p] == n)
+		if (s->home[p] == n) {
+			u8 pending = s->node[n][p].pending;
+			bool waited = sim_waits(s, n, p);
+
 			sdsm_proto_home_peer_down(&ctx, &s->dir[p], x);
+			sim_home_granted(s, n, p, pending, waited);
+		}
 		sim_run_hooks(s);
 	}
 	sim_check(s);

@@ -45,6 +45,7 @@ enum sim_mutation {
 	MUT_EXCL_SHARED,	/* a READ granted writable while others read */
 	MUT_OWN_GRANT_SHARED,	/* home grants its own write, others read */
 	MUT_OWN_GRANT_STALE,	/* home grants itself, copy not refreshed */
+	MUT_OWN_FINISH_NOT_HELD, /* home's grant at a txn's end not held */
 	MUT_NR,
 };
 
@@ -134,6 +135,7 @@ struct sim {
 	unsigned long self_msgs;	/* messages a home sent itself */
 	unsigned long own_fetches;	/* home took its own modified copy */
 	unsigned long own_grants;	/* home granted its own fault in it */
+	unsigned long own_finishes;	/* ...or at its transaction's end */
 	unsigned long deferred;		/* INV/FETCH deferred by a hold */
 	unsigned long released;		/* deferred answered after a use */
 	unsigned long hold_timeouts;	/* deferred answered on the bound */

@@ -64,7 +64,8 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 	 * the module does; the rest keep its messages to itself explored.
 	 */
 	s->own_grant = (seed >> 2) & 3 || mutation == MUT_OWN_GRANT_SHARED ||
-		       mutation == MUT_OWN_GRANT_STALE;
+		       mutation == MUT_OWN_GRANT_STALE ||
+		       mutation == MUT_OWN_FINISH_NOT_HELD;
 	if (failures)
 		return;
 	/*
@@ -85,7 +86,7 @@ static bool test_random(const struct test *t)
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
 	unsigned long own = 0, pref = 0, joined = 0, unused = 0, excl = 0;
-	unsigned long own_grants = 0;
+	unsigned long own_grants = 0, own_finishes = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
@@ -120,6 +121,7 @@ static bool test_random(const struct test *t)
 		self += s.self_msgs;
 		own += s.own_fetches;
 		own_grants += s.own_grants;
+		own_finishes += s.own_finishes;
 		deferred += s.deferred;
 		released += s.released;
 		timeouts += s.hold_timeouts;
@@ -138,14 +140,18 @@ static bool test_random(const struct test *t)
 	       deferred, released, timeouts, bypass);
 	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self, %lu requests refused by a non-home (ESTALE)\n",
 	       invup, parked, fetch, self, redir);
-	printf("# %lu modified copies a home took from its own node side without messages, %lu faults a home granted itself without messages, %lu READs of unowned pages granted writable\n",
-	       own, own_grants, excl);
+	printf("# %lu modified copies a home took from its own node side without messages, %lu faults a home granted itself without messages, %lu of them at the end of a transaction, %lu READs of unowned pages granted writable\n",
+	       own, own_grants, own_finishes, excl);
 	if (!own) {
 		printf("# the home-is-owner path was never explored\n");
 		return false;
 	}
 	if (!own_grants) {
 		printf("# the home's own grant was never explored\n");
+		return false;
+	}
+	if (!own_finishes) {
+		printf("# the home's own grant at a transaction's end was never explored\n");
 		return false;
 	}
 	if (!excl && n > 1) {
@@ -498,13 +504,65 @@ static bool test_home_own_grant(const struct test *t)
 	       "node 1 does not read the home's write");
 	EXPECT(&s, s.own_fetches == 1, "home did not give its copy up");
 	a0 = sim_access(&s, 0, 0, true);
-	expect_deliver(&s, 0, 0, SDSM_PROTO_MSG_WRITE, false);
+	EXPECT(&s, s.acc[0][a0].state == ACC_WAIT && s.dir[0].requester == 0,
+	       "home's write past a reader did not start its transaction");
 	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_INV, false);
-	settle(&s);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_INV_ACK, false);
+	EXPECT(&s, s.node[0][0].state == SDSM_PROTO_NODE_M &&
+	       (s.node[0][0].flags & SDSM_PROTO_NODE_HELD),
+	       "home's write not granted, held, at the last INV_ACK");
+	EXPECT(&s, s.own_finishes == 1 && s.own_grants == 1,
+	       "an upgrade at a transaction's end installed a copy again");
+	sim_retry(&s, 0, a0);
 	EXPECT(&s, s.acc[0][a0].state == ACC_FREE, "home write did not end");
-	EXPECT(&s, s.own_grants == 1, "granted itself past a reader");
+	EXPECT(&s, !s.self_msgs, "home sent itself a message");
 	EXPECT(&s, do_access(&s, 1, 0, false) == s.last[0],
 	       "node 1 reads a stale value after the home wrote again");
+	return script_done(&s);
+}
+
+/*
+ * The home's own read of a page another node owns: FETCH to the owner,
+ * and at its DATA the directory grants the home's node side the owner's
+ * data, held for the waiting fault: no READ to itself, no GRANT_READ
+ * back.  Then its write, with the old owner reading: INV, and the grant
+ * at the INV_ACK.
+ */
+static bool test_home_own_finish(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a0;
+	u64 v1;
+
+	(void)t;
+	sim_init(&s, 2, 1, homes, 1);
+	s.own_grant = true;
+	v1 = do_access(&s, 1, 0, true);
+	a0 = sim_access(&s, 0, 0, false);
+	EXPECT(&s, s.acc[0][a0].state == ACC_WAIT &&
+	       s.dir[0].busy == SDSM_PROTO_TXN_READ,
+	       "home's read did not start its transaction");
+	EXPECT(&s, !sim_peek(&s, 0, 0), "home sent itself a request");
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_FETCH, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_DATA, true);
+	EXPECT(&s, !sim_peek(&s, 0, 0), "home sent itself a grant");
+	EXPECT(&s, s.node[0][0].state == SDSM_PROTO_NODE_S &&
+	       (s.node[0][0].flags & SDSM_PROTO_NODE_HELD) &&
+	       s.local[0][0] == v1,
+	       "home not granted the owner's data, held, at its DATA");
+	sim_retry(&s, 0, a0);
+	EXPECT(&s, s.acc[0][a0].state == ACC_FREE && s.last_read == v1,
+	       "home's read did not see node 1's write");
+	a0 = sim_access(&s, 0, 0, true);
+	expect_deliver(&s, 0, 1, SDSM_PROTO_MSG_INV, false);
+	expect_deliver(&s, 1, 0, SDSM_PROTO_MSG_INV_ACK, false);
+	sim_retry(&s, 0, a0);
+	EXPECT(&s, s.acc[0][a0].state == ACC_FREE, "home's write did not end");
+	EXPECT(&s, s.own_finishes == 2 && !s.self_msgs,
+	       "home's requests went through messages to itself");
+	EXPECT(&s, do_access(&s, 1, 0, false) == s.last[0],
+	       "node 1 reads a stale value after the home wrote");
 	return script_done(&s);
 }
 
@@ -539,7 +597,9 @@ static bool test_home_own_busy(const struct test *t)
 	       s.acc[2][a2].state == ACC_FREE, "reads did not end");
 	EXPECT(&s, s.local[0][0] == v1 && s.local[2][0] == v1,
 	       "a reader missed node 1's write");
-	EXPECT(&s, !s.own_grants, "home granted itself while busy");
+	/* Its parked READ is served after node 2's, without a grant back. */
+	EXPECT(&s, s.own_finishes == 1 && s.self_msgs == 1,
+	       "home's parked READ not granted on its node side");
 	return script_done(&s);
 }
 
@@ -1016,6 +1076,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_OWN_GRANT_SHARED },
 	{ "planted bug 'home grants itself without the home copy' caught",
 	  test_planted, MUT_OWN_GRANT_STALE },
+	{ "planted bug 'home's grant to itself at a transaction's end not held' caught",
+	  test_planted, MUT_OWN_FINISH_NOT_HELD },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
@@ -1047,8 +1109,10 @@ static const struct test tests[] = {
 	  test_home_own_grant, false },
 	{ "home's own faults, exclusive reads: the read granted writable",
 	  test_home_own_grant, true },
-	{ "home's own fault, busy directory: a READ to itself, parked",
+	{ "home's own fault, busy directory: a READ to itself, parked, granted without a message",
 	  test_home_own_busy, 0 },
+	{ "home's own faults past another node's copy: FETCH or INV, granted at the answer, no message to itself",
+	  test_home_own_finish, 0 },
 	{ "race: home writes while remote sharers exist",
 	  test_home_write_vs_sharers, 0 },
 	{ "concurrent faults on one node coalesce", test_coalesce, 0 },
