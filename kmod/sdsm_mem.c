@@ -671,6 +671,35 @@ static bool sdsm_op_own_fetch(void *priv, bool inv)
 }
 
 /*
+ * The page's directory here invalidates this node's read copy for another
+ * node's write: drop it as an INV would (sdsm_op_map() zaps the PTEs,
+ * TLBs flushed, before the directory counts it acknowledged), with no INV
+ * or INV_ACK through the loop-back; settle frees the copy (one reference,
+ * if it is the home copy too).  Locks: the page's mutex (the caller's
+ * protocol call).
+ */
+static bool sdsm_op_own_inv(void *priv)
+{
+	struct sdsm_pctx *c = priv;
+	struct sdsm_page *pg = c->pg;
+	struct sdsm_proto_ctx ctx = {
+		.ops = &sdsm_mem_proto_ops,
+		.priv = c,
+		.region = c->r->id,
+		.page = c->idx,
+		.self = sdsm_cl.node_id,
+		.home = pg->home,
+	};
+
+	if (!sdsm_proto_node_drop(&ctx, &pg->node))
+		return false;
+	sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_SENT);
+	sdsm_stat_inc(SDSM_STAT_INVALIDATIONS_RECEIVED);
+	sdsm_page_settle(c->r, pg);
+	return true;
+}
+
+/*
  * The page's directory here grants this node's own fault in the fault's
  * call (sdsm_proto_fault_home()): the node copy takes the home copy's
  * data.  As after sdsm_op_own_fetch(), it is the home copy itself, one
@@ -724,6 +753,7 @@ static const struct sdsm_proto_ops sdsm_mem_proto_ops = {
 	.wake = sdsm_op_wake,
 	.error = sdsm_op_error,
 	.own_fetch = sdsm_op_own_fetch,
+	.own_inv = sdsm_op_own_inv,
 	.own_grant = sdsm_op_own_grant,
 };
 

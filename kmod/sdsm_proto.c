@@ -26,16 +26,19 @@
  *   the home cannot tell it from a fault's READ.  Its grant is not held,
  *   unless a fault started waiting for it in the meantime.
  * - The home's own accesses use the same messages, sent to itself, with
- *   one exception: when the home's directory finds the page MODIFIED by
- *   the home node itself, it has its own node side give the copy up at
- *   once (ops->own_fetch, sdsm_proto_node_yield()) and grants in the same
- *   call, instead of a FETCH and a DATA to itself.  If that copy cannot
- *   be given up now (its grant is still on the way or held), the FETCH
- *   goes as a message, behind the grant.  And the other way round: a
- *   fault on the home whose directory is idle and needs no other node
- *   (nobody else holds the page, or only readers and it reads) is granted
- *   in the fault's own call (sdsm_proto_fault_home(), ops->own_grant),
- *   with no READ or WRITE to itself and no grant back.  One that needs
+ *   exceptions: when the home's directory finds the page MODIFIED by the
+ *   home node itself, it has its own node side give the copy up at once
+ *   (ops->own_fetch, sdsm_proto_node_yield()) and grants in the same
+ *   call, instead of a FETCH and a DATA to itself; likewise a read copy
+ *   of its own that another node's write must invalidate goes in the
+ *   call (ops->own_inv, sdsm_proto_node_drop()), no INV and INV_ACK.  If
+ *   that copy cannot be given up now (its grant is still on the way or
+ *   held), the FETCH or INV goes as a message, behind the grant.  And
+ *   the other way round: a fault on the home whose directory is idle and
+ *   needs no other node (nobody else holds the page, or only readers and
+ *   it reads) is granted in the fault's own call (sdsm_proto_fault_home(),
+ *   ops->own_grant), with no READ or WRITE to itself and no grant back.
+ *   One that needs
  *   other nodes' copies taken back starts its transaction in the fault
  *   instead of sending itself a request, and, given the node side
  *   (ctx->self_node), the directory grants it there when the last
@@ -306,6 +309,35 @@ bool sdsm_proto_node_yield(const struct sdsm_proto_ctx *ctx,
 }
 
 /**
+ * sdsm_proto_node_drop - the home drops its own node's read copy
+ * @ctx: caller, page; this node is the page's home.
+ * @node: this node's state of the page.
+ *
+ * Called through ops->own_inv by the home's directory in this node, which
+ * records this node as a sharer, for another node's write.  Does what
+ * answering an INV does, the mapping first, but sends no INV_ACK: the
+ * directory takes it as acknowledged.  A pending upgrade stays pending,
+ * as when an INV crosses it.  Refuses (and changes nothing) unless the
+ * copy is a read copy, neither held nor answering a deferred message:
+ * then the grant that made this node a sharer has not arrived (it is
+ * queued to self) or is held by the progress rule, and the INV must
+ * travel behind it.
+ *
+ * Return: true if the copy was dropped.
+ */
+bool sdsm_proto_node_drop(const struct sdsm_proto_ctx *ctx,
+			  struct sdsm_proto_node *node)
+{
+	if (ctx->self != ctx->home || node->state != SDSM_PROTO_NODE_S ||
+	    (node->flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD)) ||
+	    node->deferred)
+		return false;
+	ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
+	node->state = SDSM_PROTO_NODE_I;
+	return true;
+}
+
+/**
  * sdsm_proto_node_recv - a message from the page's home reached this node
  * @ctx: caller, page.
  * @node: this node's state of the page.
@@ -525,6 +557,12 @@ static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
 		return;
 	}
 	inv = write ? home->sharers & ~sdsm_proto_bit(req) : 0;
+	/* This node's own read copy goes in the call, if it can. */
+	if ((inv & sdsm_proto_bit(ctx->self)) && ctx->ops->own_inv &&
+	    ctx->ops->own_inv(ctx->priv)) {
+		inv &= ~sdsm_proto_bit(ctx->self);
+		home->sharers &= ~sdsm_proto_bit(ctx->self);
+	}
 	home->acks = inv;
 	for (n = 0; n < SDSM_PROTO_MAX_NODES && inv; n++) {
 		if (!(inv & sdsm_proto_bit(n)))

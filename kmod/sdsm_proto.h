@@ -248,6 +248,12 @@ enum sdsm_proto_map {
  *	and return true.  Return false if it returned false: the protocol
  *	then sends FETCH / FETCH_INV to itself, the 4-hop path.  May be NULL
  *	(always the 4-hop path).
+ * @own_inv: home only: a write of another node needs this node's read
+ *	copy gone.  Drop it now, as an INV from the home would, without a
+ *	message either way: call sdsm_proto_node_drop() on this node's state
+ *	of the page and return what it returned.  False: the protocol sends
+ *	the INV to itself and waits for its INV_ACK.  May be NULL (always
+ *	the message).
  * @own_grant: home only: its directory grants this node's own fault
  *	without a message: in the fault's call (sdsm_proto_fault_home()), or
  *	when the transaction the fault started ends, in the handler of the
@@ -266,6 +272,7 @@ struct sdsm_proto_ops {
 	void (*error)(void *priv, const struct sdsm_proto_msg *msg,
 		      const char *why);
 	bool (*own_fetch)(void *priv, bool inv);
+	bool (*own_inv)(void *priv);
 	void (*own_grant)(void *priv, bool write);
 };
 
@@ -317,6 +324,8 @@ int sdsm_proto_node_recv(const struct sdsm_proto_ctx *ctx,
 			 const struct sdsm_proto_msg *msg);
 bool sdsm_proto_node_release(const struct sdsm_proto_ctx *ctx,
 			     struct sdsm_proto_node *node);
+bool sdsm_proto_node_drop(const struct sdsm_proto_ctx *ctx,
+			  struct sdsm_proto_node *node);
 bool sdsm_proto_node_yield(const struct sdsm_proto_ctx *ctx,
 			   struct sdsm_proto_node *node, bool inv);
 int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,

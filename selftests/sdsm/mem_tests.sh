@@ -907,9 +907,20 @@ test_mem_home_own_grant() {
 		mu "$k" -r $t check 0 $((n * PG)) 63 ||
 			{ log "node $k misses node 1's write past readers"; rc=1; }
 	done
+	# Node 0 writes 16 pages node 1 and 2 read: node 1's directory
+	# drops node 1's own read copies in its call (no INV to itself) and
+	# sends 16 INVs to node 2 and 16 grants to node 0.
+	# shellcheck disable=SC2086
+	b=$(stats_of 1 $OWN_GRANT_STATS) || return 1
+	mu 0 -r $t fill $((n * PG)) $((n * PG)) 64 || rc=1
+	# shellcheck disable=SC2086
+	a=$(stats_of 1 $OWN_GRANT_STATS) || return 1
+	v=$(stats_moved "$b" "$a")
+	want="0 0 $((2 * n)) 0 0 0 0"
+	[ "$v" = "$want" ] ||
+		{ log "node 0's writes past node 1's copies moved node 1 by $v, want $want"; rc=1; }
 	# Its reads of pages node 0 then wrote: 16 FETCHes, the DATA
 	# taken as the home copy and shared with node 1's read copy.
-	mu 0 -r $t fill $((n * PG)) $((n * PG)) 64 || rc=1
 	# shellcheck disable=SC2086
 	b=$(stats_of 1 $OWN_GRANT_STATS) || return 1
 	mu 1 -r $t check $((n * PG)) $((n * PG)) 64 ||

@@ -418,6 +418,42 @@ static bool sim_op_own_fetch(void *priv, bool inv)
 	return true;
 }
 
+/* The home's directory drops its own node's read copy, no messages. */
+static bool sim_op_own_inv(void *priv)
+{
+	struct sim_priv *sp = priv;
+	struct sim *s = sp->s;
+	int n = sp->node, p = sp->page;
+	struct sdsm_proto_ctx ctx = {
+		.ops = &sim_ops, .priv = sp, .region = 1, .page = p,
+		.self = n, .home = s->view[n][p], .exclusive = s->exclusive,
+	};
+	struct sdsm_proto_node *nd = &s->node[n][p];
+
+	if (n != s->home[p]) {
+		sim_fail(s, "node %d drops its own copy of page %d, home %d",
+			 n, p, s->home[p]);
+		return false;
+	}
+	/* As for its own grants: the rest keep the loop-back explored. */
+	if (!s->own_grant)
+		return false;
+	if (s->mutation == MUT_OWN_INV_HELD &&
+	    (nd->flags & SDSM_PROTO_NODE_HELD) && !nd->deferred) {
+		sim_tracef(s, "  (planted) node %d page %d: held copy dropped",
+			   n, p);
+		nd->flags &= ~SDSM_PROTO_NODE_HELD;
+	}
+	if (!sdsm_proto_node_drop(&ctx, nd)) {
+		sim_tracef(s, "  node %d page %d: own copy not droppable, INV to self",
+			   n, p);
+		return false;
+	}
+	s->own_invs++;
+	sim_tracef(s, "  node %d page %d: home drops its own read copy", n, p);
+	return true;
+}
+
 /* The home's directory grants its own node's fault: the home copy. */
 static void sim_op_own_grant(void *priv, bool write)
 {
@@ -451,6 +487,7 @@ static const struct sdsm_proto_ops sim_ops = {
 	.wake = sim_op_wake,
 	.error = sim_op_error,
 	.own_fetch = sim_op_own_fetch,
+	.own_inv = sim_op_own_inv,
 	.own_grant = sim_op_own_grant,
 };
 
@@ -516,8 +553,11 @@ static void sim_home_granted(struct sim *s, int h, int p, u8 pending,
 {
 	const struct sdsm_proto_node *nd = &s->node[h][p];
 
-	if (h == s->home[p] && pending && !nd->pending &&
-	    nd->state != SDSM_PROTO_NODE_I)
+	/*
+	 * Its request is answered (a NACK to itself goes as a message), even
+	 * if the next transaction then dropped a prefetch's unheld copy.
+	 */
+	if (h == s->home[p] && pending && !nd->pending)
 		sim_granted(s, h, p, pending, waited, true);
 }
 

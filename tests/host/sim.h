@@ -46,6 +46,7 @@ enum sim_mutation {
 	MUT_OWN_GRANT_SHARED,	/* home grants its own write, others read */
 	MUT_OWN_GRANT_STALE,	/* home grants itself, copy not refreshed */
 	MUT_OWN_FINISH_NOT_HELD, /* home's grant at a txn's end not held */
+	MUT_OWN_INV_HELD,	/* home drops its own held read copy */
 	MUT_NR,
 };
 
@@ -136,6 +137,7 @@ struct sim {
 	unsigned long own_fetches;	/* home took its own modified copy */
 	unsigned long own_grants;	/* home granted its own fault in it */
 	unsigned long own_finishes;	/* ...or at its transaction's end */
+	unsigned long own_invs;		/* home dropped its own read copy */
 	unsigned long deferred;		/* INV/FETCH deferred by a hold */
 	unsigned long released;		/* deferred answered after a use */
 	unsigned long hold_timeouts;	/* deferred answered on the bound */

@@ -65,7 +65,8 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 	 */
 	s->own_grant = (seed >> 2) & 3 || mutation == MUT_OWN_GRANT_SHARED ||
 		       mutation == MUT_OWN_GRANT_STALE ||
-		       mutation == MUT_OWN_FINISH_NOT_HELD;
+		       mutation == MUT_OWN_FINISH_NOT_HELD ||
+		       mutation == MUT_OWN_INV_HELD;
 	if (failures)
 		return;
 	/*
@@ -86,7 +87,7 @@ static bool test_random(const struct test *t)
 	unsigned long i, reads = 0, writes = 0, msgs = 0, coal = 0, errs = 0;
 	unsigned long deaths = 0, invup = 0, parked = 0, fetch = 0, self = 0;
 	unsigned long own = 0, pref = 0, joined = 0, unused = 0, excl = 0;
-	unsigned long own_grants = 0, own_finishes = 0;
+	unsigned long own_grants = 0, own_finishes = 0, own_invs = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
@@ -122,6 +123,7 @@ static bool test_random(const struct test *t)
 		own += s.own_fetches;
 		own_grants += s.own_grants;
 		own_finishes += s.own_finishes;
+		own_invs += s.own_invs;
 		deferred += s.deferred;
 		released += s.released;
 		timeouts += s.hold_timeouts;
@@ -140,14 +142,18 @@ static bool test_random(const struct test *t)
 	       deferred, released, timeouts, bypass);
 	printf("# races hit: %lu INV vs pending upgrade, %lu requests parked at a busy home, %lu fetches from owners, %lu messages to self, %lu requests refused by a non-home (ESTALE)\n",
 	       invup, parked, fetch, self, redir);
-	printf("# %lu modified copies a home took from its own node side without messages, %lu faults a home granted itself without messages, %lu of them at the end of a transaction, %lu READs of unowned pages granted writable\n",
-	       own, own_grants, own_finishes, excl);
+	printf("# %lu modified copies a home took from its own node side without messages, %lu read copies it dropped so, %lu faults a home granted itself without messages, %lu of them at the end of a transaction, %lu READs of unowned pages granted writable\n",
+	       own, own_invs, own_grants, own_finishes, excl);
 	if (!own) {
 		printf("# the home-is-owner path was never explored\n");
 		return false;
 	}
 	if (!own_grants) {
 		printf("# the home's own grant was never explored\n");
+		return false;
+	}
+	if (!own_invs) {
+		printf("# the home dropping its own read copy was never explored\n");
 		return false;
 	}
 	if (!own_finishes) {
@@ -563,6 +569,35 @@ static bool test_home_own_finish(const struct test *t)
 	       "home's requests went through messages to itself");
 	EXPECT(&s, do_access(&s, 1, 0, false) == s.last[0],
 	       "node 1 reads a stale value after the home wrote");
+	return script_done(&s);
+}
+
+/*
+ * Another node's write past the home's own read copy: the directory drops
+ * that copy in its call (ops->own_inv), no INV or INV_ACK through the
+ * loop-back; node 2's copy goes by message.  The home then reads node 1's
+ * write (FETCH, granted at the DATA), still sending itself nothing.
+ */
+static bool test_home_own_inv(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	u64 v1;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	s.own_grant = true;
+	do_access(&s, 0, 0, false);
+	do_access(&s, 2, 0, false);
+	v1 = do_access(&s, 1, 0, true);
+	EXPECT(&s, s.own_invs == 1 && s.node[0][0].state == SDSM_PROTO_NODE_I &&
+	       s.map[0][0] == SDSM_PROTO_MAP_NONE,
+	       "home's read copy not dropped in the directory's call");
+	EXPECT(&s, s.node[2][0].state == SDSM_PROTO_NODE_I,
+	       "node 2's read copy survived node 1's write");
+	EXPECT(&s, do_access(&s, 0, 0, false) == v1,
+	       "home reads a stale value after node 1's write");
+	EXPECT(&s, !s.self_msgs, "home sent itself a message");
 	return script_done(&s);
 }
 
@@ -1078,6 +1113,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_OWN_GRANT_STALE },
 	{ "planted bug 'home's grant to itself at a transaction's end not held' caught",
 	  test_planted, MUT_OWN_FINISH_NOT_HELD },
+	{ "planted bug 'home drops its own read copy while its grant is held' caught",
+	  test_planted, MUT_OWN_INV_HELD },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
@@ -1113,6 +1150,8 @@ static const struct test tests[] = {
 	  test_home_own_busy, 0 },
 	{ "home's own faults past another node's copy: FETCH or INV, granted at the answer, no message to itself",
 	  test_home_own_finish, 0 },
+	{ "another node's write past the home's read copy: dropped in the call, no INV to itself",
+	  test_home_own_inv, 0 },
 	{ "race: home writes while remote sharers exist",
 	  test_home_write_vs_sharers, 0 },
 	{ "concurrent faults on one node coalesce", test_coalesce, 0 },
