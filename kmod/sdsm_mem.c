@@ -621,6 +621,22 @@ static void sdsm_op_error(void *priv, const struct sdsm_proto_msg *msg,
 static const struct sdsm_proto_ops sdsm_mem_proto_ops;
 
 /*
+ * The context of this node's node side of @c's page, for an action of the
+ * directory here that acts on it (own_fetch, own_inv).
+ */
+static struct sdsm_proto_ctx sdsm_pctx_node_ctx(struct sdsm_pctx *c)
+{
+	return (struct sdsm_proto_ctx){
+		.ops = &sdsm_mem_proto_ops,
+		.priv = c,
+		.region = c->r->id,
+		.page = c->idx,
+		.self = sdsm_cl.node_id,
+		.home = c->pg->home,
+	};
+}
+
+/*
  * The page's directory here found this node's node side the owner: give
  * the copy up as a FETCH (@inv false) or FETCH_INV would, synchronously,
  * with no message to self, and make it the home copy.  sdsm_op_map()
@@ -636,14 +652,7 @@ static bool sdsm_op_own_fetch(void *priv, bool inv)
 	struct sdsm_pctx *c = priv;
 	struct sdsm_home_page *hp = c->hp;
 	struct sdsm_page *pg = c->pg;
-	struct sdsm_proto_ctx ctx = {
-		.ops = &sdsm_mem_proto_ops,
-		.priv = c,
-		.region = c->r->id,
-		.page = c->idx,
-		.self = sdsm_cl.node_id,
-		.home = pg->home,
-	};
+	struct sdsm_proto_ctx ctx = sdsm_pctx_node_ctx(c);
 
 	if (!sdsm_proto_node_yield(&ctx, &pg->node, inv))
 		return false;
@@ -682,14 +691,7 @@ static bool sdsm_op_own_inv(void *priv)
 {
 	struct sdsm_pctx *c = priv;
 	struct sdsm_page *pg = c->pg;
-	struct sdsm_proto_ctx ctx = {
-		.ops = &sdsm_mem_proto_ops,
-		.priv = c,
-		.region = c->r->id,
-		.page = c->idx,
-		.self = sdsm_cl.node_id,
-		.home = pg->home,
-	};
+	struct sdsm_proto_ctx ctx = sdsm_pctx_node_ctx(c);
 
 	if (!sdsm_proto_node_drop(&ctx, &pg->node))
 		return false;

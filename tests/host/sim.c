@@ -385,21 +385,35 @@ static void sim_op_error(void *priv, const struct sdsm_proto_msg *msg,
 static const struct sdsm_proto_ops sim_ops;
 
 /* The home's directory takes its own node's modified copy, no messages. */
+/*
+ * The context of the node side of @sp's page, for a directory action on
+ * its own node (own_fetch, own_inv); false if @sp is not the page's home.
+ */
+static bool sim_own_ctx(struct sim_priv *sp, struct sdsm_proto_ctx *ctx,
+			const char *what)
+{
+	struct sim *s = sp->s;
+	int n = sp->node, p = sp->page;
+
+	*ctx = (struct sdsm_proto_ctx){
+		.ops = &sim_ops, .priv = sp, .region = 1, .page = p,
+		.self = n, .home = s->view[n][p], .exclusive = s->exclusive,
+	};
+	if (n == s->home[p])
+		return true;
+	sim_fail(s, "node %d %s of page %d, home %d", n, what, p, s->home[p]);
+	return false;
+}
+
 static bool sim_op_own_fetch(void *priv, bool inv)
 {
 	struct sim_priv *sp = priv;
 	struct sim *s = sp->s;
 	int n = sp->node, p = sp->page;
-	struct sdsm_proto_ctx ctx = {
-		.ops = &sim_ops, .priv = sp, .region = 1, .page = p,
-		.self = n, .home = s->view[n][p], .exclusive = s->exclusive,
-	};
+	struct sdsm_proto_ctx ctx;
 
-	if (n != s->home[p]) {
-		sim_fail(s, "node %d takes its own copy of page %d, home %d",
-			 n, p, s->home[p]);
+	if (!sim_own_ctx(sp, &ctx, "takes its own copy"))
 		return false;
-	}
 	if (!sdsm_proto_node_yield(&ctx, &s->node[n][p], inv)) {
 		sim_tracef(s, "  node %d page %d: own copy not yieldable, FETCH to self",
 			   n, p);
@@ -424,17 +438,11 @@ static bool sim_op_own_inv(void *priv)
 	struct sim_priv *sp = priv;
 	struct sim *s = sp->s;
 	int n = sp->node, p = sp->page;
-	struct sdsm_proto_ctx ctx = {
-		.ops = &sim_ops, .priv = sp, .region = 1, .page = p,
-		.self = n, .home = s->view[n][p], .exclusive = s->exclusive,
-	};
 	struct sdsm_proto_node *nd = &s->node[n][p];
+	struct sdsm_proto_ctx ctx;
 
-	if (n != s->home[p]) {
-		sim_fail(s, "node %d drops its own copy of page %d, home %d",
-			 n, p, s->home[p]);
+	if (!sim_own_ctx(sp, &ctx, "drops its own copy"))
 		return false;
-	}
 	/* As for its own grants: the rest keep the loop-back explored. */
 	if (!s->own_grant)
 		return false;
