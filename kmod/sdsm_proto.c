@@ -38,11 +38,11 @@
  *   needs no other node (nobody else holds the page, or only readers and
  *   it reads) is granted in the fault's own call (sdsm_proto_fault_home(),
  *   ops->own_grant), with no READ or WRITE to itself and no grant back.
- *   One that needs
- *   other nodes' copies taken back starts its transaction in the fault
- *   instead of sending itself a request, and, given the node side
- *   (ctx->self_node), the directory grants it there when the last
- *   INV_ACK or the owner's DATA arrives, instead of a grant to itself.
+ *   One that needs other nodes' copies taken back starts its transaction
+ *   in the fault instead of sending itself a request, and, given the
+ *   node side (ctx->self_node), the directory grants it there when the
+ *   last INV_ACK or the owner's DATA arrives, instead of a grant to
+ *   itself.
  *
  * No allocation, no locks, no sleeping, bounded loops; the caller holds the
  * page's lock and performs the actions in struct sdsm_proto_ops.
@@ -274,6 +274,22 @@ bool sdsm_proto_node_release(const struct sdsm_proto_ctx *ctx,
 	return true;
 }
 
+/*
+ * Whether this node, the page's home, may give its copy up to its own
+ * directory in the directory's call: the copy is in @state, neither held
+ * nor answering a deferred message.  Otherwise the grant that made it so
+ * is still queued to self or held by the progress rule, and the FETCH or
+ * INV must travel as a message behind it.
+ */
+static bool sdsm_proto_node_own_ready(const struct sdsm_proto_ctx *ctx,
+				      const struct sdsm_proto_node *node,
+				      u8 state)
+{
+	return ctx->self == ctx->home && node->state == state &&
+	       !(node->flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD)) &&
+	       !node->deferred;
+}
+
 /**
  * sdsm_proto_node_yield - the home takes its own node's modified copy
  * @ctx: caller, page; this node is the page's home.
@@ -294,9 +310,7 @@ bool sdsm_proto_node_release(const struct sdsm_proto_ctx *ctx,
 bool sdsm_proto_node_yield(const struct sdsm_proto_ctx *ctx,
 			   struct sdsm_proto_node *node, bool inv)
 {
-	if (ctx->self != ctx->home || node->state != SDSM_PROTO_NODE_M ||
-	    (node->flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD)) ||
-	    node->deferred)
+	if (!sdsm_proto_node_own_ready(ctx, node, SDSM_PROTO_NODE_M))
 		return false;
 	if (inv) {
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
@@ -328,9 +342,7 @@ bool sdsm_proto_node_yield(const struct sdsm_proto_ctx *ctx,
 bool sdsm_proto_node_drop(const struct sdsm_proto_ctx *ctx,
 			  struct sdsm_proto_node *node)
 {
-	if (ctx->self != ctx->home || node->state != SDSM_PROTO_NODE_S ||
-	    (node->flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD)) ||
-	    node->deferred)
+	if (!sdsm_proto_node_own_ready(ctx, node, SDSM_PROTO_NODE_S))
 		return false;
 	ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_NONE);
 	node->state = SDSM_PROTO_NODE_I;
@@ -454,21 +466,21 @@ static void sdsm_proto_home_grant(const struct sdsm_proto_ctx *ctx,
 				  const struct sdsm_proto_home *home, u16 req,
 				  u8 type, u8 flags)
 {
-	struct sdsm_proto_msg msg = {
-		.region = ctx->region,
-		.page = ctx->page,
-		.seq = home->txn,
-		.src = ctx->self,
-		.dst = req,
-		.type = type,
-		.flags = flags,
-	};
+	if (req == ctx->self && ctx->self_node && ctx->ops->own_grant) {
+		struct sdsm_proto_msg msg = {
+			.region = ctx->region,
+			.page = ctx->page,
+			.seq = home->txn,
+			.src = ctx->self,
+			.dst = req,
+			.type = type,
+			.flags = flags,
+		};
 
-	if (req != ctx->self || !ctx->self_node || !ctx->ops->own_grant) {
-		sdsm_proto_send(ctx, req, type, home->txn, flags, 0);
+		sdsm_proto_node_grant(ctx, ctx->self_node, &msg, true);
 		return;
 	}
-	sdsm_proto_node_grant(ctx, ctx->self_node, &msg, true);
+	sdsm_proto_send(ctx, req, type, home->txn, flags, 0);
 }
 
 /*
@@ -732,11 +744,11 @@ void sdsm_proto_home_peer_down(const struct sdsm_proto_ctx *ctx,
  * held or answering late (so nothing of it is on its loop-back either:
  * an INV_ACK or DATA in flight keeps the directory busy), the directory
  * runs no transaction and parks no other node's request (those go
- * first).  sdsm_proto_home_local(): whether it may
- * also grant it on the spot, because the access needs no other node's
- * copy taken back: a read of a page nobody owns, a write of a page nobody
- * but this node reads.  The directory's record of this node must agree
- * with the node's state; if not, the message path reports it.
+ * first).  sdsm_proto_home_local(): whether it may also grant it on the
+ * spot, because the access needs no other node's copy taken back: a read
+ * of a page nobody owns, a write of a page nobody but this node reads.
+ * The directory's record of this node must agree with the node's state;
+ * if not, the message path reports it.
  */
 static bool sdsm_proto_home_free(const struct sdsm_proto_ctx *ctx,
 				 const struct sdsm_proto_node *node,

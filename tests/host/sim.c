@@ -140,7 +140,6 @@ static void sim_fmt_msg(char *buf, size_t len, const struct sim_msg *m)
 	}
 }
 
-
 /*
  * The home of page @p ended a transaction for @dst: each other parked
  * request was passed over once more (the round-robin bound).
@@ -384,7 +383,6 @@ static void sim_op_error(void *priv, const struct sdsm_proto_msg *msg,
 
 static const struct sdsm_proto_ops sim_ops;
 
-/* The home's directory takes its own node's modified copy, no messages. */
 /*
  * The context of the node side of @sp's page, for a directory action on
  * its own node (own_fetch, own_inv); false if @sp is not the page's home.
@@ -405,6 +403,7 @@ static bool sim_own_ctx(struct sim_priv *sp, struct sdsm_proto_ctx *ctx,
 	return false;
 }
 
+/* The home's directory takes its own node's modified copy, no messages. */
 static bool sim_op_own_fetch(void *priv, bool inv)
 {
 	struct sim_priv *sp = priv;
