@@ -62,7 +62,8 @@
  * (__GFP_ACCOUNT), so a process cannot make the kernel grow past its
  * memory.max through sdsm.  A fault allocates the node copy it needs in
  * the faulting task before it sends a request (the spare: struct
- * sdsm_page.copy with SDSM_PAGE_SPARE):
+ * sdsm_page.copy with SDSM_PAGE_SPARE; none on the home for a grant of
+ * the home copy itself, sdsm_fault_wants_spare()):
  * charged to that task's cgroup after the cgroup's reclaim, without its
  * OOM killer (__GFP_RETRY_MAYFAIL: killing a process frees none of the
  * copies, which belong to the region), and if the charge fails the fault
@@ -2251,6 +2252,32 @@ static void sdsm_page_take_spare(struct sdsm_page *pg, struct page *spare)
 }
 
 /*
+ * Whether a fault on page @idx needs a spare: a page of its own for the
+ * node copy.  Not if it has a copy, nor on the page's home when the home
+ * copy exists and sdsm_op_own_grant() will map it rather than fill a page:
+ * for a read, or for a write while nothing but the directory holds it.
+ * Under the page's mutex that is what the grant in the fault's call will
+ * find (a count of 1 stays 1, sdsm_home_copy_own()); a grant parked
+ * behind a busy directory that then finds it shared allocates in the
+ * handler, as an install without a spare does.  Unlocked, a hint the
+ * fault checks again under the mutex.
+ */
+static bool sdsm_fault_wants_spare(struct sdsm_region *r, u64 idx,
+				   struct sdsm_page *pg, bool write)
+{
+	struct sdsm_home_page *hp;
+	struct page *home;
+
+	if (READ_ONCE(pg->copy))
+		return false;
+	if (r->rc_chunks || READ_ONCE(pg->home) != sdsm_cl.node_id)
+		return true;
+	hp = sdsm_home_page_get(r, idx, false);
+	home = hp ? READ_ONCE(hp->home_copy) : NULL;
+	return !home || (write && page_count(home) > 1);
+}
+
+/*
  * Resolve the page's home.  Return: 0 known, 1 asked the manager (wait),
  * or a negative errno.  Locks: the page's mutex.
  */
@@ -2576,6 +2603,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	wait_queue_head_t *wq;
 	unsigned long deadline;
 	bool sent = false, ahead = false, rc_sent, rc_rw;
+	bool need_spare = false;
 	u32 waited;
 	vm_fault_t ret;
 	long left;
@@ -2597,9 +2625,11 @@ again:
 	 * No copy here: the grant needs one.  Charge it to this task's
 	 * memory cgroup now, before any request, so a full cgroup fails the
 	 * fault with nothing sent and nothing lost.  No OOM kill: the copies
-	 * are the region's, killing a process would free none of them.
+	 * are the region's, killing a process would free none of them.  Not
+	 * on the home for a grant of the home copy itself (no page needed).
 	 */
-	if (!READ_ONCE(pg->copy)) {
+	if (!READ_ONCE(pg->copy) &&
+	    (need_spare || sdsm_fault_wants_spare(r, idx, pg, write))) {
 		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
 				   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 		if (!spare) {
@@ -2645,6 +2675,12 @@ again:
 					      SDSM_STAT_READ_FAULTS_REMOTE);
 		}
 	} else if (!rc) {
+		/* The home copy went, or got shared, since the hint. */
+		if (!need_spare && sdsm_fault_wants_spare(r, idx, pg, write)) {
+			mutex_unlock(lock);
+			need_spare = true;
+			goto again;
+		}
 		sdsm_pctx_init(&ctx, &c, r, idx, pg, pg->home);
 		if (pg->home != sdsm_cl.node_id && !sdsm_node_usable(pg->home))
 			sdsm_proto_node_peer_down(&ctx, &pg->node, pg->home);
