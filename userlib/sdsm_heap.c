@@ -465,10 +465,12 @@ static void *run_alloc(struct sdsm_heap *h, unsigned int cls)
 
 /* ---- allocation ---- */
 
-void *sdsm_heap_alloc(struct sdsm_heap *h, size_t size, size_t align)
+static void *heap_alloc(struct sdsm_heap *h, size_t size, size_t align,
+			bool zero)
 {
 	struct sdsm_heap_chunk *c;
 	size_t need, pages;
+	bool small;
 	char *p;
 
 	if (!size)
@@ -480,18 +482,38 @@ void *sdsm_heap_alloc(struct sdsm_heap *h, size_t size, size_t align)
 		return NULL;
 	}
 	need = size + align - 16;
+	small = need <= SDSM_HEAP_SMALL_MAX;
 	pthread_mutex_lock(&h->lock);
-	if (need <= SDSM_HEAP_SMALL_MAX) {
+	if (small) {
 		p = run_alloc(h, size_cls[(need + 15) / 16]);
 	} else {
 		need = align <= PG ? size : size + align - PG;
 		pages = (need + PG - 1) / PG;
-		p = heap_span(h, pages, 1, KIND_LARGE, false, &c);
+		p = heap_span(h, pages, 1, KIND_LARGE, zero, &c);
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (!p)
 		return NULL;
-	return (void *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	p = (char *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	if (zero && small)
+		memset(p, 0, size);
+	return p;
+}
+
+void *sdsm_heap_alloc(struct sdsm_heap *h, size_t size, size_t align)
+{
+	return heap_alloc(h, size, align, false);
+}
+
+/*
+ * sdsm_heap_alloc(), zero-filled.  A span clears only its pages that were
+ * handed out before: the others are still the region's zero pages, and
+ * writing them would make this node the owner of pages another node's
+ * thread may be the first to use (calloc() of a shared array).
+ */
+void *sdsm_heap_alloc_zeroed(struct sdsm_heap *h, size_t size, size_t align)
+{
+	return heap_alloc(h, size, align, true);
 }
 
 /*

@@ -88,6 +88,7 @@ void sdsm_heap_space_init(struct sdsm_heap_space *s, uintptr_t base,
 struct sdsm_heap *sdsm_heap_get(struct sdsm_heap_space *s,
 				const struct sdsm_policy *policy);
 void *sdsm_heap_alloc(struct sdsm_heap *h, size_t size, size_t align);
+void *sdsm_heap_alloc_zeroed(struct sdsm_heap *h, size_t size, size_t align);
 void *sdsm_heap_alloc_pages(struct sdsm_heap *h, size_t size, bool zero,
 			    unsigned int align);
 int sdsm_heap_free(struct sdsm_heap_space *s, void *p);

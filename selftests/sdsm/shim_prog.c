@@ -54,6 +54,10 @@
  *         them to a thread on node 1, which frees them (and munmaps a
  *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
  *         a node's heap: "xfree ok" only if the blocks are given back.
+ *   calloc  main (node 0) callocs 2 MiB and a thread on node 1 checks it
+ *         is zero and writes it; main checks the writes: "calloc ok
+ *         writer node N" (the test counts node 0's write faults: calloc
+ *         must not write fresh heap pages).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -660,6 +664,53 @@ static int xfree(void)
 	return rc;
 }
 
+#define CA_SIZE		(2 << 20)
+
+static int ca_node;
+
+static void *ca_writer(void *p)
+{
+	long *a = p;
+	size_t i;
+
+	ca_node = node_id();
+	for (i = 0; i < CA_SIZE / sizeof(*a); i++) {
+		if (a[i])
+			return (void *)1;
+		a[i] = (long)i;
+	}
+	return NULL;
+}
+
+static int calloc_fresh(void)
+{
+	pthread_t idle, writer;
+	void *ret = (void *)1;
+	long *a;
+	size_t i;
+
+	/* Threads go round-robin from node 0: the writer runs on node 1. */
+	if (pthread_create(&idle, NULL, xf_idle_fn, NULL))
+		return 1;
+	pthread_join(idle, NULL);
+	a = calloc(CA_SIZE / sizeof(*a), sizeof(*a));
+	if (!a || pthread_create(&writer, NULL, ca_writer, a))
+		return 1;
+	pthread_join(writer, &ret);
+	if (ret) {
+		printf("calloc: not zero\n");
+		return 1;
+	}
+	for (i = 0; i < CA_SIZE / sizeof(*a); i++)
+		if (a[i] != (long)i) {
+			printf("calloc: word %zu is %ld\n", i, a[i]);
+			return 1;
+		}
+	printf("calloc ok writer node %d\n", ca_node);
+	free(a);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int stack_slots[MAXT], nt = argc > 2 ? atoi(argv[2]) : 3, i;
@@ -711,6 +762,8 @@ int main(int argc, char **argv)
 		return map_file(nt);
 	if (!strcmp(mode, "xfree"))
 		return xfree();
+	if (!strcmp(mode, "calloc"))
+		return calloc_fresh();
 	if (!strcmp(mode, "threads"))
 		return threads();
 	if (!strcmp(mode, "race"))

@@ -930,6 +930,67 @@ static bool test_heap_threads(void)
 	return true;
 }
 
+/* Pages of [p, p + len) resident in the test heap's shared memory. */
+static unsigned int resident_pages(const void *p, size_t len)
+{
+	unsigned char vec[64];
+	unsigned int i, n = 0;
+
+	if (len > sizeof(vec) * 4096 || mincore((void *)p, len, vec))
+		return UINT_MAX;
+	for (i = 0; i < len / 4096; i++)
+		n += vec[i] & 1;
+	return n;
+}
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * calloc() of the preload: zero-filled, and a span of pages never handed
+ * out is not written (on sdsm, writing makes the allocating node the
+ * owner of every page of a shared array), while one that was is cleared.
+ */
+static bool test_heap_zeroed(void)
+{
+	struct sdsm_heap *h = test_heap();
+	size_t len = 48 * 4096;
+	unsigned char *p, *q, *s;
+
+	p = sdsm_heap_alloc_zeroed(h, len, 16);
+	CHECK(p, "zeroed span: %s", strerror(errno));
+	if (!p)
+		return true;
+	CHECK(resident_pages(p, len) == 0, "a fresh span was written: %u pages",
+	      resident_pages(p, len));
+	CHECK(all_zero(p, len), "fresh span not zero");
+	memset(p, 0xab, len);
+	CHECK(!sdsm_heap_free(&test_space, p), "free span");
+	q = sdsm_heap_alloc_zeroed(h, len - 100, 64);
+	CHECK(q == p, "span not reused: %p %p", (void *)q, (void *)p);
+	CHECK(q && all_zero(q, len - 100), "a reused span not cleared");
+	/* Small blocks come from runs whose blocks are reused at once. */
+	s = sdsm_heap_alloc(h, 200, 0);
+	CHECK(s, "small");
+	if (!s)
+		return true;
+	memset(s, 0xcd, 200);
+	CHECK(!sdsm_heap_free(&test_space, s), "free small");
+	q = sdsm_heap_alloc_zeroed(h, 200, 0);
+	CHECK(q == s, "block not reused: %p %p", (void *)q, (void *)s);
+	CHECK(q && all_zero(q, 200), "a reused block not cleared");
+	CHECK(sdsm_heap_alloc_zeroed(h, 10, 48) == NULL && errno == EINVAL,
+	      "alignment 48 accepted");
+	return true;
+}
+
 static bool test_heap_trim_huge(void)
 {
 	struct sdsm_heap *h = test_heap();
@@ -1552,6 +1613,8 @@ static const struct test tests[] = {
 	{ "heap: sizes, alignments, double free", test_heap_sizes, true },
 	{ "heap: 100000 live blocks in one chunk", test_heap_many, true },
 	{ "heap: four threads", test_heap_threads, true },
+	{ "heap: zero-filled allocations write only reused memory",
+	  test_heap_zeroed, true },
 	{ "heap: partial munmap, huge chunks", test_heap_trim_huge, true },
 	{ "libsdsm: named regions", test_regions, true },
 	{ "libsdsm: release-consistent regions", test_region_consistency, true },

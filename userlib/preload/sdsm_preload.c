@@ -242,7 +242,11 @@ static void drain_remote(void)
 	}
 }
 
-static void *do_alloc(size_t size, size_t align)
+/*
+ * @zero: zero-filled, writing only what may hold old data (the boot arena
+ * is never reused; sdsm_heap_alloc_zeroed()).
+ */
+static void *do_alloc(size_t size, size_t align, bool zero)
 {
 	struct sdsm_heap *h = ready_heap();
 	void *p;
@@ -251,12 +255,16 @@ static void *do_alloc(size_t size, size_t align)
 		return boot_alloc(size, align);
 	if (align <= 16 && tcache_on) {
 		p = tcache_get(size);
-		if (p)
+		if (p) {
+			if (zero)
+				memset(p, 0, size);
 			return p;
+		}
 	}
 	heap_busy++;
 	drain_remote();
-	p = sdsm_heap_alloc(h, size, align);
+	p = zero ? sdsm_heap_alloc_zeroed(h, size, align) :
+		   sdsm_heap_alloc(h, size, align);
 	heap_busy--;
 	if (!p)
 		errno = errno == EINVAL ? EINVAL : ENOMEM;
@@ -272,7 +280,7 @@ static size_t usable(const void *p)
 
 EXPORT void *malloc(size_t size)
 {
-	return do_alloc(size, 16);
+	return do_alloc(size, 16, false);
 }
 
 EXPORT void free(void *p)
@@ -304,16 +312,12 @@ EXPORT void free(void *p)
 EXPORT void *calloc(size_t n, size_t size)
 {
 	size_t total;
-	void *p;
 
 	if (__builtin_mul_overflow(n, size, &total)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	p = do_alloc(total, 16);
-	if (p && !boot_has(p))	/* the arena is never reused: still zero */
-		memset(p, 0, total);
-	return p;
+	return do_alloc(total, 16, true);
 }
 
 EXPORT void *realloc(void *old, size_t size)
@@ -365,7 +369,7 @@ EXPORT void *memalign(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
-	return do_alloc(size, align);
+	return do_alloc(size, align, false);
 }
 
 EXPORT void *aligned_alloc(size_t align, size_t size)
@@ -379,7 +383,7 @@ EXPORT int posix_memalign(void **pp, size_t align, size_t size)
 
 	if (!align || align & (align - 1) || align % sizeof(void *))
 		return EINVAL;
-	p = do_alloc(size, align);
+	p = do_alloc(size, align, false);
 	if (!p)
 		return ENOMEM;
 	*pp = p;
@@ -388,7 +392,7 @@ EXPORT int posix_memalign(void **pp, size_t align, size_t size)
 
 EXPORT void *valloc(size_t size)
 {
-	return do_alloc(size, PG);
+	return do_alloc(size, PG, false);
 }
 
 EXPORT void *pvalloc(size_t size)
@@ -397,7 +401,7 @@ EXPORT void *pvalloc(size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return do_alloc((size + PG - 1) & ~(PG - 1), PG);
+	return do_alloc((size + PG - 1) & ~(PG - 1), PG, false);
 }
 
 EXPORT size_t malloc_usable_size(void *p)
