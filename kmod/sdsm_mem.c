@@ -2424,38 +2424,50 @@ static void sdsm_prefetch_used(struct sdsm_page *pg)
 
 /*
  * A read fault at page @idx of @r (remote home, answered here or sent):
- * if it continues a sequential stream, read the next pages ahead, one
- * READ each, queued behind the fault's own.  The window starts at 4
- * pages once two faults are consecutive and doubles up to prefetch_pages;
- * a fault elsewhere ends the stream (random access prefetches nothing).
- * Each page is asked for once per stream.  Locks: none (not the page's
- * mutex: this takes other pages').
+ * if it continues one of the region's sequential streams, read the next
+ * pages ahead, one READ each, queued behind the fault's own.  A stream's
+ * window starts at 4 pages once two of its faults are consecutive and
+ * doubles up to prefetch_pages; each page is asked for once per stream.
+ * SDSM_RA_STREAMS streams are followed at once, so reads that alternate
+ * between arrays (A and B of a matrix multiply) each keep theirs; a fault
+ * that continues none starts a stream in place of the least recently
+ * used one, so random or strided access prefetches nothing.  Locks: takes
+ * @r->ra_lock, then (not under it) other pages' mutexes.
  */
 static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
 {
+	struct sdsm_ra_stream *s, *lru = r->ra, *last = r->ra + SDSM_RA_STREAMS;
 	unsigned int max = READ_ONCE(prefetch_pages);
-	u64 next = READ_ONCE(r->ra_next), end, j;
-	unsigned int win;
+	u64 j = 0, end = 0;
 
 	if (!max)
 		return;
-	if (idx + 1 == next)
-		return;		/* the same fault again, after a retry */
-	WRITE_ONCE(r->ra_next, idx + 1);
-	/* Pages in between may have been mapped around an earlier fault. */
-	if (idx < next || idx > READ_ONCE(r->ra_end)) {
-		WRITE_ONCE(r->ra_win, 0);
-		WRITE_ONCE(r->ra_end, idx + 1);
-		return;
+	spin_lock(&r->ra_lock);
+	for (s = r->ra; s < last; s++)
+		if (s->end && idx + 1 == s->next)
+			goto unlock;	/* the same fault again, after a retry */
+	r->ra_clock++;
+	for (s = r->ra; s < last; s++) {
+		/* Pages in between may have been mapped around a fault. */
+		if (s->end && idx >= s->next && idx <= s->end)
+			break;
+		if (s->used < lru->used)
+			lru = s;
 	}
-	win = READ_ONCE(r->ra_win);
-	win = min(win ? 2 * win : 4, max);
-	WRITE_ONCE(r->ra_win, win);
-	end = min(idx + 1 + win, r->npages);
-	j = max(READ_ONCE(r->ra_end), idx + 1);
-	if (j >= end)
-		return;
-	WRITE_ONCE(r->ra_end, end);
+	if (s == last) {
+		*lru = (struct sdsm_ra_stream){ .next = idx + 1, .end = idx + 1,
+						.used = r->ra_clock };
+		goto unlock;
+	}
+	s->next = idx + 1;
+	s->used = r->ra_clock;
+	s->win = min(s->win ? 2 * s->win : 4, max);
+	end = min(idx + 1 + s->win, r->npages);
+	j = max(s->end, idx + 1);
+	if (j < end)
+		s->end = end;
+unlock:
+	spin_unlock(&r->ra_lock);
 	for (; j < end; j++)
 		sdsm_prefetch_page(r, j);
 }

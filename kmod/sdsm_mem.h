@@ -156,6 +156,26 @@ struct sdsm_policy_range {
 	struct sdsm_policy policy;
 };
 
+/*
+ * Sequential streams of read faults a region follows at once: a loop over
+ * the rows of two arrays (a matrix multiply's A and B) is two streams.
+ */
+#define SDSM_RA_STREAMS	4
+
+/**
+ * struct sdsm_ra_stream - a sequential stream of read faults
+ * @next: the page its next fault touches
+ * @end: the first page past those it prefetched; 0: no stream
+ * @win: pages it reads ahead of a fault now (0: not sequential yet)
+ * @used: the region's @ra_clock when a fault last started or continued it
+ */
+struct sdsm_ra_stream {
+	u64 next;
+	u64 end;
+	unsigned int win;
+	u64 used;
+};
+
 /**
  * struct sdsm_region - a region of coherent memory
  * @ref: references: table, VMAs, faults and handlers in flight
@@ -186,9 +206,9 @@ struct sdsm_policy_range {
  * @memcg: the memory cgroup of the first process of this node that mapped
  *	the region (a reference), NULL before; the page copies that handlers
  *	allocate for the region are charged to it (set_active_memcg())
- * @ra_next: the page a sequential stream of read faults touches next
- * @ra_end: the first page past those it prefetched
- * @ra_win: pages it reads ahead of the fault now (0: not sequential)
+ * @ra_lock: protects @ra and @ra_clock
+ * @ra: the sequential streams of read faults followed (sdsm_prefetch())
+ * @ra_clock: read faults that looked at @ra, for its least recently used
  * @nchunks: entries of @chunks and of @home_chunks
  * @chunks: lazily allocated node-side page state, never freed before the
  *	region
@@ -228,14 +248,9 @@ struct sdsm_region {
 	struct kobject *kobj;
 	struct mem_cgroup *memcg;
 
-	/*
-	 * Sequential read detection, a heuristic: read and written without
-	 * a lock (a race costs a useless or a missing prefetch, never
-	 * coherence).  See sdsm_prefetch().
-	 */
-	u64 ra_next;
-	u64 ra_end;
-	unsigned int ra_win;
+	spinlock_t ra_lock;		/* see above */
+	struct sdsm_ra_stream ra[SDSM_RA_STREAMS];
+	u64 ra_clock;
 
 	unsigned long nchunks;
 	struct sdsm_chunk **chunks;

@@ -765,6 +765,7 @@ static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
 	r->policy = *p;
 	r->manager = SDSM_PROTO_NO_NODE;
 	spin_lock_init(&r->lock);
+	spin_lock_init(&r->ra_lock);
 	INIT_LIST_HEAD(&r->policies);
 	atomic64_set(&r->pages_homed, 0);
 	atomic64_set(&r->pages_cached, 0);

@@ -1279,17 +1279,20 @@ test_mem_rmmod_traffic() {
 # the second page on it reads ahead, so most of those faults send nothing
 # (their copy arrived, or its request was in flight).  Every other page of
 # 64 more (a stride) and the same 64 pages with prefetch_pages=0 prefetch
-# nothing.  A bad prefetch_pages is refused and changes nothing.  Then a
+# nothing.  Two ranges of 64 read a page of each in turn are two
+# streams, each read ahead.  A bad prefetch_pages is refused and changes
+# nothing.  Then a
 # copy read ahead must never be stale: node 2 writes round r into pages
 # 31 down to 0, again and again, while node 0 scans them upwards (read
 # ahead, invalidated, read ahead again): no scan may see a page older
 # than the one before it.
 test_mem_prefetch() {
 	local t=pf.$$ n=64 rc=0 k v p0 h0 f0 p1 h1 f1 pid out
-	# In order [0, n), stride [2n, 4n), prefetch off [4n, 5n): the gap
-	# keeps the first stream's read-ahead out of the stride's pages.
-	mu 0 create $t $((5 * n * PG)) bind 0x2 >/dev/null || return 1
-	mu 1 -r $t fill 0 $((5 * n * PG)) 61 || rc=1
+	# In order [0, n), stride [2n, 4n), prefetch off [4n, 5n), two
+	# streams [5n, 6n) and [7n, 8n): the gaps keep a stream's read-ahead
+	# out of the next part's pages.
+	mu 0 create $t $((8 * n * PG)) bind 0x2 >/dev/null || return 1
+	mu 1 -r $t fill 0 $((8 * n * PG)) 61 || rc=1
 	v=$(run_on 0 cat "$PREFETCH_PARAM")
 	[ "$v" = "$PREFETCH_DEFAULT" ] ||
 		{ log "prefetch_pages is '$v', not $PREFETCH_DEFAULT"; rc=1; }
@@ -1337,7 +1340,21 @@ test_mem_prefetch() {
 		rc=1
 	fi
 
-	p0=$p1 h0=$(stat_of 0 prefetch_hits)
+	# Two streams at once, a page of each in turn (a matrix multiply's
+	# rows of A and B): each keeps its read-ahead.  With one stream per
+	# region, each fault ended the other's: 2n faults, no prefetch.
+	p0=$p1 h0=$(stat_of 0 prefetch_hits) f0=$f1
+	mu 0 -r $t check2 $((5 * n * PG)) $((7 * n * PG)) $((n * PG)) 61 || rc=1
+	p1=$(stat_of 0 prefetches) h1=$(stat_of 0 prefetch_hits)
+	f1=$(stat_of 0 read_faults_remote)
+	log "two streams: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches, $((h1 - h0)) hits"
+	if [ $((p1 - p0)) -lt "$n" ] || [ $((h1 - h0)) -lt "$n" ] ||
+		[ $((f1 - f0)) -gt $((n / 2)) ]; then
+		log "want >= $n prefetches and hits, <= $((n / 2)) faults"
+		rc=1
+	fi
+
+	p0=$p1 h0=$h1
 	out=$(mktemp) || return 1
 	mu 2 -r $t scan_writer 0 32 0 0 || rc=1
 	run_on 0 "$MEM_UTIL" -r $t scan_reader 0 32 20 120000 > "$out" &

@@ -24,6 +24,8 @@
  *                                 read through the read-only mapping
  *   fill OFF LEN SEED             write pattern words
  *   check OFF LEN SEED [STEP]     verify them (every STEP-th page)
+ *   check2 OFF1 OFF2 LEN SEED     verify both ranges, a page of each in
+ *                                 turn (two sequential streams at once)
  *   zero OFF LEN                  verify every word is 0
  *   poke OFF VAL / peek OFF       one u64
  *   waitval OFF VAL MS            read until *OFF == VAL, at most MS ms
@@ -644,6 +646,22 @@ int main(int argc, char **argv)
 				fprintf(stderr, "mismatch at offset %" PRIu64 ": %" PRIx64 " != %" PRIx64 "\n",
 					off + i * 8, p[i], want);
 		}
+		if (bad) {
+			fprintf(stderr, "%" PRIu64 " words wrong\n", bad);
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(cmd, "check2") && argc >= 4) {
+		uint64_t off[2] = { num(argv[0]), num(argv[1]) };
+		uint64_t len = num(argv[2]), seed = num(argv[3]), bad = 0, w;
+		volatile uint64_t *p[2] = { map(off[0], len), map(off[1], len) };
+		unsigned int k;
+
+		for (i = 0; i < len / 8; i += 4096 / 8)
+			for (k = 0; k < 2; k++)
+				for (w = i; w < i + 4096 / 8 && w < len / 8; w++)
+					bad += p[k][w] != pattern(seed, off[k] + w * 8);
 		if (bad) {
 			fprintf(stderr, "%" PRIu64 " words wrong\n", bad);
 			return 1;
