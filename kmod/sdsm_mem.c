@@ -2365,39 +2365,45 @@ static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
  * Ask for a read copy of page @idx of @r ahead of any fault, if that costs
  * no waiting: the page's mutex is free, its home is known or computable
  * without asking and is another, live node, and a page for the copy can
- * be had (charged to the faulting task, as a fault's).  Return: true if a
- * READ was sent.
+ * be had (charged to the faulting task, as a fault's).  Return: 1 if a
+ * READ was sent, -EAGAIN if the page's home is not known here yet (its
+ * first touch, or the manager's answer to a fault, will tell), else 0.
  */
-static bool sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
+static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 {
 	struct mutex *lock = sdsm_page_lock(r, idx);	/* the page's */
 	struct sdsm_proto_ctx ctx;
 	struct page *spare = NULL;
 	struct sdsm_page *pg;
 	struct sdsm_pctx c;
-	bool sent = false;
+	int sent = 0;
 
 	pg = sdsm_page_get(r, idx, true);
 	if (!pg || READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_I)
-		return false;
+		return 0;
 	if (!READ_ONCE(pg->copy)) {
 		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
 				   __GFP_NORETRY | __GFP_NOWARN);
 		if (!spare)
-			return false;
+			return 0;
 		sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	}
 	if (!mutex_trylock(lock)) {
 		if (spare)
 			__free_page(spare);
-		return false;
+		return 0;
 	}
 	if (spare)
 		sdsm_page_take_spare(pg, spare);
+	if (pg->err)
+		goto unlock;
 	/* Not computed: a first touch, which places the page, is a fault's. */
-	if (pg->err || (pg->flags & SDSM_PAGE_HOME_ASKED) ||
-	    !sdsm_page_home_compute(r, idx, pg) ||
-	    pg->home == sdsm_cl.node_id || !sdsm_node_usable(pg->home))
+	if ((pg->flags & SDSM_PAGE_HOME_ASKED) ||
+	    !sdsm_page_home_compute(r, idx, pg)) {
+		sent = -EAGAIN;
+		goto unlock;
+	}
+	if (pg->home == sdsm_cl.node_id || !sdsm_node_usable(pg->home))
 		goto unlock;
 	sdsm_pctx_init(&ctx, &c, r, idx, pg, pg->home);
 	sent = sdsm_proto_prefetch(&ctx, &pg->node);
@@ -2431,8 +2437,11 @@ static void sdsm_prefetch_used(struct sdsm_page *pg)
  * SDSM_RA_STREAMS streams are followed at once, so reads that alternate
  * between arrays (A and B of a matrix multiply) each keep theirs; a fault
  * that continues none starts a stream in place of the least recently
- * used one, so random or strided access prefetches nothing.  Locks: takes
- * @r->ra_lock, then (not under it) other pages' mutexes.
+ * used one, so random or strided access prefetches nothing.  The window
+ * stops short of a page whose home is not known here yet: the fault that
+ * asks the manager for it learns the homes of the pages after it too
+ * (sdsm_home_next_recv()), and its stream reads ahead from there.  Locks:
+ * takes @r->ra_lock, then (not under it) other pages' mutexes.
  */
 static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
 {
@@ -2469,7 +2478,14 @@ static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
 unlock:
 	spin_unlock(&r->ra_lock);
 	for (; j < end; j++)
-		sdsm_prefetch_page(r, j);
+		if (sdsm_prefetch_page(r, j) == -EAGAIN)
+			break;
+	if (j >= end)
+		return;
+	spin_lock(&r->ra_lock);
+	if (s->next == idx + 1 && s->end == end)
+		s->end = j;
+	spin_unlock(&r->ra_lock);
 }
 
 /*
