@@ -2429,11 +2429,15 @@ static void sdsm_prefetch_used(struct sdsm_page *pg)
 }
 
 /*
- * A read fault at page @idx of @r (remote home, answered here or sent):
- * if it continues one of the region's sequential streams, read the next
- * pages ahead, one READ each, queued behind the fault's own.  A stream's
+ * A read fault at page @idx of @r (remote home, answered here or sent),
+ * after which pages up to @reach are mapped (around it, or before): if it
+ * continues one of the region's sequential streams, read the pages after
+ * @reach ahead, one READ each, queued behind the fault's own.  A stream's
  * window starts at 4 pages once two of its faults are consecutive and
  * doubles up to prefetch_pages; each page is asked for once per stream.
+ * The window is counted from @reach, not @idx: once fault-around maps the
+ * pages that arrived, the next fault is past them, and a window counted
+ * from @idx would have asked for nothing beyond it.
  * SDSM_RA_STREAMS streams are followed at once, so reads that alternate
  * between arrays (A and B of a matrix multiply) each keep theirs; a fault
  * that continues none starts a stream in place of the least recently
@@ -2443,7 +2447,7 @@ static void sdsm_prefetch_used(struct sdsm_page *pg)
  * (sdsm_home_next_recv()), and its stream reads ahead from there.  Locks:
  * takes @r->ra_lock, then (not under it) other pages' mutexes.
  */
-static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
+static void sdsm_prefetch(struct sdsm_region *r, u64 idx, u64 reach)
 {
 	struct sdsm_ra_stream *s, *lru = r->ra, *last = r->ra + SDSM_RA_STREAMS;
 	unsigned int max = READ_ONCE(prefetch_pages);
@@ -2452,27 +2456,33 @@ static void sdsm_prefetch(struct sdsm_region *r, u64 idx)
 	if (!max)
 		return;
 	spin_lock(&r->ra_lock);
-	for (s = r->ra; s < last; s++)
-		if (s->end && idx + 1 == s->next)
-			goto unlock;	/* the same fault again, after a retry */
 	r->ra_clock++;
+	/* The same fault again, after a retry: the window stays. */
+	for (s = r->ra; s < last; s++)
+		if (s->end && idx == s->last)
+			goto extend;
 	for (s = r->ra; s < last; s++) {
 		/* Pages in between may have been mapped around a fault. */
-		if (s->end && idx >= s->next && idx <= s->end)
+		if (s->end && idx >= s->next && idx <= max(s->end, s->next))
 			break;
 		if (s->used < lru->used)
 			lru = s;
 	}
 	if (s == last) {
-		*lru = (struct sdsm_ra_stream){ .next = idx + 1, .end = idx + 1,
+		*lru = (struct sdsm_ra_stream){ .last = idx, .next = reach + 1,
+						.end = reach + 1,
 						.used = r->ra_clock };
 		goto unlock;
 	}
-	s->next = idx + 1;
-	s->used = r->ra_clock;
+	s->last = idx;
 	s->win = min(s->win ? 2 * s->win : 4, max);
-	end = min(idx + 1 + s->win, r->npages);
-	j = max(s->end, idx + 1);
+extend:
+	s->next = max(s->next, reach + 1);
+	s->used = r->ra_clock;
+	if (!s->win)
+		goto unlock;
+	end = min(reach + 1 + s->win, r->npages);
+	j = max(s->end, reach + 1);
 	if (j < end)
 		s->end = end;
 unlock:
@@ -2483,7 +2493,7 @@ unlock:
 	if (j >= end)
 		return;
 	spin_lock(&r->ra_lock);
-	if (s->next == idx + 1 && s->end == end)
+	if (s->last == idx && s->end == end)
 		s->end = j;
 	spin_unlock(&r->ra_lock);
 }
@@ -2511,6 +2521,7 @@ struct sdsm_around {
 	unsigned long start;	/* the address of page @first */
 	u64 first;
 	u64 idx;		/* the faulting page, mapped already */
+	u64 reach;		/* pages [idx, reach] are all mapped */
 	pgprot_t prot;
 	unsigned int mapped;
 };
@@ -2530,7 +2541,7 @@ static int sdsm_around_pte(pte_t *pte, unsigned long addr, void *data)
 	struct mutex *lock;	/* page j's */
 
 	if (j == a->idx || !pte_none(*pte))
-		return 0;
+		goto mapped;
 	pg = sdsm_page_get(a->r, j, false);
 	if (!pg || READ_ONCE(pg->node.state) == SDSM_PROTO_NODE_I)
 		return 0;
@@ -2538,17 +2549,22 @@ static int sdsm_around_pte(pte_t *pte, unsigned long addr, void *data)
 	if (!mutex_trylock(lock))
 		return 0;
 	copy = sdsm_page_copy(pg);
-	if (pg->node.state != SDSM_PROTO_NODE_I && copy && !pg->err &&
-	    !pg->node.deferred &&
-	    !(pg->node.flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD))) {
-		/* What insert_pfn() sets: a special PTE, no struct page use. */
-		set_pte_at(a->vma->vm_mm, addr, pte,
-			   pte_mkspecial(pfn_pte(page_to_pfn(copy), a->prot)));
-		update_mmu_cache(a->vma, addr, pte);
-		sdsm_prefetch_used(pg);
-		a->mapped++;
+	if (pg->node.state == SDSM_PROTO_NODE_I || !copy || pg->err ||
+	    pg->node.deferred ||
+	    (pg->node.flags & (SDSM_PROTO_NODE_HELD | SDSM_PROTO_NODE_DEAD))) {
+		mutex_unlock(lock);
+		return 0;
 	}
+	/* What insert_pfn() sets: a special PTE, no struct page use. */
+	set_pte_at(a->vma->vm_mm, addr, pte,
+		   pte_mkspecial(pfn_pte(page_to_pfn(copy), a->prot)));
+	update_mmu_cache(a->vma, addr, pte);
+	sdsm_prefetch_used(pg);
+	a->mapped++;
 	mutex_unlock(lock);
+mapped:
+	if (j == a->reach + 1)
+		a->reach = j;
 	return 0;
 }
 
@@ -2563,18 +2579,21 @@ static int sdsm_around_pte(pte_t *pte, unsigned long addr, void *data)
  * of RAM nobody set a memory type for, so the VMA's protection is what
  * that PAT lookup would give.  A page whose mutex is busy, that has no
  * copy, or whose grant is held for a fault of its own is left to that
- * fault.  Locks: mmap_lock (read, the fault's); takes the page table's
- * lock, and under it tries the pages' mutexes.
+ * fault.  Return: the last page of the run from @idx that is mapped now,
+ * where the next fault of a sequential reader will be past.  Locks:
+ * mmap_lock (read, the fault's); takes the page table's lock, and under it
+ * tries the pages' mutexes.
  */
-static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
-			      u64 idx)
+static u64 sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
+			     u64 idx)
 {
 	struct vm_area_struct *vma = vmf->vma;
 	unsigned long addr = vmf->address & PAGE_MASK;
 	u64 first = idx & ~(u64)(SDSM_FAULT_AROUND - 1);
 	u64 end = min_t(u64, first + SDSM_FAULT_AROUND, r->npages);
 	struct sdsm_around a = {
-		.vma = vma, .r = r, .idx = idx, .prot = sdsm_ro_prot(vma),
+		.vma = vma, .r = r, .idx = idx, .reach = idx,
+		.prot = sdsm_ro_prot(vma),
 	};
 	/* The VMA's pages below @addr, and from @addr to its end. */
 	u64 below = (addr - vma->vm_start) >> PAGE_SHIFT;
@@ -2586,7 +2605,7 @@ static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
 	if (end - idx > above)
 		end = idx + above;
 	if (end - first <= 1)
-		return;
+		return idx;
 	a.first = first;
 	a.start = addr - ((idx - first) << PAGE_SHIFT);
 	/* -ENOMEM for a page table: the pages fault one by one instead. */
@@ -2594,6 +2613,7 @@ static void sdsm_fault_around(struct vm_fault *vmf, struct sdsm_region *r,
 			    sdsm_around_pte, &a);
 	if (a.mapped)
 		sdsm_stat_add(SDSM_STAT_FAULT_AROUND_PAGES, a.mapped);
+	return a.reach;
 }
 
 /* Insert @pg's copy, writable if @rw and the VMA allows. */
@@ -2623,6 +2643,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	u64 idx = vmf->pgoff - (sdsm_region_offset(r) >> PAGE_SHIFT);
 	unsigned long addr = vmf->address;
 	u64 t0 = ktime_get_ns();
+	u64 reach;			/* pages [idx, reach] are mapped */
 	struct sdsm_proto_ctx ctx;
 	struct page *spare = NULL;
 	struct sdsm_page *pg;
@@ -2726,10 +2747,11 @@ again:
 			if (pg->node.deferred)
 				sdsm_hold_used(r, idx);
 			mutex_unlock(lock);
+			reach = idx;
 			if (!write && ret == VM_FAULT_NOPAGE)
-				sdsm_fault_around(vmf, r, idx);
+				reach = sdsm_fault_around(vmf, r, idx);
 			if (ahead)
-				sdsm_prefetch(r, idx);
+				sdsm_prefetch(r, idx, reach);
 			if (!sent && !(vmf->flags & FAULT_FLAG_TRIED))
 				sdsm_stat_inc(write ?
 					      SDSM_STAT_WRITE_FAULTS_LOCAL :
@@ -2758,7 +2780,7 @@ again:
 					      USEC_PER_MSEC - waited);
 	mutex_unlock(lock);
 	if (ahead)
-		sdsm_prefetch(r, idx);
+		sdsm_prefetch(r, idx, idx);
 	ahead = false;
 	/* Home (or manager) here: run the transaction without a worker. */
 	sdsm_queue_drain_self();

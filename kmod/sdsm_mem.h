@@ -164,12 +164,15 @@ struct sdsm_policy_range {
 
 /**
  * struct sdsm_ra_stream - a sequential stream of read faults
- * @next: the page its next fault touches
+ * @last: the page of its last fault
+ * @next: the page its next fault touches: the first past @last not mapped
+ *	  around that fault
  * @end: the first page past those it prefetched; 0: no stream
  * @win: pages it reads ahead of a fault now (0: not sequential yet)
  * @used: the region's @ra_clock when a fault last started or continued it
  */
 struct sdsm_ra_stream {
+	u64 last;
 	u64 next;
 	u64 end;
 	unsigned int win;

@@ -1316,9 +1316,13 @@ test_mem_prefetch() {
 	p1=$(stat_of 0 prefetches) h1=$(stat_of 0 prefetch_hits)
 	f1=$(stat_of 0 read_faults_remote)
 	log "in order: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches, $((h1 - h0)) hits"
+	# 2 faults start the stream; read-ahead must keep ahead of the rest,
+	# also when fault-around maps every page that arrived while a fault
+	# waited (a window counted from the faulting page then ended where
+	# the next fault began: 2 to 4 faults here, and more in CI).
 	if [ $((p1 - p0)) -lt $((n / 2)) ] || [ $((h1 - h0)) -lt $((n / 2)) ] ||
-		[ $((f1 - f0)) -gt $((n / 4)) ]; then
-		log "want >= $((n / 2)) prefetches and hits, <= $((n / 4)) faults"
+		[ $((f1 - f0)) -gt 4 ]; then
+		log "want >= $((n / 2)) prefetches and hits, <= 4 faults"
 		rc=1
 	fi
 
@@ -1351,8 +1355,8 @@ test_mem_prefetch() {
 	f1=$(stat_of 0 read_faults_remote)
 	log "two streams: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches, $((h1 - h0)) hits"
 	if [ $((p1 - p0)) -lt "$n" ] || [ $((h1 - h0)) -lt "$n" ] ||
-		[ $((f1 - f0)) -gt $((n / 2)) ]; then
-		log "want >= $n prefetches and hits, <= $((n / 2)) faults"
+		[ $((f1 - f0)) -gt 6 ]; then
+		log "want >= $n prefetches and hits, <= 6 faults"
 		rc=1
 	fi
 
@@ -1360,15 +1364,16 @@ test_mem_prefetch() {
 	# (node 1) 32 pages at a time, with the answer to the fault of the
 	# first page it does not know: read-ahead must not skip the pages
 	# after it (before, a window that had run past the known homes never
-	# went back, and each such page was a fault of its own: 26 faults).
+	# went back, and each such page was a fault of its own: 24 faults).
+	# 2 faults start the stream, and one per 33 homes learned: 5.
 	mu 0 -m 1 create $t.ft $((2 * n * PG)) first >/dev/null || rc=1
 	mu 1 -r $t.ft fill 0 $((2 * n * PG)) 62 || rc=1
 	p0=$(stat_of 0 prefetches) f0=$(stat_of 0 read_faults_remote)
 	mu 0 -r $t.ft check 0 $((2 * n * PG)) 62 || rc=1
 	p1=$(stat_of 0 prefetches) f1=$(stat_of 0 read_faults_remote)
 	log "homes learned on the way: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches"
-	if [ $((f1 - f0)) -gt $((n / 8)) ] || [ $((p1 - p0)) -lt "$n" ]; then
-		log "want <= $((n / 8)) faults, >= $n prefetches"
+	if [ $((f1 - f0)) -gt 7 ] || [ $((p1 - p0)) -lt "$n" ]; then
+		log "want <= 7 faults, >= $n prefetches"
 		rc=1
 	fi
 	mu 0 -r $t.ft destroy $t.ft || rc=1
