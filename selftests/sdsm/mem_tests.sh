@@ -1281,7 +1281,7 @@ test_mem_rmmod_traffic() {
 # 64 more (a stride) and the same 64 pages with prefetch_pages=0 prefetch
 # nothing.  Two ranges of 64 read a page of each in turn are two
 # streams, each read ahead.  So are 128 pages placed by their first touch
-# on node 1, whose homes node 0 learns 32 at a time on the way.  A bad
+# on node 1, whose homes node 0 learns 33 at a time on the way.  A bad
 # prefetch_pages is refused and changes
 # nothing.  Then a
 # copy read ahead must never be stale: node 2 writes round r into pages
@@ -1361,10 +1361,11 @@ test_mem_prefetch() {
 	fi
 
 	# Homes placed by first touch, which node 0 learns from the manager
-	# (node 1) 32 pages at a time, with the answer to the fault of the
-	# first page it does not know: read-ahead must not skip the pages
-	# after it (before, a window that had run past the known homes never
-	# went back, and each such page was a fault of its own: 24 faults).
+	# (node 1) with the answer to the fault of the first page it does not
+	# know: that page's home and the next 32.  Read-ahead must not skip
+	# the pages after it (before, a window that had run past the known
+	# homes never went back, and each such page was a fault of its own:
+	# 24 faults).
 	# 2 faults start the stream, and one per 33 homes learned: 5.
 	mu 0 -m 1 create $t.ft $((2 * n * PG)) first >/dev/null || rc=1
 	mu 1 -r $t.ft fill 0 $((2 * n * PG)) 62 || rc=1
