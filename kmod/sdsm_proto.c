@@ -197,7 +197,9 @@ static int sdsm_proto_node_grant(const struct sdsm_proto_ctx *ctx,
 		node->pending = SDSM_PROTO_REQ_NONE;
 		ctx->ops->map(ctx->priv, SDSM_PROTO_MAP_RO);
 	} else {
-		/* A READ is answered so when nobody held the page. */
+		/* A READ is answered so when nobody held the page, or the
+		 * page migrates (SDSM_PROTO_HOME_MIGRATORY).
+		 */
 		if (node->pending != SDSM_PROTO_REQ_WRITE &&
 		    (node->pending != SDSM_PROTO_REQ_READ || !data))
 			return sdsm_proto_bad(ctx, msg, "GRANT_WRITE unasked");
@@ -446,11 +448,12 @@ void sdsm_proto_home_init(struct sdsm_proto_home *home)
 	};
 }
 
+/* The transaction ended; @requester stays, for sdsm_proto_home_migrate(). */
 static void sdsm_proto_home_idle(struct sdsm_proto_home *home)
 {
 	home->busy = SDSM_PROTO_TXN_IDLE;
-	home->requester = SDSM_PROTO_NO_NODE;
-	home->wait_data = 0;
+	home->flags &= ~(SDSM_PROTO_HOME_WAIT_DATA |
+			 SDSM_PROTO_HOME_READ_AS_WRITE);
 	home->acks = 0;
 }
 
@@ -496,8 +499,11 @@ static void sdsm_proto_home_finish(const struct sdsm_proto_ctx *ctx,
 
 	if (home->busy == SDSM_PROTO_TXN_READ) {
 		/* After a FETCH the old owner kept a read copy. */
-		if (home->owner != SDSM_PROTO_NO_NODE)
+		if (home->owner != SDSM_PROTO_NO_NODE) {
 			home->sharers |= sdsm_proto_bit(home->owner);
+			if (alive)
+				home->flags |= SDSM_PROTO_HOME_FETCHED;
+		}
 		home->owner = SDSM_PROTO_NO_NODE;
 		if (alive)
 			home->sharers |= sdsm_proto_bit(req);
@@ -526,6 +532,40 @@ static void sdsm_proto_home_finish(const struct sdsm_proto_ctx *ctx,
 	sdsm_proto_home_idle(home);
 }
 
+/*
+ * Migratory sharing (SDSM_PROTO_HOME_MIGRATORY): whether @req's request
+ * (@write) is to be served as a WRITE.  Called as its transaction starts,
+ * while @home still tells how the last one ended.
+ */
+static bool sdsm_proto_home_migrate(const struct sdsm_proto_ctx *ctx,
+				    struct sdsm_proto_home *home, u16 req,
+				    bool write)
+{
+	bool fetched = home->flags & SDSM_PROTO_HOME_FETCHED;
+	u32 others = home->sharers & ~sdsm_proto_bit(req);
+
+	home->flags &= ~SDSM_PROTO_HOME_FETCHED;
+	if (!ctx->migratory) {
+		home->flags &= ~SDSM_PROTO_HOME_MIGRATORY;
+		return write;
+	}
+	/*
+	 * The reader the last transaction gave the last writer's data now
+	 * writes it, the two of them its only sharers: the page migrates.
+	 * (The last writer writing again is a producer, not a migration.)
+	 */
+	if (write && fetched && home->requester == req &&
+	    home->state == SDSM_PROTO_HOME_SHARED &&
+	    (home->sharers & sdsm_proto_bit(req)) &&
+	    others && !(others & (others - 1)))
+		home->flags |= SDSM_PROTO_HOME_MIGRATORY;
+	if (write || !(home->flags & SDSM_PROTO_HOME_MIGRATORY) ||
+	    home->state != SDSM_PROTO_HOME_MODIFIED)
+		return write;
+	home->flags |= SDSM_PROTO_HOME_READ_AS_WRITE;
+	return true;
+}
+
 static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
 				  struct sdsm_proto_home *home, u16 req,
 				  bool write)
@@ -533,6 +573,7 @@ static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
 	u32 inv;
 	u16 n;
 
+	write = sdsm_proto_home_migrate(ctx, home, req, write);
 	/* Nobody holds it: the reader gets it writable, one round trip. */
 	if (!write && ctx->exclusive &&
 	    home->state == SDSM_PROTO_HOME_UNOWNED)
@@ -561,7 +602,7 @@ static void sdsm_proto_home_start(const struct sdsm_proto_ctx *ctx,
 			return;
 		}
 		/* 4-hop: the owner returns the page to us, we forward it. */
-		home->wait_data = 1;
+		home->flags |= SDSM_PROTO_HOME_WAIT_DATA;
 		sdsm_proto_send(ctx, home->owner,
 				write ? SDSM_PROTO_MSG_FETCH_INV :
 					SDSM_PROTO_MSG_FETCH,
@@ -674,13 +715,17 @@ int sdsm_proto_home_recv(const struct sdsm_proto_ctx *ctx,
 			sdsm_proto_home_finish(ctx, home);
 		break;
 	case SDSM_PROTO_MSG_DATA:
-		if (!home->wait_data || msg->src != home->owner ||
-		    msg->seq != home->txn)
+		if (!(home->flags & SDSM_PROTO_HOME_WAIT_DATA) ||
+		    msg->src != home->owner || msg->seq != home->txn)
 			return sdsm_proto_bad(ctx, msg, "DATA unasked");
 		if (!(msg->flags & SDSM_PROTO_F_DATA))
 			return sdsm_proto_bad(ctx, msg, "DATA without data");
+		/* Given to a reader, back unwritten to a reader: read-shared. */
+		if ((msg->flags & SDSM_PROTO_F_CLEAN) &&
+		    (home->flags & SDSM_PROTO_HOME_READ_AS_WRITE))
+			home->flags &= ~SDSM_PROTO_HOME_MIGRATORY;
 		ctx->ops->install(ctx->priv, msg);
-		home->wait_data = 0;
+		home->flags &= ~SDSM_PROTO_HOME_WAIT_DATA;
 		if (home->busy == SDSM_PROTO_TXN_WRITE)
 			home->owner = SDSM_PROTO_NO_NODE;
 		sdsm_proto_home_finish(ctx, home);
@@ -715,7 +760,7 @@ void sdsm_proto_home_peer_down(const struct sdsm_proto_ctx *ctx,
 	home->sharers &= ~bit;
 	if (home->state == SDSM_PROTO_HOME_SHARED && !home->sharers)
 		home->state = SDSM_PROTO_HOME_UNOWNED;
-	if (home->busy != SDSM_PROTO_TXN_IDLE && home->requester == dead)
+	if (home->requester == dead)
 		home->requester = SDSM_PROTO_NO_NODE;
 
 	if (home->owner == dead) {
@@ -855,6 +900,7 @@ int sdsm_proto_fault_home(const struct sdsm_proto_ctx *ctx,
 	    home->state == SDSM_PROTO_HOME_UNOWNED)
 		write = true;
 	home->txn++;
+	home->flags &= ~SDSM_PROTO_HOME_FETCHED;
 	if (write) {
 		if (node->state != SDSM_PROTO_NODE_S)
 			ctx->ops->own_grant(ctx->priv, true);

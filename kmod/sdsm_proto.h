@@ -63,6 +63,15 @@ enum sdsm_proto_msg_type {
 
 /* The message carries a page payload: see struct sdsm_proto_ops.send. */
 #define SDSM_PROTO_F_DATA	0x01
+/*
+ * DATA only, set by the home's receive path, never taken from the wire:
+ * the payload equals the home copy, so the owner wrote nothing since its
+ * grant (see SDSM_PROTO_HOME_MIGRATORY).  Without it, the owner wrote, or
+ * the caller did not look.
+ */
+#define SDSM_PROTO_F_CLEAN	0x02
+/* The flags a message carries on the wire; the others are local. */
+#define SDSM_PROTO_F_WIRE	SDSM_PROTO_F_DATA
 
 /**
  * struct sdsm_proto_msg - one protocol message, in memory (not the wire)
@@ -189,10 +198,12 @@ enum sdsm_proto_txn {
  *	the last answer to an old one has arrived (one transaction at a time
  *	per page, each waits for its answers, links are FIFO).
  * @owner: the writer in state MODIFIED, else SDSM_PROTO_NO_NODE.
- * @requester: the node the running transaction serves; NO_NODE if it died.
+ * @requester: the node the running transaction serves, NO_NODE if it
+ *	died; while idle, the node the last one served (NO_NODE: none, or it
+ *	died), which migratory-sharing detection needs.
  * @state: enum sdsm_proto_home_state.
  * @busy: enum sdsm_proto_txn.
- * @wait_data: the running transaction awaits DATA from @owner.
+ * @flags: SDSM_PROTO_HOME_*.
  * @cursor: where the round-robin scan of the pending bitmaps resumes.
  *
  * Initialize with sdsm_proto_home_init().
@@ -207,9 +218,28 @@ struct sdsm_proto_home {
 	u8 requester;
 	u8 state;
 	u8 busy;
-	u8 wait_data;
+	u8 flags;
 	u8 cursor;
 };
+
+/* The running transaction awaits DATA from @owner. */
+#define SDSM_PROTO_HOME_WAIT_DATA	0x01
+/*
+ * The last transaction was @requester's READ, served with the data of the
+ * page's owner then (FETCH), which kept a read copy: the two sharers are
+ * the reader and the last writer.  Cleared when the next one starts.
+ */
+#define SDSM_PROTO_HOME_FETCHED		0x02
+/*
+ * Migratory sharing (struct sdsm_proto_ctx.migratory): the page moves
+ * from node to node, each reading then writing it.  A READ of it in state
+ * MODIFIED is served as a WRITE: the owner's copy is taken back whole
+ * (FETCH_INV) and the reader granted it writable, one transaction where
+ * a read and an upgrade took two.
+ */
+#define SDSM_PROTO_HOME_MIGRATORY	0x04
+/* The running WRITE transaction serves a READ of a migratory page. */
+#define SDSM_PROTO_HOME_READ_AS_WRITE	0x08
 
 /**
  * enum sdsm_proto_map - what a node's PTEs for a page may allow
@@ -294,6 +324,14 @@ struct sdsm_proto_ops {
  *	granted writable (GRANT_WRITE), as MESI's exclusive state does, so
  *	that the reader's first write needs no upgrade; the reader's copy is
  *	then the modified one, and the next reader fetches it from there.
+ * @migratory: home side: detect migratory sharing and serve it so (see
+ *	SDSM_PROTO_HOME_MIGRATORY).  A page becomes migratory when a
+ *	sharer asks to write it whose read copy the last transaction
+ *	fetched from the writer before it, the two being its only sharers
+ *	(Cox and Fowler, ISCA 1993); it stops being so when a node that
+ *	got it so for a READ gives it back unwritten to serve another READ
+ *	(DATA with SDSM_PROTO_F_CLEAN): then it is being read, not passed
+ *	from writer to writer.
  */
 struct sdsm_proto_ctx {
 	const struct sdsm_proto_ops *ops;
@@ -304,6 +342,7 @@ struct sdsm_proto_ctx {
 	u16 home;
 	struct sdsm_proto_node *self_node;
 	bool exclusive;
+	bool migratory;
 };
 
 /* Return values of sdsm_proto_fault() besides negative errnos. */

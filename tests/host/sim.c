@@ -103,12 +103,12 @@ void sim_dump(const struct sim *s, const char *prefix)
 	for (p = 0; p < s->npages; p++) {
 		const struct sdsm_proto_home *d = &s->dir[p];
 
-		printf("%s  page %d home %d: dir state %u owner %d sharers %#llx busy %u req %d acks %#llx wait_data %u pend r%#llx w%#llx; home copy %llu last %llu%s\n",
+		printf("%s  page %d home %d: dir state %u owner %d sharers %#llx busy %u req %d acks %#llx flags %#x pend r%#llx w%#llx; home copy %llu last %llu%s\n",
 		       prefix, p, s->home[p], d->state,
 		       d->owner == SDSM_PROTO_NO_NODE ? -1 : d->owner,
 		       (unsigned long long)d->sharers, d->busy,
 		       d->requester == SDSM_PROTO_NO_NODE ? -1 : d->requester,
-		       (unsigned long long)d->acks, d->wait_data,
+		       (unsigned long long)d->acks, d->flags,
 		       (unsigned long long)d->pend_read,
 		       (unsigned long long)d->pend_write,
 		       (unsigned long long)s->backing[p],
@@ -215,7 +215,20 @@ static void sim_op_send(void *priv, const struct sdsm_proto_msg *msg)
 	     msg->type == SDSM_PROTO_MSG_NACK) && msg->src == s->home[p])
 		sim_count_grant(s, p, msg->dst);
 
+	if (msg->type == SDSM_PROTO_MSG_GRANT_WRITE &&
+	    (s->dir[p].flags & SDSM_PROTO_HOME_READ_AS_WRITE) &&
+	    msg->src == s->home[p])
+		s->migratory_grants++;
 	switch (s->mutation) {
+	case MUT_MIGRATORY_KEEPS_COPY:
+		/* The reader granted writable, the old owner's copy kept. */
+		if (msg->type == SDSM_PROTO_MSG_FETCH_INV &&
+		    (s->dir[p].flags & SDSM_PROTO_HOME_READ_AS_WRITE) &&
+		    msg->src == s->home[p]) {
+			sim_tracef(s, "  (planted) migratory READ: FETCH, not FETCH_INV");
+			m.m.type = SDSM_PROTO_MSG_FETCH;
+		}
+		break;
 	case MUT_EXCL_SHARED:
 		/* The exclusive grant without its condition: nobody holds it. */
 		if (msg->type == SDSM_PROTO_MSG_GRANT_READ &&
@@ -396,6 +409,7 @@ static bool sim_own_ctx(struct sim_priv *sp, struct sdsm_proto_ctx *ctx,
 	*ctx = (struct sdsm_proto_ctx){
 		.ops = &sim_ops, .priv = sp, .region = 1, .page = p,
 		.self = n, .home = s->view[n][p], .exclusive = s->exclusive,
+		.migratory = s->migratory,
 	};
 	if (n == s->home[p])
 		return true;
@@ -413,6 +427,11 @@ static bool sim_op_own_fetch(void *priv, bool inv)
 
 	if (!sim_own_ctx(sp, &ctx, "takes its own copy"))
 		return false;
+	if (inv && s->mutation == MUT_MIGRATORY_KEEPS_COPY &&
+	    (s->dir[p].flags & SDSM_PROTO_HOME_READ_AS_WRITE)) {
+		sim_tracef(s, "  (planted) migratory READ: home keeps its own read copy");
+		inv = false;
+	}
 	if (!sdsm_proto_node_yield(&ctx, &s->node[n][p], inv)) {
 		sim_tracef(s, "  node %d page %d: own copy not yieldable, FETCH to self",
 			   n, p);
@@ -476,6 +495,8 @@ static void sim_op_own_grant(void *priv, bool write)
 		return;
 	}
 	s->own_grants++;
+	if (write && (s->dir[p].flags & SDSM_PROTO_HOME_READ_AS_WRITE))
+		s->migratory_grants++;
 	if (s->mutation == MUT_OWN_GRANT_STALE) {
 		sim_tracef(s, "  (planted) node %d page %d: own grant keeps copy %llu",
 			   n, p, (unsigned long long)s->local[n][p]);
@@ -515,6 +536,7 @@ static void sim_ctx(struct sim *s, struct sim_priv *sp,
 	ctx->self_node = s->own_grant && n == s->home[p] ? &s->node[n][p] :
 			 NULL;
 	ctx->exclusive = s->exclusive;
+	ctx->migratory = s->migratory;
 }
 
 /* Whether a fault of node @n waits for page @p. */
@@ -1058,6 +1080,7 @@ void sim_deliver(struct sim *s, int src, int dst)
 		bool busy = d->busy != SDSM_PROTO_TXN_IDLE;
 		u8 pending = s->node[dst][p].pending;
 		bool waited = sim_waits(s, dst, p);
+		bool migr = d->flags & SDSM_PROTO_HOME_MIGRATORY;
 
 		/*
 		 * The caller tells the protocol where the home is; the
@@ -1069,7 +1092,12 @@ void sim_deliver(struct sim *s, int src, int dst)
 				   dst, p);
 			ctx.home = dst;
 		}
+		/* As the module: DATA equal to the home copy was not written. */
+		if (m.m.type == SDSM_PROTO_MSG_DATA && m.data == s->backing[p])
+			m.m.flags |= SDSM_PROTO_F_CLEAN;
 		sdsm_proto_home_recv(&ctx, d, &m.m);
+		if (migr && !(d->flags & SDSM_PROTO_HOME_MIGRATORY))
+			s->migratory_reverts++;
 		sim_home_granted(s, dst, p, pending, waited);
 		if (s->mutation == MUT_DROP_PARKED && busy &&
 		    sim_is_req(m.m.type) &&

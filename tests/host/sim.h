@@ -47,6 +47,7 @@ enum sim_mutation {
 	MUT_OWN_GRANT_STALE,	/* home grants itself, copy not refreshed */
 	MUT_OWN_FINISH_NOT_HELD, /* home's grant at a txn's end not held */
 	MUT_OWN_INV_HELD,	/* home drops its own held read copy */
+	MUT_MIGRATORY_KEEPS_COPY, /* a migratory READ: FETCH, not FETCH_INV */
 	MUT_NR,
 };
 
@@ -81,6 +82,7 @@ struct sim {
 	bool failures;		/* random schedules may kill one node */
 	bool prefetch;		/* random schedules also prefetch pages */
 	bool exclusive;		/* homes grant unowned pages' READs writable */
+	bool migratory;		/* homes serve migratory pages' READs so */
 	bool own_grant;		/* homes grant their own faults in the call */
 	int expect_errors;	/* protocol errors tolerated (bad-input test) */
 	int errors;		/* protocol errors seen */
@@ -144,6 +146,8 @@ struct sim {
 	unsigned long redirects;	/* NACK(ESTALE) from a non-home */
 	unsigned long prefetches;	/* READs sent ahead of any fault */
 	unsigned long exclusive_grants;	/* READs answered GRANT_WRITE */
+	unsigned long migratory_grants;	/* ...of them for a migratory page */
+	unsigned long migratory_reverts; /* pages found read-shared again */
 	unsigned long prefetch_joined;	/* faults that waited for one */
 	unsigned long prefetch_unused;	/* prefetched copies taken back unused */
 	int max_bypass;			/* most grants a parked request saw */

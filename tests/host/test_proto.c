@@ -59,6 +59,9 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 	s->prefetch = mutation == MUT_PREFETCH_NOT_HELD;
 	/* Half the schedules grant unowned pages' READs writable. */
 	s->exclusive = (seed >> 1) & 1;
+	/* Half detect migratory pages (the module's default). */
+	s->migratory = (seed >> 4) & 1 ||
+		       mutation == MUT_MIGRATORY_KEEPS_COPY;
 	/*
 	 * Three in four let the home grant its own faults in the call, as
 	 * the module does; the rest keep its messages to itself explored.
@@ -89,6 +92,7 @@ static bool test_random(const struct test *t)
 	unsigned long own = 0, pref = 0, joined = 0, unused = 0, excl = 0;
 	unsigned long own_grants = 0, own_finishes = 0, own_invs = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
+	unsigned long migr = 0, reverts = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
 	int bypass = 0;
@@ -130,6 +134,8 @@ static bool test_random(const struct test *t)
 		redir += s.redirects;
 		pref += s.prefetches;
 		excl += s.exclusive_grants;
+		migr += s.migratory_grants;
+		reverts += s.migratory_reverts;
 		joined += s.prefetch_joined;
 		unused += s.prefetch_unused;
 		if (s.max_bypass > bypass)
@@ -162,6 +168,12 @@ static bool test_random(const struct test *t)
 	}
 	if (!excl && n > 1) {
 		printf("# no READ was ever granted writable (exclusive)\n");
+		return false;
+	}
+	printf("# migratory sharing: %lu READs granted writable, %lu pages found read-shared again\n",
+	       migr, reverts);
+	if ((!migr || !reverts) && n > 1) {
+		printf("# migratory sharing or its end was never explored\n");
 		return false;
 	}
 	if (!(t->arg & 0x200))
@@ -1065,6 +1077,102 @@ static bool test_not_home(const struct test *t)
 	return script_done(&s);
 }
 
+/*
+ * Migratory sharing: node 2 reads what node 1 wrote and then writes it
+ * (the detection); node 1's next READ takes the page whole, one
+ * transaction, and its write after it needs no message.  With @t->arg
+ * the pair is the home itself and node 1 (the bench's ping-pong).
+ */
+static bool test_migratory(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int a = t->arg ? 0 : 1, b = t->arg ? 1 : 2;	/* writer, reader */
+	unsigned long msgs;
+	u64 v;
+
+	sim_init(&s, 3, 1, homes, 1);
+	s.migratory = true;
+	s.own_grant = true;
+	do_access(&s, a, 0, true);
+	do_access(&s, b, 0, false);
+	EXPECT(&s, s.dir[0].flags & SDSM_PROTO_HOME_FETCHED,
+	       "a READ served by the owner's data not marked");
+	do_access(&s, b, 0, true);
+	EXPECT(&s, s.dir[0].flags & SDSM_PROTO_HOME_MIGRATORY,
+	       "read-then-write by the last writer's reader not detected");
+	v = s.last[0];
+	msgs = s.delivered;
+	EXPECT(&s, do_access(&s, a, 0, false) == v, "stale read");
+	EXPECT(&s, s.node[a][0].state == SDSM_PROTO_NODE_M &&
+	       s.node[b][0].state == SDSM_PROTO_NODE_I,
+	       "a migratory READ must take the page whole");
+	do_access(&s, a, 0, true);
+	/* READ, FETCH_INV, DATA, GRANT_WRITE; none to or from the home's self. */
+	EXPECT(&s, s.delivered - msgs <= (t->arg ? 2 : 4),
+	       "a hand-off took %lu messages", s.delivered - msgs);
+	EXPECT(&s, do_access(&s, b, 0, false) == s.last[0] &&
+	       s.node[b][0].state == SDSM_PROTO_NODE_M,
+	       "the page no longer migrates");
+	return script_done(&s);
+}
+
+/*
+ * A migratory page that is then only read: the reader granted it whole
+ * gives it back unwritten for another READ, and the home goes back to
+ * read copies for everyone.
+ */
+static bool test_migratory_revert(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	s.migratory = true;
+	do_access(&s, 1, 0, true);
+	do_access(&s, 2, 0, false);
+	do_access(&s, 2, 0, true);
+	do_access(&s, 1, 0, false);	/* migratory: 1 takes it whole */
+	EXPECT(&s, s.node[1][0].state == SDSM_PROTO_NODE_M,
+	       "migratory READ not granted writable");
+	do_access(&s, 2, 0, false);	/* 1 wrote nothing: read-shared */
+	EXPECT(&s, !(s.dir[0].flags & SDSM_PROTO_HOME_MIGRATORY),
+	       "a page given back unwritten stays migratory");
+	do_access(&s, 1, 0, false);
+	EXPECT(&s, s.node[1][0].state == SDSM_PROTO_NODE_S &&
+	       s.node[2][0].state == SDSM_PROTO_NODE_S,
+	       "readers of a read-shared page do not share it");
+	return script_done(&s);
+}
+
+/*
+ * Producer and consumer: node 1 writes, node 2 reads, node 1 writes
+ * again.  The upgrade comes from the last writer, not from its reader:
+ * not migratory, node 2 keeps getting read copies.
+ */
+static bool test_migratory_producer(const struct test *t)
+{
+	static struct sim s;
+	int homes[1] = { 0 };
+	int i;
+
+	(void)t;
+	sim_init(&s, 3, 1, homes, 1);
+	s.migratory = true;
+	for (i = 0; i < 3; i++) {
+		do_access(&s, 1, 0, true);
+		EXPECT(&s, do_access(&s, 2, 0, false) == s.last[0],
+		       "consumer reads a stale value");
+		EXPECT(&s, s.node[1][0].state == SDSM_PROTO_NODE_S &&
+		       s.node[2][0].state == SDSM_PROTO_NODE_S,
+		       "round %d: the consumer took the producer's copy", i);
+	}
+	EXPECT(&s, !(s.dir[0].flags & SDSM_PROTO_HOME_MIGRATORY),
+	       "producer-consumer taken for migratory");
+	return script_done(&s);
+}
+
 static const struct test tests[] = {
 	{ "random schedules, 3 nodes, 4 pages", test_random, 3 },
 	{ "random schedules, 4 nodes, 4 pages", test_random, 4 },
@@ -1115,6 +1223,16 @@ static const struct test tests[] = {
 	  test_planted, MUT_OWN_FINISH_NOT_HELD },
 	{ "planted bug 'home drops its own read copy while its grant is held' caught",
 	  test_planted, MUT_OWN_INV_HELD },
+	{ "planted bug 'a migratory READ leaves the old owner a read copy' caught",
+	  test_planted, MUT_MIGRATORY_KEEPS_COPY },
+	{ "migratory: read-then-write by turns, one transaction a hand-off",
+	  test_migratory, 0 },
+	{ "migratory: the home and a node by turns (ping-pong)",
+	  test_migratory, 1 },
+	{ "migratory: a page given back unwritten is read-shared again",
+	  test_migratory_revert, 0 },
+	{ "migratory: a producer and its consumer are not migratory",
+	  test_migratory_producer, 0 },
 	{ "progress: livelock reproduced without the hold (a node starves)",
 	  test_contention, MUT_NO_HOLD },
 	{ "progress: 3 writers, receive before retry, every node writes",
