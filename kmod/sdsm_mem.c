@@ -137,6 +137,17 @@ module_param(exclusive_reads, bool, 0644);
 MODULE_PARM_DESC(exclusive_reads,
 		 "grant a read of a page no node holds writable, saving the upgrade of a first write (default Y)");
 
+/*
+ * A page passed from node to node, each reading then writing it, is
+ * served whole to each reader (struct sdsm_proto_ctx.migratory): one
+ * round trip a hand-off instead of a read and an upgrade.  Read by the
+ * home's transactions as they start, so it may change at any time.
+ */
+static bool migratory_sharing = true;
+module_param(migratory_sharing, bool, 0644);
+MODULE_PARM_DESC(migratory_sharing,
+		 "grant a read of a page that migrates from writer to writer writable (default Y)");
+
 static unsigned int default_region_mb = 64;
 module_param(default_region_mb, uint, 0444);
 MODULE_PARM_DESC(default_region_mb,
@@ -773,6 +784,7 @@ static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 		.self = sdsm_cl.node_id,
 		.home = home,
 		.exclusive = READ_ONCE(exclusive_reads),
+		.migratory = READ_ONCE(migratory_sharing),
 	};
 }
 
@@ -1002,6 +1014,41 @@ static void sdsm_coh_no_state(u16 src, const struct sdsm_proto_msg *msg)
 }
 
 /*
+ * Whether the payload of the DATA being received equals the home copy:
+ * its owner gave the page back as it got it (SDSM_PROTO_F_CLEAN).  A
+ * grant carries the home copy, which stays as it is until the owner's
+ * DATA replaces it.  Locks: the page's mutex.
+ */
+static bool sdsm_data_clean(const struct sdsm_pctx *c)
+{
+	struct page *home = c->hp->home_copy;
+	const void *a, *b;
+	bool same;
+
+	if (c->in_data == SDSM_WIRE_DATA_ZERO) {
+		/* A zero page, as a flag. */
+		if (!home)
+			return true;
+		a = kmap_local_page(home);
+		same = !memchr_inv(a, 0, PAGE_SIZE);
+		kunmap_local(a);
+		return same;
+	}
+	if (c->in_data != SDSM_WIRE_DATA_PAGE || !c->in_page)
+		return false;
+	a = kmap_local_page(c->in_page);
+	if (home) {
+		b = kmap_local_page(home);
+		same = !memcmp(a, b, PAGE_SIZE);
+		kunmap_local(b);
+	} else {
+		same = !memchr_inv(a, 0, PAGE_SIZE);
+	}
+	kunmap_local(a);
+	return same;
+}
+
+/*
  * A message for the directory of page @c->idx, homed here.  A transaction
  * this node requested ends by granting its node side directly
  * (ctx->self_node, sdsm_op_own_grant()) instead of a grant to itself: the
@@ -1015,7 +1062,19 @@ static void sdsm_coh_home_recv(struct sdsm_proto_ctx *ctx,
 	struct sdsm_page *pg = c->pg;
 	u8 pending = pg->node.pending;
 	u8 state = pg->node.state;
+	struct sdsm_proto_msg data;
 
+	/*
+	 * Another node's DATA for a READ served as a write: did it write
+	 * since its grant?  Nothing else reads SDSM_PROTO_F_CLEAN.
+	 */
+	if (msg->type == SDSM_PROTO_MSG_DATA && msg->src != ctx->self &&
+	    (c->hp->dir.flags & SDSM_PROTO_HOME_READ_AS_WRITE) &&
+	    sdsm_data_clean(c)) {
+		data = *msg;
+		data.flags |= SDSM_PROTO_F_CLEAN;
+		msg = &data;
+	}
 	ctx->self_node = &pg->node;
 	sdsm_proto_home_recv(ctx, &c->hp->dir, msg);
 	if (pending == SDSM_PROTO_REQ_NONE ||
@@ -1037,7 +1096,7 @@ static void sdsm_coh_recv(u16 src, const struct sdsm_wire_coh *w,
 		.src = src,
 		.dst = sdsm_cl.node_id,
 		.type = w->type,
-		.flags = w->flags,
+		.flags = w->flags & SDSM_PROTO_F_WIRE,
 		.err = be16_to_cpu(w->err),
 	};
 	struct sdsm_proto_home refused;

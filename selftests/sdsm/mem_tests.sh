@@ -24,7 +24,8 @@ mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
-mem_write_only mem_home_shared_copy mem_home_own_grant mem_received_pages_kept
+mem_write_only mem_home_shared_copy mem_home_own_grant mem_migratory
+mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
 mem_rc_notices_freed mem_rc_grant_delta mem_rc_release_delta
 mem_rc_grant_echo mem_rc_futex_wake mem_rc_futex_queued mem_rc_barrier_delta
@@ -849,6 +850,43 @@ stats_moved() {
 		v="$v${v:+ }$((after[i] - before[i]))"
 	done
 	echo "$v"
+}
+
+# Migratory sharing (Documentation/protocol.rst): nodes 0 (the page's
+# home) and 1 pass a counter back and forth, each reading the other's
+# value and writing the next.  Once the home has seen node 1 read node
+# 0's data and then write it, node 1's reads are granted writable, so
+# its writes take no fault of their own: at most 2 remote write faults
+# on node 1 in 20 rounds.  With migratory_sharing=0 every round costs it
+# a read and an upgrade: at least 19.
+test_mem_migratory() {
+	local t=migr rounds=20 rc=0 on b a v pid
+	local param=/sys/module/sdsm/parameters/migratory_sharing
+	mu 0 create $t $PG bind 0x1 >/dev/null || return 1
+	mu 0 -r $t poke 0 0 || rc=1
+	for on in 1 0; do
+		run_on 0 sh -c "echo $on > $param" || { log "cannot set $param"; rc=1; }
+		mu 0 -r $t poke 0 0 || rc=1
+		b=$(stats_of 1 write_faults_remote read_faults_remote) || return 1
+		mu 1 -r $t pingpong 0 1 $rounds 60000 &
+		pid=$!
+		mu 0 -r $t pingpong 0 0 $rounds 60000 || { log "migratory_sharing=$on: node 0's turns failed"; rc=1; }
+		wait $pid || { log "migratory_sharing=$on: node 1's turns failed"; rc=1; }
+		a=$(stats_of 1 write_faults_remote read_faults_remote) || return 1
+		v=$(stats_moved "$b" "$a")
+		log "migratory_sharing=$on: node 1's remote write and read faults: $v"
+		v=${v%% *}
+		if [ "$on" = 1 ] && [ "$v" -gt 2 ]; then
+			log "a migratory page still costs node 1 $v write faults"
+			rc=1
+		elif [ "$on" = 0 ] && [ "$v" -lt $((rounds - 1)) ]; then
+			log "without migratory sharing only $v write faults: the test cannot tell"
+			rc=1
+		fi
+	done
+	run_on 0 sh -c "echo 1 > $param" || rc=1
+	mu 0 -r $t destroy $t || rc=1
+	return $rc
 }
 
 # A node's faults on pages it is home of, with its directory idle and no

@@ -32,6 +32,11 @@
  *   mp_writer OFF ITER            message passing: data page OFF, flag page
  *                                 OFF+4096; data=i then flag=i
  *   mp_reader OFF ITER MS         check data >= flag while flag < ITER
+ *   pingpong OFF ROLE ROUNDS MS   two nodes pass word 0 of page OFF back
+ *                                 and forth: role 0 stores 2i+1 and waits
+ *                                 for 2i+2, role 1 the other way round,
+ *                                 spinning with sched_yield(); fails on a
+ *                                 value out of turn or after MS ms
  *   falseshare OFF SLOT ITER      increment u64 slot SLOT of page OFF ITER
  *                                 times, each a read-modify-write
  *   scan_writer OFF PAGES R0 R1   round r = R0..R1 stores r in word 0 of
@@ -86,6 +91,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -742,6 +748,29 @@ int main(int argc, char **argv)
 		}
 		printf("%" PRIu64 " reads\n", reads);
 		return 0;
+	}
+	if (!strcmp(cmd, "pingpong") && argc >= 4) {
+		volatile uint64_t *p = map(num(argv[0]), 4096);
+		uint64_t role = num(argv[1]), n = num(argv[2]);
+		uint64_t end = now_ms() + num(argv[3]), want, v;
+
+		for (i = 0; i < n && role < 2; i++) {
+			/* Role 0 stores 2i+1, role 1 waits for it. */
+			want = 2 * i + 1;
+			if (role == 0)
+				p[0] = want++;
+			while ((v = p[0]) != want) {
+				if (v > want || now_ms() > end) {
+					fprintf(stderr, "pingpong: round %" PRIu64 ": %" PRIu64 " while waiting for %" PRIu64 "\n",
+						i, v, want);
+					return 1;
+				}
+				sched_yield();
+			}
+			if (role == 1)
+				p[0] = want + 1;
+		}
+		return role < 2 ? 0 : 2;
 	}
 	if (!strcmp(cmd, "falseshare") && argc >= 3) {
 		volatile uint64_t *p = map(num(argv[0]), 4096);
