@@ -52,10 +52,12 @@
  *
  * Holds.  A grant's copy is held until a local fault used it: an INV or
  * FETCH arriving before that is deferred by the protocol and answered from
- * sdsm_hold_work, SDSM_HOLD_USED_JIFFIES after the fault that used it
- * installed its PTE (the faulting thread's access then has run), or
- * SDSM_HOLD_MS after it was deferred if no fault comes (the waiter was
- * killed or timed out).  Documentation/protocol.rst, "Progress".
+ * sdsm_hold_work, SDSM_HOLD_RESUMED_NS after the thread whose fault used
+ * it went back to user space (where its access is the next instruction),
+ * at the latest SDSM_HOLD_USED_JIFFIES after that fault installed its
+ * PTE, or SDSM_HOLD_MS after it was deferred if no fault comes (the
+ * waiter was killed or timed out).  Documentation/protocol.rst,
+ * "Progress".
  *
  * Memory.  Every page copy (node copy, home copy, the snapshot a message
  * carries) and every chunk of page state is charged to a memory cgroup
@@ -86,6 +88,7 @@
 #include <linux/fs_context.h>
 #include <linux/hash.h>
 #include <linux/highmem.h>
+#include <linux/hrtimer.h>
 #include <linux/memcontrol.h>
 #include <linux/module.h>
 #include <linux/mount.h>
@@ -93,6 +96,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/task_work.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
@@ -803,6 +807,12 @@ static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
  * returns to user space and makes its access before the PTE goes.
  */
 #define SDSM_HOLD_USED_JIFFIES	2
+/*
+ * After the thread whose fault used the grant returned to user space
+ * (sdsm_hold_resumed(), a task_work): its access is the instruction it
+ * runs next, so a margin for an interrupt in between is enough.
+ */
+#define SDSM_HOLD_RESUMED_NS	(200 * NSEC_PER_USEC)
 
 /**
  * struct sdsm_hold - a page whose node side deferred an INV or FETCH
@@ -810,6 +820,9 @@ static void sdsm_pctx_init(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
  * @r: the page's region (a reference)
  * @idx: the page
  * @due: jiffies when sdsm_hold_work answers the deferred message
+ * @user: the task whose fault used the grant, until it is back in user
+ *	space; compared, never dereferenced
+ * @resumed_ns: when that task went back to user space, 0 if not yet
  * @seq: its transaction id: an entry left over from an earlier deferral
  *	(answered by a write fault) must not answer a newer one early
  */
@@ -818,7 +831,20 @@ struct sdsm_hold {
 	struct sdsm_region *r;
 	u64 idx;
 	unsigned long due;
+	const struct task_struct *user;
+	u64 resumed_ns;
 	u32 seq;
+};
+
+/**
+ * struct sdsm_hold_resume - a faulting task's way back to user space
+ * @cb: its task_work (TWA_RESUME): sdsm_hold_resumed()
+ * @file: the faulting mapping's file, held until the callback ends, so
+ *	that the module (the file's owner) outlives the callback
+ */
+struct sdsm_hold_resume {
+	struct callback_head cb;
+	struct file *file;
 };
 
 static DEFINE_SPINLOCK(sdsm_holds_lock);	/* the three below */
@@ -826,6 +852,8 @@ static LIST_HEAD(sdsm_holds);
 static unsigned long sdsm_hold_next;	/* when sdsm_hold_work runs ... */
 static bool sdsm_hold_armed;		/* ... if armed */
 static struct delayed_work sdsm_hold_work;
+/* Runs sdsm_hold_work SDSM_HOLD_RESUMED_NS after a task's resume. */
+static struct hrtimer sdsm_hold_timer;
 
 /* Locks: sdsm_holds_lock. */
 static struct sdsm_hold *sdsm_hold_find(struct sdsm_region *r, u64 idx)
@@ -885,8 +913,14 @@ static void sdsm_hold_deferred(struct sdsm_proto_ctx *ctx,
 		sdsm_proto_node_release(ctx, &pg->node);
 }
 
-/* A fault used the grant of page @idx: answer the deferred message soon. */
-static void sdsm_hold_used(struct sdsm_region *r, u64 idx)
+/*
+ * A fault of the current task used the grant of page @idx: answer the
+ * deferred message once the task is back in user space (the caller then
+ * calls sdsm_hold_watch_resume()), at the latest SDSM_HOLD_USED_JIFFIES
+ * from now.  Return: whether the page has a hold to end so.  Locks: the
+ * page's mutex.
+ */
+static bool sdsm_hold_used(struct sdsm_region *r, u64 idx)
 {
 	unsigned long due = jiffies + SDSM_HOLD_USED_JIFFIES;
 	struct sdsm_hold *h;
@@ -897,7 +931,70 @@ static void sdsm_hold_used(struct sdsm_region *r, u64 idx)
 		h->due = due;
 		sdsm_hold_arm(due);
 	}
+	if (h && !(current->flags & PF_KTHREAD)) {
+		h->user = current;
+		h->resumed_ns = 0;
+	}
 	spin_unlock(&sdsm_holds_lock);
+	return h && !(current->flags & PF_KTHREAD);
+}
+
+static enum hrtimer_restart sdsm_hold_timer_fn(struct hrtimer *t)
+{
+	mod_delayed_work(sdsm_mem_wq, &sdsm_hold_work, 0);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * task_work of a task whose fault used a held grant, run as it returns
+ * to user space: its access comes next, the holds it used end
+ * SDSM_HOLD_RESUMED_NS from now.
+ */
+static void sdsm_hold_resumed(struct callback_head *cb)
+{
+	struct sdsm_hold_resume *res = container_of(cb, struct sdsm_hold_resume,
+						    cb);
+	u64 now = ktime_get_ns();
+	struct sdsm_hold *h;
+	bool any = false;
+
+	spin_lock(&sdsm_holds_lock);
+	list_for_each_entry(h, &sdsm_holds, node) {
+		if (h->user != current)
+			continue;
+		h->user = NULL;
+		h->resumed_ns = now;
+		any = true;
+	}
+	if (any)
+		hrtimer_start(&sdsm_hold_timer,
+			      ns_to_ktime(SDSM_HOLD_RESUMED_NS),
+			      HRTIMER_MODE_REL);
+	spin_unlock(&sdsm_holds_lock);
+	/* The file's release, if this was the last reference, runs after. */
+	fput(res->file);
+	kfree(res);
+}
+
+/*
+ * Have sdsm_hold_resumed() run when the current task returns to user
+ * space from the fault on @vmf.  Without memory, or for a task that is
+ * exiting, the hold ends on SDSM_HOLD_USED_JIFFIES as before.
+ */
+static void sdsm_hold_watch_resume(struct vm_fault *vmf)
+{
+	struct sdsm_hold_resume *res;
+
+	res = kmalloc(sizeof(*res), GFP_KERNEL);
+	sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	if (!res)
+		return;
+	res->file = get_file(vmf->vma->vm_file);
+	init_task_work(&res->cb, sdsm_hold_resumed);
+	if (task_work_add(current, &res->cb, TWA_RESUME)) {
+		fput(res->file);
+		kfree(res);
+	}
 }
 
 /* End the hold of @h's page, answering its deferred message if any. */
@@ -926,14 +1023,25 @@ static void sdsm_hold_work_fn(struct work_struct *work)
 	struct sdsm_hold *h, *tmp;
 	LIST_HEAD(due);
 
+	u64 now = ktime_get_ns(), wait = 0;
+
 	spin_lock(&sdsm_holds_lock);
 	sdsm_hold_armed = false;
 	list_for_each_entry_safe(h, tmp, &sdsm_holds, node) {
-		if (time_after_eq(jiffies, h->due))
+		if (time_after_eq(jiffies, h->due) ||
+		    (h->resumed_ns &&
+		     now - h->resumed_ns >= SDSM_HOLD_RESUMED_NS)) {
 			list_move_tail(&h->node, &due);
-		else
-			sdsm_hold_arm(h->due);
+			continue;
+		}
+		sdsm_hold_arm(h->due);
+		if (h->resumed_ns &&
+		    (!wait || SDSM_HOLD_RESUMED_NS - (now - h->resumed_ns) < wait))
+			wait = SDSM_HOLD_RESUMED_NS - (now - h->resumed_ns);
 	}
+	if (wait)
+		hrtimer_start(&sdsm_hold_timer, ns_to_ktime(wait),
+			      HRTIMER_MODE_REL);
 	spin_unlock(&sdsm_holds_lock);
 	list_for_each_entry_safe(h, tmp, &due, node) {
 		sdsm_hold_release(h);
@@ -949,7 +1057,10 @@ static void sdsm_holds_exit(void)
 {
 	struct sdsm_hold *h, *tmp;
 
+	/* The timer queues the work, the work may start the timer. */
+	hrtimer_cancel(&sdsm_hold_timer);
 	cancel_delayed_work_sync(&sdsm_hold_work);
+	hrtimer_cancel(&sdsm_hold_timer);
 	list_for_each_entry_safe(h, tmp, &sdsm_holds, node) {
 		list_del(&h->node);
 		sdsm_region_put(h->r);
@@ -2711,7 +2822,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	wait_queue_head_t *wq;
 	unsigned long deadline;
 	bool sent = false, ahead = false, rc_sent, rc_rw;
-	bool need_spare = false;
+	bool need_spare = false, resume;
 	u32 waited;
 	vm_fault_t ret;
 	long left;
@@ -2803,9 +2914,10 @@ again:
 						pg->node.state ==
 						SDSM_PROTO_NODE_M);
 			/* The grant is used once this thread runs: end hold. */
-			if (pg->node.deferred)
-				sdsm_hold_used(r, idx);
+			resume = pg->node.deferred && sdsm_hold_used(r, idx);
 			mutex_unlock(lock);
+			if (resume)
+				sdsm_hold_watch_resume(vmf);
 			reach = idx;
 			if (!write && ret == VM_FAULT_NOPAGE)
 				reach = sdsm_fault_around(vmf, r, idx);
@@ -3163,6 +3275,8 @@ int sdsm_mem_init(void)
 		goto out_release_fs;
 	}
 	INIT_DELAYED_WORK(&sdsm_hold_work, sdsm_hold_work_fn);
+	hrtimer_init(&sdsm_hold_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	sdsm_hold_timer.function = sdsm_hold_timer_fn;
 	sdsm_mem_wq = alloc_workqueue("sdsm_mem", WQ_UNBOUND | WQ_MEM_RECLAIM,
 				      0);
 	if (!sdsm_mem_wq) {
