@@ -167,7 +167,7 @@ if want cluster; then
 fi
 
 # 6. The debug kernel (Documentation/testing.rst, "The debug kernel"):
-# KASAN, lockdep, kmemleak.  By default ("smoke") nine tests that drive
+# KASAN, lockdep, kmemleak.  By default ("smoke") ten tests that drive
 # the module's main paths, 30 s of the fuzzer among them, about 8 minutes
 # with the cluster's boot and shutdown (and 7 more for the kernel's build
 # when it is not cached); every suite with
@@ -176,7 +176,8 @@ fi
 debug_smoke="locks-barriers:condvar_queue shim:thread_calls
 coherent-memory:mem_litmus_mp coherent-memory:mem_fork
 coherent-memory:mem_contention coherent-memory:mem_rc_lock_passing
-coherent-memory:mem_lifecycle coherent-memory:mem_fault_around fuzz:run"
+coherent-memory:mem_lifecycle coherent-memory:mem_fault_around
+coherent-memory:mem_migratory fuzz:run"
 # debug_fuzz: FUZZ_SECONDS, empty for the fuzz suite's own default.
 debug_tests='' debug_bound=5000 debug_fuzz=
 case ${CHECK_KERNEL:-smoke} in

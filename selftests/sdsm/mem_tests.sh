@@ -856,9 +856,12 @@ stats_moved() {
 # home) and 1 pass a counter back and forth, each reading the other's
 # value and writing the next.  Once the home has seen node 1 read node
 # 0's data and then write it, node 1's reads are granted writable, so
-# its writes take no fault of their own: at most 2 remote write faults
-# on node 1 in 20 rounds.  With migratory_sharing=0 every round costs it
-# a read and an upgrade: at least 19.
+# its writes take no fault of their own: 1 or 2 remote write faults on
+# node 1 in 20 rounds (the first detects it), at most 5 allowed (a copy
+# taken back between node 1's read and its write, as when node 1 is
+# preempted there, costs an upgrade and a detection again).  With
+# migratory_sharing=0 every round costs it a read and an upgrade: at
+# least 19.
 test_mem_migratory() {
 	local t=migr rounds=20 rc=0 on b a v pid
 	local param=/sys/module/sdsm/parameters/migratory_sharing
@@ -876,7 +879,7 @@ test_mem_migratory() {
 		v=$(stats_moved "$b" "$a")
 		log "migratory_sharing=$on: node 1's remote write and read faults: $v"
 		v=${v%% *}
-		if [ "$on" = 1 ] && [ "$v" -gt 2 ]; then
+		if [ "$on" = 1 ] && [ "$v" -gt 5 ]; then
 			log "a migratory page still costs node 1 $v write faults"
 			rc=1
 		elif [ "$on" = 0 ] && [ "$v" -lt $((rounds - 1)) ]; then
