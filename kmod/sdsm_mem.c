@@ -923,6 +923,7 @@ static void sdsm_hold_deferred(struct sdsm_proto_ctx *ctx,
 static bool sdsm_hold_used(struct sdsm_region *r, u64 idx)
 {
 	unsigned long due = jiffies + SDSM_HOLD_USED_JIFFIES;
+	bool user = !(current->flags & PF_KTHREAD);
 	struct sdsm_hold *h;
 
 	spin_lock(&sdsm_holds_lock);
@@ -931,12 +932,12 @@ static bool sdsm_hold_used(struct sdsm_region *r, u64 idx)
 		h->due = due;
 		sdsm_hold_arm(due);
 	}
-	if (h && !(current->flags & PF_KTHREAD)) {
+	if (h && user) {
 		h->user = current;
 		h->resumed_ns = 0;
 	}
 	spin_unlock(&sdsm_holds_lock);
-	return h && !(current->flags & PF_KTHREAD);
+	return h && user;
 }
 
 static enum hrtimer_restart sdsm_hold_timer_fn(struct hrtimer *t)
@@ -1020,24 +1021,24 @@ static void sdsm_hold_release(struct sdsm_hold *h)
 
 static void sdsm_hold_work_fn(struct work_struct *work)
 {
+	u64 now = ktime_get_ns(), wait = 0, left;
 	struct sdsm_hold *h, *tmp;
 	LIST_HEAD(due);
-
-	u64 now = ktime_get_ns(), wait = 0;
 
 	spin_lock(&sdsm_holds_lock);
 	sdsm_hold_armed = false;
 	list_for_each_entry_safe(h, tmp, &sdsm_holds, node) {
-		if (time_after_eq(jiffies, h->due) ||
-		    (h->resumed_ns &&
-		     now - h->resumed_ns >= SDSM_HOLD_RESUMED_NS)) {
+		/* Time left of the hold after its thread's return, if any. */
+		left = 0;
+		if (h->resumed_ns && now - h->resumed_ns < SDSM_HOLD_RESUMED_NS)
+			left = SDSM_HOLD_RESUMED_NS - (now - h->resumed_ns);
+		if (time_after_eq(jiffies, h->due) || (h->resumed_ns && !left)) {
 			list_move_tail(&h->node, &due);
 			continue;
 		}
 		sdsm_hold_arm(h->due);
-		if (h->resumed_ns &&
-		    (!wait || SDSM_HOLD_RESUMED_NS - (now - h->resumed_ns) < wait))
-			wait = SDSM_HOLD_RESUMED_NS - (now - h->resumed_ns);
+		if (left && (!wait || left < wait))
+			wait = left;
 	}
 	if (wait)
 		hrtimer_start(&sdsm_hold_timer, ns_to_ktime(wait),
@@ -1132,30 +1133,27 @@ static void sdsm_coh_no_state(u16 src, const struct sdsm_proto_msg *msg)
  */
 static bool sdsm_data_clean(const struct sdsm_pctx *c)
 {
-	struct page *home = c->hp->home_copy;
-	const void *a, *b;
+	struct page *a = NULL, *b = c->hp->home_copy;	/* NULL: zeroes */
+	const void *va, *vb;
 	bool same;
 
-	if (c->in_data == SDSM_WIRE_DATA_ZERO) {
-		/* A zero page, as a flag. */
-		if (!home)
-			return true;
-		a = kmap_local_page(home);
-		same = !memchr_inv(a, 0, PAGE_SIZE);
-		kunmap_local(a);
-		return same;
-	}
-	if (c->in_data != SDSM_WIRE_DATA_PAGE || !c->in_page)
+	if (c->in_data == SDSM_WIRE_DATA_PAGE && c->in_page)
+		a = c->in_page;
+	else if (c->in_data != SDSM_WIRE_DATA_ZERO)
 		return false;
-	a = kmap_local_page(c->in_page);
-	if (home) {
-		b = kmap_local_page(home);
-		same = !memcmp(a, b, PAGE_SIZE);
-		kunmap_local(b);
+	if (!a)
+		swap(a, b);
+	if (!a)
+		return true;
+	va = kmap_local_page(a);
+	if (b) {
+		vb = kmap_local_page(b);
+		same = !memcmp(va, vb, PAGE_SIZE);
+		kunmap_local(vb);
 	} else {
-		same = !memchr_inv(a, 0, PAGE_SIZE);
+		same = !memchr_inv(va, 0, PAGE_SIZE);
 	}
-	kunmap_local(a);
+	kunmap_local(va);
 	return same;
 }
 

@@ -750,11 +750,17 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "pingpong") && argc >= 4) {
-		volatile uint64_t *p = map(num(argv[0]), 4096);
 		uint64_t role = num(argv[1]), n = num(argv[2]);
 		uint64_t end = now_ms() + num(argv[3]), want, v;
+		volatile uint64_t *p;
 
-		for (i = 0; i < n && role < 2; i++) {
+		if (role > 1) {
+			fprintf(stderr, "pingpong: ROLE is 0 or 1, not %" PRIu64 "\n",
+				role);
+			return 2;
+		}
+		p = map(num(argv[0]), 4096);
+		for (i = 0; i < n; i++) {
 			/* Role 0 stores 2i+1, role 1 waits for it. */
 			want = 2 * i + 1;
 			if (role == 0)
@@ -770,7 +776,7 @@ int main(int argc, char **argv)
 			if (role == 1)
 				p[0] = want + 1;
 		}
-		return role < 2 ? 0 : 2;
+		return 0;
 	}
 	if (!strcmp(cmd, "falseshare") && argc >= 3) {
 		volatile uint64_t *p = map(num(argv[0]), 4096);
