@@ -26,6 +26,7 @@ logdir=$top/out/check/$stamp
 mkdir -p "$logdir"
 nodes=${CHECK_NODES:-3}
 passed=0 failed=0 skipped=0
+tap_n=0		# count_tap's count of its last log (tools/check-lib.sh)
 failures=() failures_why=()
 t_start=$(date +%s)
 
