@@ -832,12 +832,18 @@ test_mem_home_shared_copy() {
 
 # stats_of K NAME...: node K's stats counters NAME..., one line.
 stats_of() {
-	local k=$1 s out=""
+	local k=$1 out
+	local -a vals
 	shift
-	for s in "$@"; do
-		out="$out${out:+ }$(stat_of "$k" "$s")" || return 1
-	done
-	echo "$out"
+	# One visit to the node for all of them: each on_node costs a
+	# process and a round trip through the share (0.56-0.66 s each under
+	# TCG, measured).
+	# shellcheck disable=SC2016 # expanded by the node's shell
+	out=$(run_on "$k" sh -c 'cd /sys/kernel/sdsm/stats && cat "$@"' sh "$@") ||
+		return 1
+	mapfile -t vals <<< "$out"
+	[ "${#vals[@]}" = $# ] || return 1
+	echo "${vals[*]}"
 }
 
 # stats_moved BEFORE AFTER: what each counter of two stats_of lines moved.
