@@ -903,8 +903,11 @@ static void sdsm_hold_deferred(struct sdsm_proto_ctx *ctx,
 		list_add_tail(&h->node, &sdsm_holds);
 	}
 	if (h) {
+		/* A new entry, or one a newer grant's message reuses. */
 		h->due = due;
 		h->seq = pg->node.deferred_seq;
+		h->user = NULL;
+		h->resumed_ns = 0;
 		sdsm_hold_arm(due);
 	}
 	spin_unlock(&sdsm_holds_lock);
