@@ -859,18 +859,22 @@ stats_moved() {
 }
 
 # Migratory sharing (Documentation/protocol.rst): nodes 0 (the page's
-# home) and 1 pass a counter back and forth, each reading the other's
-# value and writing the next.  Once the home has seen node 1 read node
-# 0's data and then write it, node 1's reads are granted writable, so
-# its writes take no fault of their own: 1 or 2 remote write faults on
-# node 1 in 20 rounds (the first detects it), at most 5 allowed (a copy
-# taken back between node 1's read and its write, as when node 1 is
-# preempted there, costs an upgrade and a detection again).  With
+# home) and 1 pass a counter back and forth 40 times, each reading the
+# other's value and writing the next.  Once the home has seen node 1 read
+# node 0's data and then write it, node 1's reads are granted writable,
+# so its writes take no fault of their own: the first detects it.  A copy
+# taken back between node 1's read and its write (node 1 preempted
+# there, or its guest off the host's CPU for the length of a hold) costs
+# an upgrade and a detection again: 1 to 5 remote write faults in 20
+# rounds were seen over 31 runs, so a quarter of the rounds is allowed;
+# on a kernel whose guests run slower (RUN_ALL_BOUND_SCALE above 1: the
+# debug kernel), where 2 to 10 in 20 rounds were seen, half.  With
 # migratory_sharing=0 every round costs it a read and an upgrade: at
-# least 19.
+# least ROUNDS - 1.
 test_mem_migratory() {
-	local t=migr rounds=20 rc=0 on b a v pid
+	local t=migr rounds=40 rc=0 on b a v pid limit=10
 	local param=/sys/module/sdsm/parameters/migratory_sharing
+	[ "${RUN_ALL_BOUND_SCALE:-1}" -gt 1 ] && limit=20
 	mu 0 create $t $PG bind 0x1 >/dev/null || return 1
 	mu 0 -r $t poke 0 0 || rc=1
 	for on in 1 0; do
@@ -885,7 +889,7 @@ test_mem_migratory() {
 		v=$(stats_moved "$b" "$a")
 		log "migratory_sharing=$on: node 1's remote write and read faults: $v"
 		v=${v%% *}
-		if [ "$on" = 1 ] && [ "$v" -gt 5 ]; then
+		if [ "$on" = 1 ] && [ "$v" -gt "$limit" ]; then
 			log "a migratory page still costs node 1 $v write faults"
 			rc=1
 		elif [ "$on" = 0 ] && [ "$v" -lt $((rounds - 1)) ]; then
