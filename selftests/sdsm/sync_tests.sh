@@ -155,8 +155,9 @@ test_barrier_phases() {
 # lock and two condition variables of libsdsm (cond_prog, linked with
 # it): 2 producer threads on node 0 put 30 items each, 2 consumer threads
 # on each other node take them.  Every item is taken once (count and sum
-# exact); both sides had to wait (the queue is full and empty in turn);
-# a wait that times out (60 s: a lost wake-up) fails its program.  The
+# exact); the producer starts only once a consumer sleeps on the empty
+# queue, so a wake-up crosses nodes; a wait that times out (60 s: a lost
+# wake-up) fails its program.  The
 # threads of a process share its lock ids: before locks were owned by
 # threads, the second thread's sdsm_lock() failed with EDEADLK.
 test_condvar_queue() {
@@ -185,6 +186,19 @@ condvar_queue() {
 			"$id" 2 "$total"
 		names="$names cons.$k"
 	done
+	# The producer starts once a consumer sleeps on the empty queue, so
+	# that a wake-up from another node is always part of the test (a
+	# producer started first may never fill the queue nor find a
+	# consumer waiting: "waits 0" was seen).  At most 60 s.
+	for k in $(seq 1 300); do
+		got=$(COND_DATA=$data "$COND" show "$off" "$id") || break
+		case $got in *" waits "[1-9]*) break ;; esac
+		sleep 0.2
+	done
+	case $got in
+	*" waits "[1-9]*) ;;
+	*) log "no consumer slept on the empty queue: ${got:-show failed}"; rc=1 ;;
+	esac
 	bg prod 0 env COND_DATA="$data" "$COND" produce "$off" "$id" 2 "$per"
 	# shellcheck disable=SC2086
 	wait_bg 200 prod $names || rc=1
