@@ -171,6 +171,16 @@ test_condvar_queue_release() {
 	condvar_queue "condq-$RANDOM"
 }
 
+# queue_waited DATA OFF ID: cond_prog show (its line in queue_state)
+# reports a wait that slept.
+queue_waited() {
+	queue_state=$(COND_DATA=$1 "$COND" show "$2" "$3") || return 1
+	case $queue_state in
+	*" waits "[1-9]*) return 0 ;;
+	esac
+	return 1
+}
+
 # condvar_queue DATA: the queue test, its data in region DATA if not "".
 condvar_queue() {
 	local k rc=0 per=30 total id=$((RANDOM + 88000)) off want got names=
@@ -189,16 +199,12 @@ condvar_queue() {
 	# The producer starts once a consumer sleeps on the empty queue, so
 	# that a wake-up from another node is always part of the test (a
 	# producer started first may never fill the queue nor find a
-	# consumer waiting: "waits 0" was seen).  At most 60 s.
-	for k in $(seq 1 300); do
-		got=$(COND_DATA=$data "$COND" show "$off" "$id") || break
-		case $got in *" waits "[1-9]*) break ;; esac
-		sleep 0.2
-	done
-	case $got in
-	*" waits "[1-9]*) ;;
-	*) log "no consumer slept on the empty queue: ${got:-show failed}"; rc=1 ;;
-	esac
+	# consumer waiting: "waits 0" was seen).
+	queue_state=
+	if ! wait_until 60 queue_waited "$data" "$off" "$id"; then
+		log "no consumer slept on the empty queue: ${queue_state:-show failed}"
+		rc=1
+	fi
 	bg prod 0 env COND_DATA="$data" "$COND" produce "$off" "$id" 2 "$per"
 	# shellcheck disable=SC2086
 	wait_bg 200 prod $names || rc=1
