@@ -83,6 +83,39 @@ d>" ]
 	onnode_libfn() {
 		on_node "$peer" wait_until 5 true
 	}
+	# A CMD that calls exit (here through eval) is answered with its
+	# status at once, not at the caller's bound.
+	onnode_exit() {
+		local rc t0=$EPOCHSECONDS
+		ON_NODE_TIMEOUT=20 on_node "$peer" eval 'exit 5'
+		rc=$?
+		[ $rc = 5 ] && [ $((EPOCHSECONDS - t0)) -lt 20 ]
+	}
+	# Every request runs once: a burst, a pause long enough for the
+	# agent to delete the files it has run, then another burst.
+	onnode_once() {
+		local f=$SDSM_SHARED/once.$me i
+		: > "$f"
+		for i in 1 2 3 4 5 6 7 8; do
+			[ "$i" != 5 ] || vc_sleep 3
+			on_node "$peer" sh -c 'echo x >> "$1"' sh "$f" || return 1
+		done
+		vc_sleep 3
+		[ "$(grep -c x "$f")" = 8 ]
+	}
+	# A request still being written (fewer arguments than its count) is
+	# not run; once whole, it is.
+	onnode_partial() {
+		local id=selftest-$me-$RANDOM q
+		vc_qdir
+		q=$_vc_q
+		printf '%s\0' 2 / echo > "$q/q/node$peer/$id" || return 1
+		vc_sleep 2
+		[ ! -e "$q/done/$id.rc" ] || return 1
+		printf '%s\0' whole >> "$q/q/node$peer/$id" || return 1
+		wait_until 20 vc_on_done "$q/done/$id" && [ "$_on_rc" = 0 ] &&
+			[ "$(vc_cat "$q/done/$id.out")" = whole ]
+	}
 	onnode_badnode() {
 		! on_node "$SDSM_NR_NODES" true 2>/dev/null
 	}
@@ -148,6 +181,9 @@ d>" ]
 	t "on_node timeout gives 124" onnode_timeout
 	t "on_node runs library functions" onnode_libfn
 	t "on_node rejects a missing node" onnode_badnode
+	t "on_node answers a CMD that calls exit" onnode_exit
+	t "on_node runs each request once" onnode_once
+	t "on_node waits for a whole request" onnode_partial
 	t "vc_bounded exit status" bounded_status
 	t "vc_bounded timeout gives 124" bounded_timeout
 	t "vc_bounded inside vc_bounded" bounded_nested
@@ -215,8 +251,10 @@ ok $rc "2-node guest checks exit 0"
 sed -n 's/^\(not \)\{0,1\}ok [0-9]* - /&/p' "$WORK/guest.out" | sed 's/^/# /'
 g_ok=$(grep -c '^ok ' "$WORK/guest.out")
 g_bad=$(grep -c '^not ok ' "$WORK/guest.out")
-ok "$([ "$g_ok" = 46 ] && [ "$g_bad" = 0 ]; echo $?)" \
-	"guest checks: $g_ok ok, $g_bad not ok (want 46, 0)"
+# Each of the 2 nodes runs every check the guest part lists.
+g_want=$((2 * $(grep -c '^	t "' "$VC_DIR/selftest.sh")))
+ok "$([ "$g_ok" = "$g_want" ] && [ "$g_bad" = 0 ]; echo $?)" \
+	"guest checks: $g_ok ok, $g_bad not ok (want $g_want, 0)"
 ok "$(grep -qx '# ---- node 1 output ----' "$WORK/guest.out"; echo $?)" \
 	"output block per node"
 ok "$([ -f "$WORK/guest/node1/out/guest-was-here" ]; echo $?)" \
