@@ -26,9 +26,10 @@
 # done/ID.out; the subshell writes the status line to done/ID.rc as it
 # exits, which the caller waits for.  A caller that gives up drops a file
 # in cancel/ and the runner kills the process group.  The agent remembers
-# the requests it has run and deletes their files in one rm once a poll
-# finds nothing new; output and status files stay for the life of the
-# cluster.  No exec on the way: a rename (mv) per request cost 80-160 ms.
+# the requests it has run and deletes their files in one rm once it has
+# been idle for about 0.6 s or holds 64 of them; output and status files
+# stay for the life of the cluster.  No exec on the way: a rename (mv) per
+# request cost 80-160 ms.
 # The agent itself is tools/vcluster/guest-agent (bash).
 
 : "${ON_NODE_TIMEOUT:=120}"
