@@ -206,7 +206,24 @@ static unsigned int sdsm_inject_destroy_stall_ms;
 module_param_named(inject_destroy_stall_ms, sdsm_inject_destroy_stall_ms,
 		   uint, 0644);
 MODULE_PARM_DESC(inject_destroy_stall_ms,
-		 "test only: a destroyer's pause before it decides, ms (max 60000)");
+		 "test only: a destroyer's pause before it decides, ms (max 60000; 0 ends it)");
+
+/*
+ * The pause of inject_destroy_stall_ms, which ends early once the
+ * parameter is written back to 0, so a test need not sleep it out.
+ * Interruptible: no hung-task report for a long test pause.
+ */
+static void sdsm_destroy_stall(void)
+{
+	unsigned long end = jiffies +
+		msecs_to_jiffies(min(READ_ONCE(sdsm_inject_destroy_stall_ms),
+				     60000U));
+
+	while (READ_ONCE(sdsm_inject_destroy_stall_ms) &&
+	       time_before(jiffies, end) && !signal_pending(current))
+		msleep_interruptible(100);
+}
+
 static struct kobject *sdsm_regions_kobj;
 
 /* ------------------------------------------------------------------ */
@@ -1383,10 +1400,8 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 		epochs = sdsm_mask_epochs(mask);
 		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, w, sizeof(*w));
 		ret = sdsm_call_wait(&call);
-		/* Interruptible: no hung-task report for a long test pause. */
 		if (unlikely(READ_ONCE(sdsm_inject_destroy_stall_ms)))
-			msleep_interruptible(min(READ_ONCE(sdsm_inject_destroy_stall_ms),
-						 60000U));
+			sdsm_destroy_stall();
 		/*
 		 * A node whose session ended since its PREPARE decides without
 		 * us ("Destroys in doubt"): abort, as it will unless another

@@ -14,8 +14,9 @@
 #   sdsm_node.sh load [PARAM=V...]    insmod with this node's parameters
 #   sdsm_node.sh restore              eth0 up, rxe0 present, sdsm loaded
 #   sdsm_node.sh restore_up SEC       restore, then wait_all_up SEC
-#   sdsm_node.sh drop_frames SEC      eth0 drops every frame, both ways,
-#                                     for SEC seconds (tc), then no more
+#   sdsm_node.sh drop_frames SEC [STOP]  eth0 drops every frame, both
+#                                     ways, for SEC seconds (tc), or until
+#                                     file STOP exists, then no more
 #   sdsm_node.sh dmesg_since MARK     kernel log lines after marker MARK
 #   sdsm_node.sh mark MARK            write marker MARK to the kernel log
 
@@ -157,7 +158,14 @@ drop_frames)
 		tc qdisc add dev eth0 ingress &&
 		tc filter add dev eth0 ingress matchall action drop
 	rc=$?
-	sleep "$1"
+	if [ -n "${2:-}" ]; then
+		end=$(( $(vc_now_ms) + ${1%.*} * 1000 ))
+		while [ ! -e "$2" ] && [ "$(vc_now_ms)" -lt $end ]; do
+			sleep 0.2
+		done
+	else
+		sleep "$1"
+	fi
 	tc qdisc del dev eth0 root 2>/dev/null
 	tc qdisc del dev eth0 ingress 2>/dev/null
 	exit $rc ;;
