@@ -19,8 +19,9 @@
  *   sync_test memloop ID ITERS OFFSET          add 1 ITERS times to the
  *       u64 at OFFSET of the default region, under the lock
  *   sync_test memread OFFSET                   print that u64
- *   sync_test hold ID SEC                      hold the lock SEC seconds,
- *       print "held pid=PID" once it is held, then RELEASE
+ *   sync_test hold ID SEC                      hold the lock SEC seconds
+ *       (less if SIGUSR1 comes), print "held pid=PID" once it is held,
+ *       then RELEASE
  *   sync_test acquire ID TIMEOUT_MS            one ACQUIRE, then RELEASE;
  *       prints "waiting pid=PID" first
  *   sync_test barrier ID PHASES DIR TIMEOUT_MS PHASES barriers of every
@@ -935,9 +936,12 @@ static int cmd_memread(__u64 offset)
 
 static int cmd_hold(__u64 id, unsigned int sec)
 {
+	struct sigaction sa = { .sa_handler = on_alarm };
 	struct sdsm_info info;
 	int fd = cmd_fd(&info), e;
 
+	/* SIGUSR1 ends the sleep (no SA_RESTART), not the process. */
+	sigaction(SIGUSR1, &sa, NULL);
 	e = lock_op(fd, SDSM_LOCK_ACQUIRE, id, 60000);
 	if (e)
 		return result(e);
