@@ -37,24 +37,17 @@ mu() {
 	run_on "$k" "$MEM_UTIL" "$@"
 }
 
-# unload_all: rmmod on every node, each tried (the restore after the test
-# loads it again).
+# unload_all: rmmod on every node at once, each tried (the restore after
+# the test loads it again), as at the end of every vcluster run.
 unload_all() {
-	local k rc=0
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" unload 60 || rc=1
-	done
-	return $rc
+	par_on_nodes "$NODE_SH" unload 60
 }
 
 # reload_all [PARAM=VALUE...]: the module reloaded on every node with
 # these parameters, and every node up.
 reload_all() {
-	local k
 	unload_all || return 1
-	for k in $(nodes); do
-		run_on "$k" "$NODE_SH" load "$@" || return 1
-	done
+	par_on_nodes "$NODE_SH" load "$@" || return 1
 	every_node_all_up || return 1
 }
 
