@@ -280,9 +280,19 @@ FIXTURE_SETUP(futex)
 		SKIP(return, "a remote manager needs two nodes");
 	self->base = map_region(self->fd);
 	ASSERT_NE(NULL, self->base);
-	/* A page per test and process, so that runs do not collide. */
-	off = pick_off(self->fd, self->base, self->info.node_id,
-		       variant->local, getpid() % 8, -1);
+	/*
+	 * A page per test and process, and one no other node picks, so that
+	 * runs (on several nodes at once too) do not collide: the local
+	 * variant takes one of the first 8 pages homed here, the remote one
+	 * one of the next 8 homed at the next node.
+	 */
+	if (variant->local)
+		off = pick_off(self->fd, self->base, self->info.node_id, true,
+			       getpid() % 8, -1);
+	else
+		off = pick_off(self->fd, self->base, self->info.node_id, false,
+			       8 + getpid() % 8,
+			       (self->info.node_id + 1) % self->info.nr_nodes);
 	ASSERT_NE(0, off);
 	self->w = (volatile __u32 *)(self->base + off + 4 * (getpid() % 64));
 	*self->w = 7;

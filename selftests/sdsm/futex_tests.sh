@@ -51,9 +51,9 @@ word_homed_at() {
 
 # ------------------------------------------------------------------ tests
 
-# The C kselftests of SDSM_IOC_FUTEX on every node.
+# The C kselftests of SDSM_IOC_FUTEX on every node, all at once.
 test_kselftest() {
-	kselftest_on_nodes "$FT"
+	kselftest_on_nodes "$FT" at_once
 }
 
 # rings R M TURNS [HOME]: R token rings at once, each of M members on

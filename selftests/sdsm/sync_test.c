@@ -159,14 +159,21 @@ static void msleep(unsigned int ms)
 		;
 }
 
-/* A node-unique lock/barrier id for this run, tagged with @n. */
+/* This node's id, set by the fixtures. */
+static unsigned int self_node;
+
+/*
+ * A lock/barrier id for this run, tagged with @n, that no other process
+ * picks: the pid and the time, and in bits 56-59 (which neither reaches)
+ * the node, so that nodes running these tests at once do not collide.
+ */
 static __u64 fresh_id(unsigned int n)
 {
 	static __u64 base;
 
 	if (!base)
 		base = ((__u64)getpid() << 32) ^ ((__u64)time(NULL) << 12) ^
-		       0x5d5e000000000000ull;
+		       0x5d5e000000000000ull ^ ((__u64)(self_node & 15) << 56);
 	return base + n * 0x10001ull;
 }
 
@@ -254,8 +261,6 @@ static int child_acquire(int fd, __u64 id, __u64 timeout_ms)
 		e = lock_op(fd, SDSM_LOCK_RELEASE, id, 0);
 	return e;
 }
-
-static unsigned int self_node;
 
 /* Barrier of this node only (mask = this node), count from @count_to. */
 static int child_barrier(int fd, __u64 id, __u64 count_to)

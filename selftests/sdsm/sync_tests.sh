@@ -67,9 +67,10 @@ node_dies() {
 
 # ------------------------------------------------------------------ tests
 
-# The C kselftests of SDSM_IOC_LOCK / SDSM_IOC_BARRIER, on every node.
+# The C kselftests of SDSM_IOC_LOCK / SDSM_IOC_BARRIER, on every node at
+# once.
 test_kselftest() {
-	kselftest_on_nodes "$SYNC"
+	kselftest_on_nodes "$SYNC" at_once
 }
 
 # Two processes per node take one cluster lock 15 times each; inside, a

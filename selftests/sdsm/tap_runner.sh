@@ -199,16 +199,34 @@ expect() {
 	[ "$got" = "result=$2" ]
 }
 
-# kselftest_on_nodes BIN: the kselftest program BIN passes on every node,
-# none of its tests skipped (sdsm is loaded everywhere).
+# kselftest_on_nodes BIN [at_once]: the kselftest program BIN passes on
+# every node, none of its tests skipped (sdsm is loaded everywhere).  The
+# nodes take turns, or with "at_once" run it together: for programs whose
+# tests pick ids and words that no other node's run picks.
 kselftest_on_nodes() {
-	local bin=$1 k rc=0 out
+	local bin=$1 k rc=0 out tmpd
+	local -a pids=()
 	if [ ! -x "$bin" ]; then
 		log "$bin missing: run 'make selftests' on the host"
 		return 1
 	fi
+	tmpd=$(mktemp -d /tmp/sdsm-ksft.XXXXXX) || return 1
 	for k in $(nodes); do
-		if out=$(run_on "$k" "$bin" 2>&1); then
+		if [ "${2:-}" = at_once ]; then
+			run_on "$k" "$bin" > "$tmpd/$k" 2>&1 &
+			pids[k]=$!
+		else
+			run_on "$k" "$bin" > "$tmpd/$k" 2>&1
+			echo $? > "$tmpd/$k.rc"
+		fi
+	done
+	for k in $(nodes); do
+		if [ -n "${pids[k]:-}" ]; then
+			wait "${pids[k]}"
+			echo $? > "$tmpd/$k.rc"
+		fi
+		out=$(<"$tmpd/$k")
+		if [ "$(<"$tmpd/$k.rc")" = 0 ]; then
 			log "node $k: $(echo "$out" | grep -E '^# (PASSED|Totals)' | tr '\n' ' ')"
 		else
 			log "node $k: ${bin##*/} failed:"
@@ -221,5 +239,6 @@ kselftest_on_nodes() {
 			rc=1
 		fi
 	done
+	rm -rf "$tmpd"
 	return $rc
 }
