@@ -611,8 +611,9 @@ test_mem_bad_message() {
 # comes back, the sessions with it start again, and only then does its
 # pause end: node $LAST, whose peers lost its decision, aborts too
 # (EHOSTDOWN).  The region then maps, reads and writes on every node, and
-# node 0 destroys it everywhere.  Before: nodes 0 and 1 kept it prepared (mmap ENXIO) for as
-# long as node $LAST was away, for good if it never came back.
+# node 0 destroys it everywhere.  Before: nodes 0 and 1 kept it prepared
+# (mmap ENXIO) for as long as node $LAST was away, for good if it never
+# came back.
 test_mem_destroy_in_doubt() {
 	local name=doubt.$$ out id k v dpid cpid t0 rc=0 tmp
 	local inj=/sys/module/sdsm/parameters/inject_destroy_stall_ms

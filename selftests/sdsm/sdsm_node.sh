@@ -159,10 +159,7 @@ drop_frames)
 		tc filter add dev eth0 ingress matchall action drop
 	rc=$?
 	if [ -n "${2:-}" ]; then
-		end=$(( $(vc_now_ms) + ${1%.*} * 1000 ))
-		while [ ! -e "$2" ] && [ "$(vc_now_ms)" -lt $end ]; do
-			sleep 0.2
-		done
+		wait_until "${1%.*}" test -e "$2"
 	else
 		sleep "$1"
 	fi

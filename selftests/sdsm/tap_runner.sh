@@ -212,19 +212,12 @@ kselftest_on_nodes() {
 	fi
 	tmpd=$(mktemp -d /tmp/sdsm-ksft.XXXXXX) || return 1
 	for k in $(nodes); do
-		if [ "${2:-}" = at_once ]; then
-			run_on "$k" "$bin" > "$tmpd/$k" 2>&1 &
-			pids[k]=$!
-		else
-			run_on "$k" "$bin" > "$tmpd/$k" 2>&1
-			echo $? > "$tmpd/$k.rc"
-		fi
+		{ run_on "$k" "$bin" > "$tmpd/$k" 2>&1; echo $? > "$tmpd/$k.rc"; } &
+		pids+=($!)
+		[ "${2:-}" = at_once ] || wait $!
 	done
+	wait "${pids[@]}"
 	for k in $(nodes); do
-		if [ -n "${pids[k]:-}" ]; then
-			wait "${pids[k]}"
-			echo $? > "$tmpd/$k.rc"
-		fi
 		out=$(<"$tmpd/$k")
 		if [ "$(<"$tmpd/$k.rc")" = 0 ]; then
 			log "node $k: $(echo "$out" | grep -E '^# (PASSED|Totals)' | tr '\n' ' ')"
