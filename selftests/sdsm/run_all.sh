@@ -30,18 +30,6 @@ case $scale in
 '' | *[!0-9]* | 0*) echo "Bail out! RUN_ALL_BOUND_SCALE='$scale' is not a positive integer"; exit 1 ;;
 esac
 
-# Membership and transport (issue 2): the tests of run_cluster_tests.sh that
-# are not coherent-memory tests.
-membership="all_up kselftest rtt_and_counters page_payload module_reload
-rdma_link_delete rmmod_peer_unreachable rmmod_resolve_pending
-rmmod_mid_connect bad_params"
-# Coherent memory (issue 3): the names mem_tests.sh declares.
-mem=$(HERE=$here bash -c '. "$HERE/mem_tests.sh" >/dev/null 2>&1; echo $MEM_TESTS')
-# One line each: a table entry is read with `read`, which stops at a newline.
-# shellcheck disable=SC2086,SC2116 # word splitting is the point here
-membership=$(echo $membership)
-mem=$(echo $mem)
-
 # name | bound (s) | TODO mark ("" = gating) | command
 # The bounds add up to what fits CI's 90 minutes with the other steps.
 # Measured on a 2-core TCG host (3 nodes): membership ~10 min, coherent
@@ -57,14 +45,14 @@ mem=$(echo $mem)
 # (regions some nodes have and others not, after creates racing with
 # destroys) were fixed.
 suites=(
-	"membership|1100||run_cluster_tests.sh $membership"
+	"membership|1100||run_cluster_tests.sh @membership"
 	"locks-barriers|700||sync_tests.sh"
 	"futex|600||futex_tests.sh"
 	"sdsmctl|300||sdsmctl_tests.sh"
 	"preload|400||preload_tests.sh"
 	"shim|650||shim_tests.sh"
 	"auth|500||auth_tests.sh"
-	"coherent-memory|1500||run_cluster_tests.sh $mem"
+	"coherent-memory|1500||run_cluster_tests.sh @mem"
 	"packages|1000||pkg_tests.sh"
 	"fuzz|300||fuzz_tests.sh"
 )
