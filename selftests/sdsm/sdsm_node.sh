@@ -98,6 +98,20 @@ restore() {
 	return $rc
 }
 
+# counters K: tx_msgs rx_msgs tx_bytes rx_bytes rtt_us of node K, read
+# with builtins (a cat each cost 0.2 s, 2 s for counters_all).  A file
+# that cannot be read gives an empty field, so a caller's count of fields
+# fails.
+counters() {
+	local f v out=
+
+	for f in tx_msgs rx_msgs tx_bytes rx_bytes rtt_us; do
+		read -r v 2>/dev/null < "$SYS/nodes/$1/$f" || v=
+		out="$out $v"
+	done
+	echo "${out# }"
+}
+
 wait_all_up() {
 	local t0
 
@@ -128,15 +142,11 @@ wait_not_up)
 		exit 1
 	fi ;;
 counters)
-	d=$SYS/nodes/$1
-	echo "$(cat "$d/tx_msgs") $(cat "$d/rx_msgs") $(cat "$d/tx_bytes")" \
-	     "$(cat "$d/rx_bytes") $(cat "$d/rtt_us")" ;;
+	counters "$1" ;;
 counters_all)
 	for ((k = 0; k < SDSM_NR_NODES; k++)); do
 		[ "$k" = "$SDSM_NODE_ID" ] && continue
-		d=$SYS/nodes/$k
-		echo "$k $(cat "$d/tx_msgs") $(cat "$d/rx_msgs")" \
-		     "$(cat "$d/tx_bytes") $(cat "$d/rx_bytes") $(cat "$d/rtt_us")"
+		echo "$k $(counters "$k")"
 	done ;;
 unload)
 	t0=$(vc_now_ms)
