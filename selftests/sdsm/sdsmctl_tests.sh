@@ -215,15 +215,17 @@ else
 		  vc_bounded 60 "$SDSMCTL" region show sdsmctl.ft &&
 		  vc_bounded 60 "$SDSMCTL" region list &&
 		  vc_bounded 60 "$SDSMCTL" region destroy sdsmctl.ft; } 2>&1); rc2=$?
-	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1)
+	# An absence is checked in a list that was made: region list fails
+	# (a status of its own) rather than show nothing.
+	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1); rc3=$?
 	if [ $rc = 0 ] && [ "$got_il" = "$want_il" ] && [ $rc2 = 0 ] &&
 	   grep -q '^untouched: 4$' <<< "$out2" &&
 	   grep -q 'sdsmctl\.ft' <<< "$out2" &&
-	   ! grep -q 'sdsmctl\.' <<< "$listed"; then
+	   [ $rc3 = 0 ] && ! grep -q 'sdsmctl\.' <<< "$listed"; then
 		ok "region create, show, list, destroy"
 	else
 		not_ok "region create, show, list, destroy"
-		diag <<< "$out (exit $rc; want $want_il)"$'\n'"$out2 (exit $rc2)"$'\n'"after destroy: $listed"
+		diag <<< "$out (exit $rc; want $want_il)"$'\n'"$out2 (exit $rc2)"$'\n'"after destroy: $listed (exit $rc3)"
 	fi
 fi
 
@@ -299,14 +301,14 @@ if [ -n "$region_reason" ]; then
 else
 	err=$("$SDSMCTL" region create sdsmctl.bad 16k --consistency=bogus 2>&1 >/dev/null); rc=$?
 	out=$("$SDSMCTL" region show sdsmctl.bad 2>&1); rc2=$?
-	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1)
+	listed=$(vc_bounded 60 "$SDSMCTL" region list 2>&1); rc3=$?
 	if [ $rc = 2 ] && [ "$(wc -l <<< "$err")" = 1 ] &&
 	   grep -q -- '--consistency=bogus: expected sequential or release' <<< "$err" &&
-	   [ $rc2 = 1 ] && ! grep -q 'sdsmctl\.bad' <<< "$listed"; then
+	   [ $rc2 = 1 ] && [ $rc3 = 0 ] && ! grep -q 'sdsmctl\.bad' <<< "$listed"; then
 		ok "$t"
 	else
 		not_ok "$t"
-		diag <<< "create: $err (exit $rc)"$'\n'"show: $out (exit $rc2)"$'\n'"$listed"
+		diag <<< "create: $err (exit $rc)"$'\n'"show: $out (exit $rc2)"$'\n'"list: $listed (exit $rc3)"
 		"$SDSMCTL" region destroy sdsmctl.bad > /dev/null 2>&1
 	fi
 fi
