@@ -402,13 +402,18 @@ test_mem_fio() {
 # block it homes, then every node verifies a sample of the others' blocks.
 test_mem_big_region() {
 	local name=big.$$ blk=$((86 << 20)) k j rc=0 t0
+	local -a pids=()
 	[ "$N" = 3 ] || { log "needs 3 nodes"; return 77; }
 	mu 0 create $name $((3 * blk)) interleave 0x7 $blk >/dev/null || return 1
 	t0=$(vc_now_ms)
 	for k in $(nodes); do
 		mu "$k" -r $name fill $((k * blk)) $blk 31 &
+		pids[k]=$!
 	done
-	wait || rc=1
+	# Each fill's own status: a bare wait returns 0 whatever they did.
+	for k in $(nodes); do
+		wait "${pids[k]}" || { log "node $k: fill failed"; rc=1; }
+	done
 	log "filled 258 MiB in $(( $(vc_now_ms) - t0 )) ms"
 	t0=$(vc_now_ms)
 	for k in $(nodes); do
