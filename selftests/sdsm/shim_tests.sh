@@ -39,8 +39,18 @@ missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
 job_regions() {
-	run_on "$2" sh -c "cat /sys/kernel/sdsm/regions/*/name 2>/dev/null" |
-		grep -E "^j\.$SDSM_NODE_ID\.$1\."
+	local out
+	# A node that does not answer shows as something left, not nothing.
+	out=$(run_on "$2" sh -c 'cat /sys/kernel/sdsm/regions/*/name 2>/dev/null; true') ||
+		{ echo "(node $2 did not answer)"; return; }
+	grep -E "^j\.$SDSM_NODE_ID\.$1\." <<< "$out"
+}
+
+# shim_procs K: node K's shim_prog processes, or a line saying node K did
+# not answer (pgrep's 1 is "none"; anything else is not).
+shim_procs() {
+	on_node "$1" sh -c 'pgrep -x shim_prog; [ $? -le 1 ]' ||
+		echo "(node $1 did not answer)"
 }
 
 # Nothing of launcher pid $1 left anywhere (waits up to 20 s: the owned
@@ -52,7 +62,7 @@ nothing_left() {
 		for k in $(nodes); do
 			left="$left$(job_regions "$1" "$k")"
 			[ "$k" = "$SDSM_NODE_ID" ] && continue
-			left="$left$(on_node "$k" pgrep -x shim_prog)"
+			left="$left$(shim_procs "$k")"
 		done
 		[ -z "$left" ] && return 0
 		sleep 1
@@ -554,7 +564,7 @@ test_node_dies() {
 	grep -q 'node 2 is down\|(nodes down: .*2' "$T/dies.err" ||
 		{ log "no message about node 2"; rc=1; }
 	for ((i = 0; i < 30; i++)); do
-		left="$(on_node 1 pgrep -x shim_prog)$(on_node 2 pgrep -x shim_prog)"
+		left="$(shim_procs 1)$(shim_procs 2)"
 		[ -z "$left" ] && break
 		sleep 1
 	done
