@@ -164,21 +164,25 @@ ok $? "a test named in no suite stops run_all.sh before any suite (status $rc)"
 # run_cluster_tests.sh's list, was left out of run_all.sh's copy of that
 # list from 2026-11-23 to 2026-12-02: make check never ran it.)
 sel=$top/selftests/sdsm
-# lists SCRIPT: the *_TESTS assignments of SCRIPT's sourced suite files,
-# then its own, as "NAME=value" lines evaluated in a subshell.
+# suite_files SCRIPT: the suite files SCRIPT sources, then SCRIPT.
+suite_files() {
+	sed -n 's/^\. "\$HERE\/\([a-z_]*\.sh\)".*/\1/p' "$sel/$1"
+	echo "$1"
+}
+# lists SCRIPT: the *_TESTS assignments of its suite files, in that
+# order, as "NAME=value" lines evaluated in a subshell.
 lists() (
-	f=$1
-	for g in $(sed -n 's/^\. "\$HERE\/\([a-z_]*\.sh\)".*/\1/p' "$sel/$f") "$f"; do
+	for g in $(suite_files "$1"); do
 		eval "$(awk '/^[A-Z_]*_TESTS="/ {p = 1} p {print} p && /"$/ {p = 0}' "$sel/$g")"
 	done
 	for v in $(compgen -v | grep '_TESTS$'); do
 		echo "$v=$(echo ${!v})"
 	done
 )
-# defined SCRIPT: its test names, one a line.
+# defined SCRIPT: the test names of its suite files, one a line.
 defined() {
 	local g
-	for g in $(sed -n 's/^\. "\$HERE\/\([a-z_]*\.sh\)".*/\1/p' "$sel/$1") "$1"; do
+	for g in $(suite_files "$1"); do
 		sed -n 's/^test_\([a-z0-9_]*\)() {$/\1/p' "$sel/$g"
 	done | sort -u
 }
