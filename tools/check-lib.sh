@@ -60,9 +60,10 @@ count_tap() {
 			diag=()
 			;;
 		"#"*)
-			# The last 8 lines a test said (why it failed).
+			# The last 16 lines a test said (why it failed: a
+			# test's restore alone says 7).
 			diag+=("${line:0:300}")
-			[ ${#diag[@]} -gt 8 ] && diag=("${diag[@]:1}")
+			[ ${#diag[@]} -gt 16 ] && diag=("${diag[@]:1}")
 			;;
 		esac
 	done < "$1"
