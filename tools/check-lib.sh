@@ -60,8 +60,8 @@ count_tap() {
 			diag=()
 			;;
 		"#"*)
-			# The last 16 lines a test said (why it failed: a
-			# test's restore alone says 7).
+			# The last 16 lines a test said (why it failed; on 3
+			# nodes, an unload and the restore after it say 7).
 			diag+=("${line:0:300}")
 			[ ${#diag[@]} -gt 16 ] && diag=("${diag[@]:1}")
 			;;
