@@ -48,7 +48,6 @@
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
 #include <keys/user-type.h>
-#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/key.h>
@@ -69,15 +68,6 @@ static unsigned int sdsm_inject_dma_errors;
 module_param_named(inject_dma_errors, sdsm_inject_dma_errors, uint, 0644);
 MODULE_PARM_DESC(inject_dma_errors,
 		 "tests only: fail the DMA mapping of the next N page sends (default 0)");
-
-/*
- * Tests only: the receive worker sleeps this many ms (at most 1000) before
- * it handles each message, as a receiver starved of CPU does.
- */
-static unsigned int sdsm_inject_rx_delay_ms;
-module_param_named(inject_rx_delay_ms, sdsm_inject_rx_delay_ms, uint, 0644);
-MODULE_PARM_DESC(inject_rx_delay_ms,
-		 "tests only: delay in ms before each received message is handled (default 0, at most 1000)");
 
 /**
  * sdsm_inject_take - consume one injected fault of a test-only counter
@@ -563,8 +553,6 @@ void sdsm_rx_work(struct work_struct *work)
 			break;
 		if (test_bit(SDSM_CONN_DYING, &conn->flags))
 			continue;
-		if (unlikely(READ_ONCE(sdsm_inject_rx_delay_ms)))
-			msleep(min(READ_ONCE(sdsm_inject_rx_delay_ms), 1000U));
 		sdsm_rx_process(conn, slot);
 		ret = sdsm_rx_post(conn, slot);
 		if (!ret) {
