@@ -249,7 +249,10 @@ struct sdsm_peer {
 	 * @sess, @ring and the @sess_gen of the peer's connections.
 	 * @rx_mutex makes the check of a received message's number and its
 	 * delivery one step, whichever of the peer's connections (the old
-	 * one may still be delivering) it came on.
+	 * one may still be delivering) it came on.  The peer work takes it
+	 * once before a DOWN report, so the layers hear DOWN only after the
+	 * last delivery of the session that ended.  A handler holds it: it
+	 * must not wait for the peer work.
 	 */
 	spinlock_t sess_lock;		/* see above */
 	struct sdsm_sess sess;

@@ -434,8 +434,9 @@ static void sdsm_inject_rx_delay(void)
 
 /*
  * A message of the session arrived on @conn: deliver it if it is the next
- * one; drop a duplicate, or a message of a session that ended.  Context:
- * the receive worker of @conn.
+ * one; drop a duplicate, or a message of a session that ended.  A
+ * delivery that found the session live ends before the peer is reported
+ * DOWN (sdsm_peer_work()).  Context: the receive worker of @conn.
  */
 void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
 		     u32 seq)
@@ -1241,6 +1242,13 @@ static void sdsm_peer_work(struct work_struct *work)
 	if (peer->notified_up && (!live || gen != peer->notified_gen)) {
 		pr_info("node %u (%pI4) down: %s\n", peer->id,
 			&peer->addr.sin_addr, ended ?: "session ended");
+		/*
+		 * A delivery that found the session live before it ended
+		 * finishes first: no handler sees the dead session's
+		 * messages after the layers have forgotten its node.
+		 */
+		mutex_lock(&peer->rx_mutex);
+		mutex_unlock(&peer->rx_mutex);
 		sdsm_txq_purge(peer, true);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_DOWN, peer);
