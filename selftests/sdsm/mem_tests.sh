@@ -1848,9 +1848,14 @@ rc_done() {
 # With MSI the pages would bounce between the writers; here each node
 # sends one diff per page per round, unless the page is node 0's own and
 # no other node has read it yet (an exclusive home page: the release
-# leaves it alone, rc_exclusive_skips).
+# leaves it alone, rc_exclusive_skips).  Once per page homed at node 0
+# (pages k with k % N == 0, 2 of 4 on 3 nodes) there may be neither: the
+# first READ from another node, if it comes while node 0's writes are
+# open, closes them silently (sdsm_rc_home_share()).  A make check saw
+# 18 diffs and no skip, and every word right.
 test_mem_rc_disjoint() {
 	local name k names="" rc=0 bar=$((RANDOM + 7000)) d0 d1 s0 s1
+	local want=$((4 * 5 - (4 + N - 1) / N))
 	name=$(rc_name disjoint) || return 1
 	d0=$(stat_of 0 diffs_sent)
 	s0=$(stat_of 0 rc_exclusive_skips)
@@ -1863,8 +1868,9 @@ test_mem_rc_disjoint() {
 	d1=$(stat_of 0 diffs_sent)
 	s1=$(stat_of 0 rc_exclusive_skips)
 	log "node 0: $((d1 - d0)) diffs sent, $((s1 - s0)) exclusive pages skipped, twins $(stat_of 0 twins), copies dropped by notices $(stat_of 0 rc_invalidations)"
-	# 4 pages, 5 rounds: one diff (or skip) per page and round.
-	[ $((d1 - d0 + s1 - s0)) -ge 20 ] || { log "node 0 sent $((d1 - d0)) diffs and skipped $((s1 - s0)) pages, want >= 20 together"; rc=1; }
+	# 4 pages, 5 rounds: one diff (or skip) per page and round, but for
+	# the silent close of each page homed at node 0.
+	[ $((d1 - d0 + s1 - s0)) -ge "$want" ] || { log "node 0 sent $((d1 - d0)) diffs and skipped $((s1 - s0)) pages, want >= $want together"; rc=1; }
 	rc_done "$name" || rc=1
 	return $rc
 }
