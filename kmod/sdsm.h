@@ -378,6 +378,7 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		   u32 len, struct page *page, bool wait);
 int sdsm_conn_resend(struct sdsm_conn *conn, u32 seq);
 bool sdsm_inject_take(unsigned int *count);
+void sdsm_inject_pause(const unsigned int *ms);
 void sdsm_conn_fail(struct sdsm_conn *conn, const char *why);
 void sdsm_conn_reap(struct sdsm_conn *conn);
 void sdsm_rx_work(struct work_struct *work);

@@ -43,7 +43,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/ktime.h>
@@ -420,18 +419,6 @@ module_param_named(inject_rx_delay_ms, sdsm_inject_rx_delay_ms, uint, 0644);
 MODULE_PARM_DESC(inject_rx_delay_ms,
 		 "tests only: delay in ms before each received message is delivered (default 0, at most 60000)");
 
-static void sdsm_inject_rx_delay(void)
-{
-	unsigned long end;
-
-	if (likely(!READ_ONCE(sdsm_inject_rx_delay_ms)))
-		return;
-	end = jiffies +
-	      msecs_to_jiffies(min(READ_ONCE(sdsm_inject_rx_delay_ms), 60000U));
-	while (READ_ONCE(sdsm_inject_rx_delay_ms) && time_before(jiffies, end))
-		msleep(20);
-}
-
 /*
  * A message of the session arrived on @conn: deliver it if it is the next
  * one; drop a duplicate, or a message of a session that ended.  A
@@ -455,7 +442,8 @@ void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
 	}
 	spin_unlock_bh(&peer->sess_lock);
 	if (res == SDSM_SESS_DELIVER) {
-		sdsm_inject_rx_delay();
+		if (unlikely(READ_ONCE(sdsm_inject_rx_delay_ms)))
+			sdsm_inject_pause(&sdsm_inject_rx_delay_ms);
 		sdsm_msg_dispatch(conn, msg);
 	}
 	mutex_unlock(&peer->rx_mutex);

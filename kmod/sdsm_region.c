@@ -208,22 +208,6 @@ module_param_named(inject_destroy_stall_ms, sdsm_inject_destroy_stall_ms,
 MODULE_PARM_DESC(inject_destroy_stall_ms,
 		 "test only: a destroyer's pause before it decides, ms (max 60000; 0 ends it)");
 
-/*
- * The pause of inject_destroy_stall_ms, which ends early once the
- * parameter is written back to 0, so a test need not sleep it out.
- * Interruptible: no hung-task report for a long test pause.
- */
-static void sdsm_destroy_stall(void)
-{
-	unsigned long end = jiffies +
-		msecs_to_jiffies(min(READ_ONCE(sdsm_inject_destroy_stall_ms),
-				     60000U));
-
-	while (READ_ONCE(sdsm_inject_destroy_stall_ms) &&
-	       time_before(jiffies, end) && !signal_pending(current))
-		msleep_interruptible(100);
-}
-
 static struct kobject *sdsm_regions_kobj;
 
 /* ------------------------------------------------------------------ */
@@ -1401,7 +1385,7 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 		sdsm_send_mask(mask, SDSM_MSG_REGION_PREPARE, w, sizeof(*w));
 		ret = sdsm_call_wait(&call);
 		if (unlikely(READ_ONCE(sdsm_inject_destroy_stall_ms)))
-			sdsm_destroy_stall();
+			sdsm_inject_pause(&sdsm_inject_destroy_stall_ms);
 		/*
 		 * A node whose session ended since its PREPARE decides without
 		 * us ("Destroys in doubt"): abort, as it will unless another

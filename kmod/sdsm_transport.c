@@ -48,10 +48,12 @@
 #include <crypto/algapi.h>
 #include <crypto/hash.h>
 #include <keys/user-type.h>
+#include <linux/delay.h>
 #include <linux/highmem.h>
 #include <linux/jiffies.h>
 #include <linux/key.h>
 #include <linux/random.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <net/net_namespace.h>
 #include <rdma/ib_cm.h>
@@ -86,6 +88,23 @@ bool sdsm_inject_take(unsigned int *count)
 		n = old;
 	}
 	return false;
+}
+
+/**
+ * sdsm_inject_pause - a test-only pause that ends early once its parameter
+ *	is written back to 0, so a test need not sleep it out
+ * @ms: the module parameter holding the pause, in ms (at most 60000)
+ *
+ * Interruptible: no hung-task report for a long pause; a signal ends it.
+ */
+void sdsm_inject_pause(const unsigned int *ms)
+{
+	unsigned long end = jiffies +
+			    msecs_to_jiffies(min(READ_ONCE(*ms), 60000U));
+
+	while (READ_ONCE(*ms) && time_before(jiffies, end) &&
+	       !signal_pending(current))
+		msleep_interruptible(20);
 }
 
 static void sdsm_conn_release(struct kref *ref)

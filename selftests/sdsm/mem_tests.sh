@@ -762,8 +762,7 @@ test_mem_power_cut() {
 	mu 1 poke "$pc" 56 || rc=1
 	[ "$(mu 0 peek "$pc")" = 56 ] || { log "node 0 does not read C"; rc=1; }
 	for k in $(others "$LAST"); do
-		run_on "$k" "$NODE_SH" dmesg_since power_cut |
-			grep -E "sdsm: node $LAST .*down" | sed "s/^/# node $k: /"
+		downs_of "$k" "$LAST" power_cut | sed "s/^/# node $k: /"
 	done
 	[ $cut = 1 ] || return 1
 	log "node $LAST: power on"
@@ -795,9 +794,10 @@ read_faults_remote_above() {
 	[ "$(stat_of "$1" read_faults_remote)" -gt "$2" ]
 }
 
-# node_down_logged K J MARK: node K logged node J down since MARK.
-node_down_logged() {
-	run_on "$1" "$NODE_SH" dmesg_since "$3" | grep -q "sdsm: node $2 .*down"
+# downs_of K J MARK: node K's kernel log lines since MARK that report
+# node J down; false if none.
+downs_of() {
+	run_on "$1" "$NODE_SH" dmesg_since "$3" | grep -E "sdsm: node $2 .*down"
 }
 
 # A message delivered after its sender's session ended.  Node $LAST
@@ -809,10 +809,10 @@ node_down_logged() {
 # reports it down, once (a worker stuck that long returns no credits, so
 # with heartbeat_ms 100 the live node's own silence ended the session
 # first, and the cut's DOWN report then cleaned what the late READ left).
-# Only then does the test end the delay.  The READ must
-# have been handled before the DOWN report cleaned the directory: once
-# node $LAST is back (a new incarnation), it reads P, node 1 writes P,
-# and node $LAST reads what node 1 wrote.  Before, the DOWN report did
+# Only then does the test end the delay.  The READ must have been handled
+# before the DOWN report cleaned the directory: once node $LAST is back
+# (a new incarnation), it reads P, node 1 writes P, and node $LAST reads
+# what node 1 wrote.  Before, the DOWN report did
 # not wait for the delivery: the READ made the dead node a sharer of P
 # after the cleanup, so the new node's READ was "a READ from a sharer", a
 # protocol error, and its read failed after fault_timeout_ms.
@@ -840,7 +840,7 @@ test_mem_late_delivery() {
 	power_cut "$LAST" || rc=1
 	kill "$rpid" 2>/dev/null	# its answer never comes
 	wait "$rpid"
-	if wait_until 30 node_down_logged 0 "$LAST" late_delivery; then
+	if wait_until 30 downs_of 0 "$LAST" late_delivery >/dev/null; then
 		log "node 0 reported node $LAST down $(($(vc_now_ms) - t0)) ms after the read"
 	else
 		log "node 0 did not report node $LAST down"
@@ -862,8 +862,7 @@ test_mem_late_delivery() {
 		log "node 0 logged protocol errors"
 		rc=1
 	fi
-	n=$(run_on 0 "$NODE_SH" dmesg_since late_delivery |
-		grep -c "sdsm: node $LAST .*down")
+	n=$(downs_of 0 "$LAST" late_delivery | grep -c .)
 	[ "$n" = 1 ] ||
 		{ log "node 0 reported node $LAST down $n times, want once"; rc=1; }
 	# Pages homed at $LAST before the cut are lost to the survivors
