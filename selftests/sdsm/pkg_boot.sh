@@ -255,6 +255,8 @@ wait_boot() {
 		return 1 ;;
 	esac
 	msg "systemd booted ($state) in $((SECONDS - end + $1)) s"
+	# Its own account (a node whose QEMU shares a host core boots slower).
+	msg "$(insys systemd-analyze --no-pager 2>&1 | head -n 1)"
 }
 
 up() {
