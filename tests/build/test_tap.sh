@@ -106,6 +106,15 @@ ok $? "the suites' runner: pass, skip with its reason, fail, timeout, unknown"
 got=$(judge "$tmp/run.log")
 [ "$got" = "1 3 1" ]
 ok $? "its stream keeps its plan (passed failed skipped: want 1 3 1, got $got)"
+# A test named in SDSM_SKIP_TESTS does not run (test_fail would fail):
+# its line is a SKIP with SDSM_SKIP_WHY; the others run.
+SDSM_SKIP_TESTS="fail hang" SDSM_SKIP_WHY="runs elsewhere" \
+	runner pass fail > "$tmp/run.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -qx 'ok 1 pass' "$tmp/run.log" &&
+	grep -qx 'ok 2 fail # SKIP runs elsewhere' "$tmp/run.log" &&
+	! grep -q 'wrong value' "$tmp/run.log"
+ok $? "the suites' runner leaves out the tests SDSM_SKIP_TESTS names (status $rc)"
 runner break > "$tmp/run.log" 2>&1
 grep -qx 'not ok 1 break' "$tmp/run.log"
 ok $? "a skip that leaves the cluster broken is a failure"
@@ -135,7 +144,9 @@ mkdir -p "$tmp/sel"
 cp "$top/selftests/sdsm/run_all.sh" "$tmp/sel/"
 for f in $(sed -n 's/^\t"[a-z-]*|[0-9]*|[^|]*|\([a-z_]*\.sh\).*/\1/p' \
 		"$top/selftests/sdsm/run_all.sh"); do
-	printf '#!/bin/sh\necho "1..1"\necho "ok 1 $(basename "$0") $*"\n' \
+	# The stand-in says which tests it would leave out; the word
+	# run_tap_tests lets RUN_ALL_SKIP name its tests.
+	printf '#!/bin/sh\n# run_tap_tests\necho "1..1"\necho "ok 1 $(basename "$0") $*${SDSM_SKIP_TESTS:+ skip: $SDSM_SKIP_TESTS ($SDSM_SKIP_WHY)}"\n' \
 		> "$tmp/sel/$f"
 	chmod +x "$tmp/sel/$f"
 done
@@ -156,6 +167,20 @@ rc=$?
 [ $rc -ne 0 ] && echo "$got" | grep -q "^Bail out! RUN_ALL_TESTS: 'fuzzz:run'" &&
 	! echo "$got" | grep -q '^ok'
 ok $? "a test named in no suite stops run_all.sh before any suite (status $rc)"
+got=$(RUN_ALL_SKIP="futex:pingpong futex:stress fuzz:run" RUN_ALL_SKIP_WHY=why \
+	RUN_ALL_SUITES="futex fuzz membership" bash "$tmp/sel/run_all.sh" 2>&1 |
+	grep '^ok 1 ')
+rc=$?
+[ "$got" = "$(printf '%s\n' 'ok 1 run_cluster_tests.sh @membership' \
+	'ok 1 futex_tests.sh  skip: pingpong stress (why)' \
+	'ok 1 fuzz_tests.sh  skip: run (why)')" ]
+ok $? "RUN_ALL_SKIP hands each suite the tests to leave out (got: $(echo $got))"
+sed -i 's/^# run_tap_tests$//' "$tmp/sel/sdsmctl_tests.sh"
+got=$(RUN_ALL_SKIP="sdsmctl:errors" bash "$tmp/sel/run_all.sh" 2>&1)
+rc=$?
+[ $rc -ne 0 ] && echo "$got" | grep -q "^Bail out! RUN_ALL_SKIP: suite sdsmctl cannot" &&
+	! echo "$got" | grep -q '^ok'
+ok $? "RUN_ALL_SKIP of a suite with a runner of its own stops run_all.sh (status $rc)"
 
 # Every test a cluster suite defines runs in make check, and every test
 # run_all.sh names exists.  A suite's tests are its test_NAME functions
