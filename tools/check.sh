@@ -160,7 +160,7 @@ fi
 # debug kernel"): KASAN, lockdep, kmemleak.  By default ("smoke") ten
 # tests that drive the module's main paths, 30 s of the fuzzer among
 # them, which the cluster step on Debian's kernel then leaves out; about
-# 15 minutes with the cluster's boot and shutdown (and 6 more for the
+# 15 minutes with the cluster's boot and shutdown (and 6 to 19 more for the
 # kernel's build when it is not cached); every suite with
 # CHECK_KERNEL=debug (about two hours), the fuzz suite alone with
 # CHECK_KERNEL=fuzz (over 20 minutes), nothing with CHECK_KERNEL=none.
