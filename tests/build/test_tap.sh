@@ -43,7 +43,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..16"
+echo "1..19"
 expect "a complete stream passes" "3 0 0" \
 	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
 expect "a stream that stops after 3 of 10 fails" "3 1 0" \
