@@ -74,6 +74,30 @@ tap_step() {
 	check_plan "$what"
 }
 
+# cluster_results NAME RC WHAT CLEAN: judge step NAME, a vcluster run of
+# run_all.sh that exited RC: its TAP results and plan (WHAT, as
+# check_plan names them), one result CLEAN for the nodes' kernel logs, and
+# one failure more if it printed no result, or exited non-zero without a
+# failing line to say why.
+cluster_results() {
+	local name=$1 rc=$2 what=$3 clean=$4 n
+	count_tap "$logdir/$name.log" "$name"
+	n=$tap_n
+	check_plan "$what"
+	# vcluster exit 4: some node's kernel log showed an oops, WARNING,
+	# BUG, lockdep or hung-task report.  That is a failure of its own.
+	if [ "$rc" -eq 4 ]; then
+		result "$clean" 1
+	elif [ "$n" -gt 0 ]; then
+		result "$clean" 0
+	fi
+	if [ "$n" -eq 0 ] || { [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] &&
+			! grep -q '^not ok' "$logdir/$name.log"; }; then
+		result "$what ran (vcluster status $rc, $n results)" 1
+	fi
+	[ "$rc" -ne 0 ] && show_tail "$logdir/$name.log" 80
+}
+
 # 1. Dependencies and build.  Nothing else can run without a build.
 if ! step deps 1800 tools/deps.sh; then
 	show_tail "$logdir/deps.log"
@@ -205,22 +229,8 @@ if want cluster; then
 		env RUN_ALL_SKIP="$skip" \
 		RUN_ALL_SKIP_WHY="runs on the debug kernel (step debug-cluster)" \
 		selftests/sdsm/run_all.sh
-	rc=$?
-	count_tap "$logdir/cluster.log" cluster
-	n=$tap_n
-	check_plan "cluster selftests"
-	# vcluster exit 4: some node's kernel log showed an oops, WARNING,
-	# BUG, lockdep or hung-task report.  That is a failure of its own.
-	if [ $rc -eq 4 ]; then
-		result "kernel logs of all $nodes nodes clean" 1
-	elif [ "$n" -gt 0 ]; then
-		result "kernel logs of all $nodes nodes clean" 0
-	fi
-	if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && [ $rc -ne 4 ] &&
-			! grep -q '^not ok' "$logdir/cluster.log"; }; then
-		result "cluster selftests ran (vcluster status $rc, $n results)" 1
-	fi
-	[ $rc -ne 0 ] && show_tail "$logdir/cluster.log" 80
+	cluster_results cluster $? "cluster selftests" \
+		"kernel logs of all $nodes nodes clean"
 fi
 
 # 6. The debug kernel, chosen above.
@@ -245,20 +255,9 @@ if [ "$debug_suites" != none ] && want debug-cluster; then
 			env RUN_ALL_SUITES="$debug_suites" \
 			RUN_ALL_TESTS="$debug_tests" FUZZ_SECONDS="$debug_fuzz" \
 			RUN_ALL_BOUND_SCALE=4 selftests/sdsm/run_all.sh
-		rc=$?
-		count_tap "$logdir/debug-cluster.log" debug-cluster
-		n=$tap_n
-		check_plan "debug-kernel cluster selftests"
-		if [ $rc -eq 4 ]; then
-			result "debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)" 1
-		elif [ "$n" -gt 0 ]; then
-			result "debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)" 0
-		fi
-		if [ "$n" -eq 0 ] || { [ $rc -ne 0 ] && [ $rc -ne 4 ] &&
-				! grep -q '^not ok' "$logdir/debug-cluster.log"; }; then
-			result "debug-kernel selftests ran (vcluster status $rc, $n results)" 1
-		fi
-		[ $rc -ne 0 ] && show_tail "$logdir/debug-cluster.log" 80
+		cluster_results debug-cluster $? \
+			"debug-kernel cluster selftests" \
+			"debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)"
 	fi
 fi
 
