@@ -2260,8 +2260,17 @@ static int destroy_by_name(const char *name, unsigned int ms)
 				return errno == ENOENT ? 0 : errno;
 			/* Created with a mode that denies us reading it. */
 			in.region_id = sysfs_region_id(name);
-			if (!in.region_id)
-				return EACCES;
+			if (!in.region_id) {
+				/*
+				 * Gone from sysfs since OPEN found it (another
+				 * node's cleanup destroyed it), or not in it
+				 * yet: ask OPEN again.
+				 */
+				if (now_ms() >= end)
+					return EACCES;
+				usleep(100000);
+				continue;
+			}
 		}
 		if (gone && in.region_id == gone && now_ms() >= end) {
 			printf("cleanup: region %u '%s' is here, but DESTROY says ENOENT: the nodes disagree\n",
