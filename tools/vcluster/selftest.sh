@@ -5,7 +5,8 @@
 #
 #	tools/vcluster/selftest.sh
 #
-# Boots a few small clusters without sdsm.ko and checks: rxe0 is ACTIVE, the
+# Boots a few small clusters without sdsm.ko (the 1-node ones beside the
+# 2-node ones, at most 3 guests at once) and checks: rxe0 is ACTIVE, the
 # guests ping each other (jumbo frames too), on_node/wait_until/cluster_barrier behave, --on
 # runs on one node only, a failing command gives exit 1, --timeout gives 5, a
 # kernel WARNING gives 4, a guest panic ends the run with 4, bad usage gives
@@ -211,7 +212,8 @@ ok() {
 }
 
 WORK=$(mktemp -d /tmp/vcluster-selftest.XXXXXX) || exit 1
-trap 'rm -rf "$WORK"' EXIT
+small=
+trap '[ -n "$small" ] && kill "$small" 2> /dev/null; rm -rf "$WORK"' EXIT
 
 # vc NAME ARGS...: run vcluster with its own out dir, keep stdout in
 # WORK/NAME.out and stderr in WORK/NAME.err, return its status.
@@ -244,6 +246,21 @@ show_on_fail() {
 
 cd "$VC_DIR/../.." || exit 1
 
+# The three 1-node clusters boot one after another beside the 2-node
+# ones (at most 3 guests at once, one VM slot each); their checks come
+# after the 2-node ones.  WORK/NAME.rc is each one's status.
+(
+	vc timeout -n 1 --no-module --timeout 5 -- sleep 600
+	echo $? > "$WORK/timeout.rc"
+	vc warn -n 1 --no-module -- \
+		sh -c 'echo "<4>WARNING: vcluster selftest" > /dev/kmsg'
+	echo $? > "$WORK/warn.rc"
+	# A text file is a module that insmod must refuse.
+	VCLUSTER_KO=$VC_DIR/bad-log-patterns vc insmod -n 1 -- true
+	echo $? > "$WORK/insmod.rc"
+) &
+small=$!
+
 vc guest -n 2 --no-module -- "$VC_DIR/selftest.sh" --guest
 rc=$?
 show_on_fail $rc guest
@@ -272,18 +289,6 @@ ok "$([ "$(grep -c '^# ---- node' "$WORK/on.out")" = 1 ] &&
 	grep -qx 'id=1' "$WORK/on.out"; echo $?)" "--on 1 runs on node 1 only"
 check_clean on
 
-vc timeout -n 1 --no-module --timeout 5 -- sleep 600
-rc=$?
-ok "$([ $rc = 5 ]; echo $?)" "--timeout fires with exit 5 (got $rc)"
-check_clean timeout
-
-vc warn -n 1 --no-module -- sh -c 'echo "<4>WARNING: vcluster selftest" > /dev/kmsg'
-rc=$?
-ok "$([ $rc = 4 ]; echo $?)" "kernel WARNING gives exit 4 (got $rc)"
-ok "$(grep -q 'node 0 kernel log is DIRTY' "$WORK/warn.err"; echo $?)" \
-	"dirty log banner printed"
-check_clean warn
-
 vc panic -n 2 --on 1 --no-module -- sh -c 'echo c > /proc/sysrq-trigger; sleep 600'
 rc=$?
 ok "$([ $rc = 4 ]; echo $?)" "guest panic gives exit 4 (got $rc)"
@@ -298,10 +303,25 @@ ok "$([ $? = 2 ]; echo $?)" "--on 2 of 2 nodes is bad usage"
 "$VC" run -n 2 > /dev/null 2>&1
 ok "$([ $? = 2 ]; echo $?)" "run without a command is bad usage"
 
-# A text file is a module that insmod must refuse.
-VCLUSTER_KO=$VC_DIR/bad-log-patterns vc insmod -n 1 -- true
-rc=$?
-ok "$([ $rc = 6 ]; echo $?)" "failing insmod gives exit 6 (got $rc)"
+wait "$small"
+small=
+# bg_rc NAME: the status a 1-node cluster above ended with.
+bg_rc() {
+	cat "$WORK/$1.rc" 2> /dev/null || echo none
+}
+
+rc=$(bg_rc timeout)
+ok "$([ "$rc" = 5 ]; echo $?)" "--timeout fires with exit 5 (got $rc)"
+check_clean timeout
+
+rc=$(bg_rc warn)
+ok "$([ "$rc" = 4 ]; echo $?)" "kernel WARNING gives exit 4 (got $rc)"
+ok "$(grep -q 'node 0 kernel log is DIRTY' "$WORK/warn.err"; echo $?)" \
+	"dirty log banner printed"
+check_clean warn
+
+rc=$(bg_rc insmod)
+ok "$([ "$rc" = 6 ]; echo $?)" "failing insmod gives exit 6 (got $rc)"
 ok "$(grep -q 'node 0: insmod' "$WORK/insmod.err"; echo $?)" \
 	"failing insmod is reported"
 check_clean insmod
