@@ -2262,9 +2262,8 @@ static int destroy_by_name(const char *name, unsigned int ms)
 			in.region_id = sysfs_region_id(name);
 			if (!in.region_id) {
 				/*
-				 * Gone from sysfs since OPEN found it (another
-				 * node's cleanup destroyed it), or not in it
-				 * yet: ask OPEN again.
+				 * Destroyed since OPEN found it (by another
+				 * node's cleanup): ask OPEN again.
 				 */
 				if (now_ms() >= end)
 					return EACCES;
