@@ -2610,9 +2610,12 @@ static void sdsm_prefetch_used(struct sdsm_page *pg)
  * pages that arrived, the next fault is past them, and a window counted
  * from @idx would have asked for nothing beyond it.
  * SDSM_RA_STREAMS streams are followed at once, so reads that alternate
- * between arrays (A and B of a matrix multiply) each keep theirs; a fault
- * that continues none starts a stream in place of the least recently
- * used one, so random or strided access prefetches nothing.  The window
+ * between arrays (A and B of a matrix multiply) each keep theirs.  A
+ * fault up to SDSM_RA_GAP pages past where its stream expected it
+ * continues it too (a loop over every second page reads ahead every
+ * page); one that continues none starts a stream in place of the least
+ * recently used one, so random access, and strides of more than
+ * SDSM_RA_GAP + 1 pages, prefetch nothing.  The window
  * stops short of a page whose home is not known here yet: the fault that
  * asks the manager for it learns the homes of the pages after it too
  * (sdsm_home_next_recv()), and its stream reads ahead from there.  Locks:
@@ -2633,8 +2636,12 @@ static void sdsm_prefetch(struct sdsm_region *r, u64 idx, u64 reach)
 		if (s->end && idx == s->last)
 			goto extend;
 	for (s = r->ra; s < last; s++) {
-		/* Pages in between may have been mapped around a fault. */
-		if (s->end && idx >= s->next && idx <= max(s->end, s->next))
+		/*
+		 * Pages in between may have been mapped around a fault, or
+		 * skipped by a strided loop (SDSM_RA_GAP).
+		 */
+		if (s->end && idx >= s->next &&
+		    idx <= max(s->end, s->next) + SDSM_RA_GAP)
 			break;
 		if (s->used < lru->used)
 			lru = s;

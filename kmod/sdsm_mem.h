@@ -162,6 +162,15 @@ struct sdsm_policy_range {
  */
 #define SDSM_RA_STREAMS	4
 
+/*
+ * Pages a fault may skip past where its stream expected it and still
+ * continue it: a loop that reads every second, third or fourth page (a
+ * column of a matrix whose rows span 2 to 4 pages) is a stream too, and
+ * its read-ahead brings the pages in between, which the loop's next
+ * columns read.
+ */
+#define SDSM_RA_GAP	3
+
 /**
  * struct sdsm_ra_stream - a sequential stream of read faults
  * @last: the page of its last fault

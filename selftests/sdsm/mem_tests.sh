@@ -1430,7 +1430,8 @@ test_mem_rmmod_traffic() {
 # Prefetch (issue 11): node 0 reads 64 pages homed on node 1 in order; from
 # the second page on it reads ahead, so most of those faults send nothing
 # (their copy arrived, or its request was in flight).  Every other page of
-# 64 more (a stride) and the same 64 pages with prefetch_pages=0 prefetch
+# 32 more is a stream too (a strided loop, SDSM_RA_GAP); every fifth page
+# of 64 more, and the same 64 pages with prefetch_pages=0, prefetch
 # nothing.  Two ranges of 64 read a page of each in turn are two
 # streams, each read ahead.  So are 128 pages placed by their first touch
 # on node 1, whose homes node 0 learns 33 at a time on the way.  A bad
@@ -1442,9 +1443,9 @@ test_mem_rmmod_traffic() {
 # than the one before it.
 test_mem_prefetch() {
 	local t=pf.$$ n=64 rc=0 k v p0 h0 f0 p1 h1 f1 pid out
-	# In order [0, n), stride [2n, 4n), prefetch off [4n, 5n), two
-	# streams [5n, 6n) and [7n, 8n): the gaps keep a stream's read-ahead
-	# out of the next part's pages.
+	# In order [0, n), stride 5 [2n, 3n), stride 2 [3n, 3n + n/2),
+	# prefetch off [4n, 5n), two streams [5n, 6n) and [7n, 8n): the gaps
+	# keep a stream's read-ahead out of the next part's pages.
 	mu 0 create $t $((8 * n * PG)) bind 0x2 >/dev/null || return 1
 	mu 1 -r $t fill 0 $((8 * n * PG)) 61 || rc=1
 	v=$(run_on 0 cat "$PREFETCH_PARAM")
@@ -1478,12 +1479,27 @@ test_mem_prefetch() {
 		rc=1
 	fi
 
+	# Four pages skipped are more than SDSM_RA_GAP: each read a fault.
 	p0=$p1 h0=$h1 f0=$f1
-	mu 0 -r $t check $((2 * n * PG)) $((2 * n * PG)) 61 2 || rc=1
+	mu 0 -r $t check $((2 * n * PG)) $((n * PG)) 61 5 || rc=1
 	p1=$(stat_of 0 prefetches) f1=$(stat_of 0 read_faults_remote)
-	log "stride 2: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches"
-	if [ $((p1 - p0)) != 0 ] || [ $((f1 - f0)) != "$n" ]; then
-		log "want $n faults and no prefetch"
+	log "stride 5: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches"
+	if [ $((p1 - p0)) != 0 ] || [ $((f1 - f0)) != $(((n + 4) / 5)) ]; then
+		log "want $(((n + 4) / 5)) faults and no prefetch"
+		rc=1
+	fi
+
+	# Every other page: a matrix's column of rows of two pages.  Before
+	# SDSM_RA_GAP each of the n/4 reads was a fault and nothing was read
+	# ahead.
+	p0=$p1 h0=$(stat_of 0 prefetch_hits) f0=$f1
+	mu 0 -r $t check $((3 * n * PG)) $((n / 2 * PG)) 61 2 || rc=1
+	p1=$(stat_of 0 prefetches) h1=$(stat_of 0 prefetch_hits)
+	f1=$(stat_of 0 read_faults_remote)
+	log "stride 2: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches, $((h1 - h0)) hits"
+	if [ $((p1 - p0)) -lt $((n / 4)) ] || [ $((h1 - h0)) -lt $((n / 8)) ] ||
+		[ $((f1 - f0)) -gt 4 ]; then
+		log "want >= $((n / 4)) prefetches, >= $((n / 8)) hits, <= 4 faults"
 		rc=1
 	fi
 
