@@ -187,12 +187,18 @@ test_run_native_checksum() {
 # glibc's mutexes, condvars, barriers, rwlocks, semaphores, once, spin
 # locks and atomics between threads on nodes 0, 1 and 2 (the futex
 # redirect): the same results as a native run, every thread's node seen.
+# Barriers are the cluster's (SDSM_IOC_BARRIER): node 0's two threads
+# wait 12 times each (before, glibc's barrier over the futex: none).
 test_sync() {
-	local rc=0 k dup
+	local rc=0 k dup b0 b1
 	"$SYNC_PROG" 6 30 > "$T/sync-native.out" 2>/dev/null ||
 		{ log "the native run failed: $(cat "$T/sync-native.out")"; return 1; }
+	b0=$(cat /sys/kernel/sdsm/stats/barrier_waits) || return 1
 	LPROG=$SYNC_PROG launch sync 6 30
 	finish sync 600
+	b1=$(cat /sys/kernel/sdsm/stats/barrier_waits) || return 1
+	log "node 0: $((b1 - b0)) cluster barrier waits"
+	[ $((b1 - b0)) -ge 24 ] || { log "want >= 24"; rc=1; }
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	diff "$T/sync-native.out" "$T/sync.out" > "$T/sync.diff" ||
 		{ log "results differ from native: $(tr '\n' '|' < "$T/sync.diff")"; rc=1; }

@@ -502,6 +502,20 @@ static void *bar_fn(void *p)
 	return NULL;
 }
 
+/* NT threads cross 32 phases of o->b: one serial thread each, all cluster. */
+static int barrier_phases(void)
+{
+	int i;
+
+	CHECK(!pthread_barrier_init(&o->b, NULL, NT), "init");
+	CHECK(run_threads(bar_fn), "pthread_create");
+	for (i = 0; i < 32; i++)
+		CHECK(o->serials[i] == 1, "phase %d: %ld serial", i,
+		      o->serials[i]);
+	CHECK(barrier_calls == NT * 32, "%lu cluster barriers", barrier_calls);
+	return 1;
+}
+
 static int t_barrier(void)
 {
 	pthread_barrier_t *many = (pthread_barrier_t *)(win + 16384);
@@ -509,12 +523,8 @@ static int t_barrier(void)
 
 	reset();
 	CHECK(pthread_barrier_init(&o->b, NULL, 0) == EINVAL, "count 0");
-	CHECK(!pthread_barrier_init(&o->b, NULL, NT), "init");
-	CHECK(run_threads(bar_fn), "pthread_create");
-	for (i = 0; i < 32; i++)
-		CHECK(o->serials[i] == 1, "phase %d: %ld serial", i,
-		      o->serials[i]);
-	CHECK(barrier_calls == NT * 32, "%lu cluster barriers", barrier_calls);
+	if (!barrier_phases())
+		return 0;
 	CHECK(last_nodemask == 0x7, "nodemask %#llx: the job's and the launcher's",
 	      (unsigned long long)last_nodemask);
 	CHECK(!pthread_barrier_destroy(&o->b), "destroy");
@@ -525,6 +535,48 @@ static int t_barrier(void)
 	CHECK(strstr(said, "barriers at once"), "no message: '%.200s'", said);
 	CHECK(!pthread_barrier_destroy(&many[0]) &&
 	      !pthread_barrier_init(&many[i], NULL, 2), "a slot given back");
+	return 1;
+}
+
+/*
+ * A sequential job on several nodes: barriers are the cluster's too (one
+ * round trip each, not glibc's atomics moving the page); with every slot
+ * taken glibc's barrier serves, which works on sequential memory; a job
+ * on one node keeps glibc's.
+ */
+static int t_barrier_sequential(void)
+{
+	pthread_barrier_t *many = (pthread_barrier_t *)(win + 16384);
+	unsigned long calls;
+	int i;
+
+	reset();
+	shim_job->consistency = SDSM_CONSISTENCY_SEQUENTIAL;
+	if (!barrier_phases())
+		return 0;
+	CHECK(!pthread_barrier_destroy(&o->b), "destroy");
+	for (i = 0; i < SHIM_BARRIERS; i++)
+		CHECK(!pthread_barrier_init(&many[i], NULL, 2), "barrier %d", i);
+	said[0] = 0;
+	calls = barrier_calls;
+	CHECK(!pthread_barrier_init(&many[i], NULL, 1) &&
+	      pthread_barrier_wait(&many[i]) == PTHREAD_BARRIER_SERIAL_THREAD &&
+	      !pthread_barrier_destroy(&many[i]),
+	      "one more than SHIM_BARRIERS: glibc's");
+	CHECK(barrier_calls == calls && !said[0],
+	      "glibc's barrier: %lu cluster barriers, message '%.200s'",
+	      barrier_calls - calls, said);
+	/* A slot given back serves the next init again. */
+	CHECK(!pthread_barrier_destroy(&many[0]) &&
+	      !pthread_barrier_init(&many[i], NULL, 1) &&
+	      pthread_barrier_wait(&many[i]) == PTHREAD_BARRIER_SERIAL_THREAD &&
+	      barrier_calls == calls + 1, "a slot given back");
+	reset();
+	shim_job->consistency = SDSM_CONSISTENCY_SEQUENTIAL;
+	shim_job->nodemask = 0x1;
+	CHECK(!pthread_barrier_init(&o->b, NULL, 1) &&
+	      pthread_barrier_wait(&o->b) == PTHREAD_BARRIER_SERIAL_THREAD &&
+	      !barrier_calls, "a job on one node: glibc's barrier");
 	return 1;
 }
 
@@ -668,6 +720,7 @@ static const struct {
 	{ "timedlock and clocklock", t_timedlock },
 	{ "condvars: a queue, timedwait, EPERM, a library's mutex", t_cond },
 	{ "barriers: one serial thread each phase, the slot limit", t_barrier },
+	{ "barriers of a sequential job on several nodes", t_barrier_sequential },
 	{ "rwlocks held alone, spin locks", t_rwlock_spin },
 	{ "unnamed semaphores", t_sem },
 	{ "pthread_once", t_once },

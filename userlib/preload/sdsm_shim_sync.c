@@ -34,7 +34,8 @@
  * Thread creation and join, and a block freed on another node than its
  * own, hand memory over through one lock of the job (shim_rc_handoff()).
  * Objects outside the job's memory (a library's own data) stay glibc's.
- * In a sequential job none of this runs: glibc's primitives work on
+ * In a sequential job none of this runs but the barriers of a job on
+ * several nodes (cluster_barrier()): glibc's primitives work on
  * sequentially consistent memory (sdsm_futex_trap.c).
  */
 #define _GNU_SOURCE
@@ -44,6 +45,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -545,14 +547,55 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 
 /* ---- barriers ---- */
 
-/* What pthread_barrier_init() keeps in the barrier. */
+/*
+ * Is @b a barrier the cluster's barrier serves?  In a job of release
+ * consistency every barrier in the job's memory (the arrival must be a
+ * release); in a sequential job that spans several nodes too: one round
+ * trip to the barrier's manager per thread, where glibc's barrier moves
+ * its page from node to node with each atomic and sleeps and wakes
+ * through the distributed futex.  Documentation/preload.rst,
+ * "Synchronization: glibc's own, over the distributed futex".
+ */
+static bool cluster_barrier(const void *b)
+{
+	uint64_t nodes;
+
+	if (!sdsm_shim_role || !shim_job || !shim_job_mem(b))
+		return false;
+	nodes = shim_job->nodemask | 1ULL << shim_job->launcher;
+	return rc_job() || (nodes & (nodes - 1));
+}
+
+/*
+ * What pthread_barrier_init() keeps in a barrier the cluster serves.  The
+ * magic lies past glibc's own fields (20 bytes), which its
+ * pthread_barrier_init() writes and nothing past them, so a sequential
+ * job's barrier that glibc serves (no slot was free) keeps a magic of 0.
+ */
 struct rc_barrier {
 	uint32_t count;
 	uint32_t slot;
+	uint32_t unused[4];
+	uint32_t magic;
 };
+
+#define RC_BARRIER_MAGIC	0x5d5b4172u
 
 _Static_assert(sizeof(struct rc_barrier) <= sizeof(pthread_barrier_t),
 	       "rc_barrier size");
+_Static_assert(offsetof(struct rc_barrier, magic) >= 5 * sizeof(uint32_t),
+	       "rc_barrier magic inside glibc's fields");
+
+/*
+ * Does the cluster serve the barrier @b that pthread_barrier_init() made?
+ * In a sequential job glibc does when init found no slot free.
+ */
+static bool cluster_barrier_inited(const void *b)
+{
+	return cluster_barrier(b) &&
+	       (rc_job() ||
+		((const struct rc_barrier *)b)->magic == RC_BARRIER_MAGIC);
+}
 
 REAL(int, pthread_barrier_init, pthread_barrier_t *,
      const pthread_barrierattr_t *, unsigned int)
@@ -585,13 +628,19 @@ EXPORT int pthread_barrier_init(pthread_barrier_t *b,
 				unsigned int count)
 {
 	struct rc_barrier *rb = (struct rc_barrier *)b;
-	int slot;
+	int slot, ret;
 
-	if (!rc_object(b))
+	if (!cluster_barrier(b))
 		return resolve_pthread_barrier_init()(b, attr, count);
 	if (!count)
 		return EINVAL;
 	slot = barrier_slot(shim_key(b));
+	if (slot < 0 && !rc_job()) {
+		/* Sequential memory: glibc's barrier works, only slower. */
+		ret = resolve_pthread_barrier_init()(b, attr, count);
+		rb->magic = 0;
+		return ret;
+	}
 	if (slot < 0) {
 		shim_say("pthread_barrier_init(): more than %d barriers at once in a job of release consistency",
 			 SHIM_BARRIERS);
@@ -599,6 +648,7 @@ EXPORT int pthread_barrier_init(pthread_barrier_t *b,
 	}
 	rb->count = count;
 	rb->slot = slot;
+	rb->magic = RC_BARRIER_MAGIC;
 	return 0;
 }
 
@@ -607,13 +657,14 @@ EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 	struct rc_barrier *rb = (struct rc_barrier *)b;
 	uint64_t key;
 
-	if (!rc_object(b))
+	if (!cluster_barrier_inited(b))
 		return resolve_pthread_barrier_destroy()(b);
 	if (rb->slot >= SHIM_BARRIERS)
 		return EINVAL;
 	key = shim_key(b);
 	__atomic_compare_exchange_n(&shim_job->barriers[rb->slot].key, &key, 0,
 				    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	rb->magic = 0;
 	return 0;
 }
 
@@ -623,7 +674,7 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	uint64_t mask, n;
 	int ret;
 
-	if (!rc_object(b))
+	if (!cluster_barrier_inited(b))
 		return resolve_pthread_barrier_wait()(b);
 	if (!rb->count || rb->slot >= SHIM_BARRIERS)
 		return EINVAL;
