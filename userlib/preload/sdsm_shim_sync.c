@@ -547,6 +547,12 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 
 /* ---- barriers ---- */
 
+/* The nodes of the job: its threads' and main()'s (the launcher's). */
+static uint64_t job_nodes(void)
+{
+	return shim_job->nodemask | 1ULL << shim_job->launcher;
+}
+
 /*
  * Is @b a barrier the cluster's barrier serves?  In a job of release
  * consistency every barrier in the job's memory (the arrival must be a
@@ -562,7 +568,7 @@ static bool cluster_barrier(const void *b)
 
 	if (!sdsm_shim_role || !shim_job || !shim_job_mem(b))
 		return false;
-	nodes = shim_job->nodemask | 1ULL << shim_job->launcher;
+	nodes = job_nodes();
 	return rc_job() || (nodes & (nodes - 1));
 }
 
@@ -678,7 +684,7 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 		return resolve_pthread_barrier_wait()(b);
 	if (!rb->count || rb->slot >= SHIM_BARRIERS)
 		return EINVAL;
-	mask = shim_job->nodemask | 1ULL << shim_job->launcher;
+	mask = job_nodes();
 	n = __atomic_fetch_add(&shim_job->barriers[rb->slot].arrivals, 1,
 			       __ATOMIC_SEQ_CST);
 	/* A signal withdraws the arrival (the module says): arrive again. */
