@@ -138,6 +138,7 @@
  * @futex: a futex WAIT or WAKE
  * @done: @status is final; set once, under the lock
  * @waited: lock: granted after queueing at the manager
+ * @serial: barrier: this arrival completed its generation
  * @queued: futex WAIT: the manager answered that the waiter is queued
  * @status: 0 or -errno
  * @abort: barrier: -EHOSTDOWN once a node of @nodemask went down
@@ -156,6 +157,7 @@ struct sdsm_sync_req {
 	bool futex;
 	bool done;
 	bool waited;
+	bool serial;
 	bool queued;
 	int status;
 	int abort;
@@ -956,6 +958,7 @@ static void sdsm_sync_answer(unsigned int from, bool barrier, u64 req_id,
 		    req->manager != from || req->key != id)
 			break;
 		req->waited = flags & SDSM_WIRE_SYNC_F_WAITED;
+		req->serial = flags & SDSM_WIRE_SYNC_F_SERIAL;
 		sdsm_sync_req_done(req, sdsm_sync_status_errno(status, req));
 		return;
 	}
@@ -1145,20 +1148,28 @@ static struct sdsm_mgr_barrier *sdsm_mgr_barrier_find(u64 id)
 	return NULL;
 }
 
-/* End the generation: answer every arrival with @status, free it all. */
+/*
+ * End the generation: answer every arrival with @status, free it all.  A
+ * generation that completed names its last arrival, the list's tail, the
+ * serial one (SDSM_WIRE_SYNC_F_SERIAL).
+ */
 static void sdsm_mgr_barrier_end(struct sdsm_mgr_barrier *mb, u32 status,
 				 unsigned int skip_node)
 {
 	struct sdsm_mgr_waiter *w, *tmp;
+	u32 flags;
 
 	list_for_each_entry_safe(w, tmp, &mb->arrivals, node) {
+		flags = status == SDSM_SYNC_OK &&
+			list_is_last(&w->node, &mb->arrivals) ?
+			SDSM_WIRE_SYNC_F_SERIAL : 0;
 		list_del(&w->node);
 		if (w->node_id != skip_node && status == SDSM_SYNC_OK)
 			sdsm_rc_grant(w->node_id, SDSM_WIRE_NOTICES_BARRIER,
 				      mb->id);
 		if (w->node_id != skip_node)
 			sdsm_sync_reply(w->node_id, true, w->req_id, mb->id,
-					status, 0);
+					status, flags);
 		sdsm_sync_free(w);
 	}
 	/*
@@ -1996,8 +2007,10 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
-	if ((mask & ~all) || !(mask & BIT_ULL(sdsm_cl.node_id)))
+	if (cmd->__reserved || (mask & ~all) ||
+	    !(mask & BIT_ULL(sdsm_cl.node_id)))
 		return -EINVAL;
+	cmd->out_flags = 0;
 	req.count = cmd->count ? cmd->count : hweight64(mask);
 	req.manager = sdsm_sync_barrier_manager(req.key, mask);
 
@@ -2022,8 +2035,11 @@ int sdsm_sync_barrier(struct file *file, struct sdsm_barrier *cmd)
 	mutex_unlock(&sdsm_sync.lock);
 
 	ret = sdsm_sync_req_wait(&req, cmd->timeout_ms);
-	if (!ret)
+	if (!ret) {
 		sdsm_stat_inc(SDSM_STAT_BARRIER_WAITS);
+		if (req.serial)
+			cmd->out_flags = SDSM_BARRIER_OUT_SERIAL;
+	}
 out_unlock:
 	mutex_unlock(&sdsm_sync.lock);
 	sdsm_rc_pub_destroy(&pub);

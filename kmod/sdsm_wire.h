@@ -25,9 +25,10 @@
  * credits in the header, CREDIT; 5: sessions (the header's seq and ack,
  * struct sdsm_wire_hello, BYE); 6: REGION_QUERY; 7: region consistency,
  * RC, RC_NOTICES; 8: the object a grant's RC_NOTICES come from; 9: a
- * region's manager, the next pages' homes in HOME_REP
+ * region's manager, the next pages' homes in HOME_REP; 10: the serial
+ * arrival of a barrier generation (SDSM_WIRE_SYNC_F_SERIAL)
  */
-#define SDSM_WIRE_VERSION	9
+#define SDSM_WIRE_VERSION	10
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -412,6 +413,7 @@ enum sdsm_sync_status {
 
 /* sdsm_wire_sync_reply.flags */
 #define SDSM_WIRE_SYNC_F_WAITED	0x0001	/* lock granted after queueing */
+#define SDSM_WIRE_SYNC_F_SERIAL	0x0002	/* barrier: the generation's last arrival */
 
 /**
  * struct sdsm_wire_sync_reply - payload of LOCK_REPLY and BARRIER_REPLY

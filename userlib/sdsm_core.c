@@ -156,6 +156,7 @@ const char *sdsm_feature_name(uint64_t feature)
 	case SDSM_FEATURE_BARRIERS:		return "barriers";
 	case SDSM_FEATURE_FUTEX:		return "futex";
 	case SDSM_FEATURE_LOCK_THREADS:		return "lock_threads";
+	case SDSM_FEATURE_BARRIER_SERIAL:	return "barrier_serial";
 	}
 	return NULL;
 }

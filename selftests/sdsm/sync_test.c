@@ -26,7 +26,8 @@
  *       prints "waiting pid=PID" first
  *   sync_test barrier ID PHASES DIR TIMEOUT_MS PHASES barriers of every
  *       node; before each, create DIR/PHASE.NODE; after it, every node's
- *       file of that phase must exist
+ *       file of that phase must exist, and the serial arrival creates
+ *       DIR/serial.PHASE.NODE
  *   sync_test barrier1 ID TIMEOUT_MS           one barrier of every node
  *
  * Helpers print "result=0" or "result=ENAME" for the ioctl that decides,
@@ -38,6 +39,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,9 +87,9 @@ static int lock_op(int fd, __u32 op, __u64 id, __u32 timeout_ms)
 	return ioctl(fd, SDSM_IOC_LOCK, &l) ? errno : 0;
 }
 
-/* One SDSM_IOC_BARRIER; 0 or errno. */
-static int barrier_op(int fd, __u64 id, __u32 count, __u64 mask,
-		      __u32 timeout_ms)
+/* One SDSM_IOC_BARRIER; 0 or errno, its out_flags in *@out if @out. */
+static int barrier_op_out(int fd, __u64 id, __u32 count, __u64 mask,
+			  __u32 timeout_ms, __u32 *out)
 {
 	struct sdsm_barrier b = {
 		.size = sizeof(b),
@@ -95,9 +97,19 @@ static int barrier_op(int fd, __u64 id, __u32 count, __u64 mask,
 		.timeout_ms = timeout_ms,
 		.barrier_id = id,
 		.nodemask = mask,
+		.out_flags = ~0u,
 	};
+	int e = ioctl(fd, SDSM_IOC_BARRIER, &b) ? errno : 0;
 
-	return ioctl(fd, SDSM_IOC_BARRIER, &b) ? errno : 0;
+	if (out)
+		*out = b.out_flags;
+	return e;
+}
+
+static int barrier_op(int fd, __u64 id, __u32 count, __u64 mask,
+		      __u32 timeout_ms)
+{
+	return barrier_op_out(fd, id, count, mask, timeout_ms, NULL);
 }
 
 /* The kernel's hash_64(id, 32) (include/linux/hash.h, 64-bit). */
@@ -702,6 +714,10 @@ TEST_F(barrier, bad_input)
 	b.count = 1;
 	EXPECT_EQ(-1, ioctl(self->fd, SDSM_IOC_BARRIER, &b));
 	EXPECT_EQ(EOPNOTSUPP, errno);
+	b.flags = 0;
+	b.__reserved = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, SDSM_IOC_BARRIER, &b));
+	EXPECT_EQ(EINVAL, errno);
 	/* A node beyond the cluster. */
 	EXPECT_EQ(EINVAL, barrier_op(self->fd, self->id, 1, me | (all + 1),
 				     1000));
@@ -717,15 +733,29 @@ TEST_F(barrier, single_arrival)
 {
 	unsigned long long waits = read_stat("barrier_waits");
 	__u64 me = 1ull << self->info.node_id;
+	struct sdsm_barrier old = {
+		.size = offsetof(struct sdsm_barrier, out_flags),
+		.count = 1,
+		.barrier_id = self->id,
+		.nodemask = me,
+		.out_flags = 0xdead,
+	};
+	__u32 out = 0;
 
 	REQUIRE(SDSM_FEATURE_BARRIERS);
 
 	/* count 0 = one per node of the mask = 1: returns at once. */
 	EXPECT_EQ(0, barrier_op(self->fd, self->id, 0, me, 30000));
 	EXPECT_EQ(0, barrier_op(self->fd, self->id, 1, me, 30000));
-	EXPECT_EQ(0, barrier_op(self->fd, self->id, 0, me, 0));
+	EXPECT_EQ(0, barrier_op_out(self->fd, self->id, 0, me, 0, &out));
+	/* The only arrival is the last: serial, where the module says. */
+	if (self->info.features & SDSM_FEATURE_BARRIER_SERIAL)
+		EXPECT_EQ(SDSM_BARRIER_OUT_SERIAL, out);
+	/* A caller built before out_flags: nothing written past its size. */
+	EXPECT_EQ(0, ioctl(self->fd, SDSM_IOC_BARRIER, &old));
+	EXPECT_EQ(0xdead, old.out_flags);
 	if (access(STATS "barrier_waits", R_OK) == 0)
-		EXPECT_LE(waits + 3, read_stat("barrier_waits"));
+		EXPECT_LE(waits + 4, read_stat("barrier_waits"));
 }
 
 TEST_F(barrier, timeout_then_reuse)
@@ -782,14 +812,30 @@ TEST_F(barrier, mismatched_count)
 }
 
 /* Generations: 4 processes, count 4, 5 rounds back to back. */
+/* One arrival; count it in @serials[@r] if serial.  0 or errno. */
+static int arrive_counted(int fd, __u64 id, __u64 mask, int *serials, int r)
+{
+	__u32 out;
+	int e = barrier_op_out(fd, id, 4, mask, 60000, &out);
+
+	if (!e && (out & SDSM_BARRIER_OUT_SERIAL))
+		__atomic_add_fetch(&serials[r], 1, __ATOMIC_SEQ_CST);
+	return e;
+}
+
+/* 4 processes, 5 generations: each one serial arrival, where named. */
 TEST_F(barrier, generations)
 {
 	__u64 me = 1ull << self->info.node_id;
+	int *serials;
 	pid_t pid[3];
 	int i, r;
 
 	REQUIRE(SDSM_FEATURE_BARRIERS);
 
+	serials = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, serials);
 	for (i = 0; i < 3; i++) {
 		pid[i] = fork();
 		ASSERT_LE(0, pid[i]);
@@ -797,15 +843,21 @@ TEST_F(barrier, generations)
 			int fd = dev_open();
 
 			for (r = 0; r < 5; r++)
-				if (barrier_op(fd, self->id, 4, me, 60000))
+				if (arrive_counted(fd, self->id, me, serials,
+						   r))
 					_exit(1);
 			_exit(0);
 		}
 	}
 	for (r = 0; r < 5; r++)
-		EXPECT_EQ(0, barrier_op(self->fd, self->id, 4, me, 60000));
+		EXPECT_EQ(0, arrive_counted(self->fd, self->id, me, serials,
+					    r));
 	for (i = 0; i < 3; i++)
 		EXPECT_EQ(0, reap(pid[i], 60000));
+	if (self->info.features & SDSM_FEATURE_BARRIER_SERIAL)
+		for (r = 0; r < 5; r++)
+			EXPECT_EQ(1, serials[r]) TH_LOG("generation %d", r);
+	munmap(serials, 4096);
 }
 
 /* ------------------------------------------------------------------ */
@@ -977,6 +1029,7 @@ static int cmd_barrier(__u64 id, int phases, const char *dir,
 	struct sdsm_info info;
 	int fd = cmd_fd(&info), p, k, e;
 	char path[4096];
+	__u32 out;
 
 	for (p = 0; p < phases; p++) {
 		snprintf(path, sizeof(path), "%s/%d.%u", dir, p, info.node_id);
@@ -984,10 +1037,18 @@ static int cmd_barrier(__u64 id, int phases, const char *dir,
 			perror(path);
 			return 4;
 		}
-		e = barrier_op(fd, id, 0, 0, timeout_ms);
+		e = barrier_op_out(fd, id, 0, 0, timeout_ms, &out);
 		if (e) {
 			printf("phase %d: ", p);
 			return result(e);
+		}
+		/* The serial arrival of the phase leaves DIR/serial.PHASE.NODE. */
+		snprintf(path, sizeof(path), "%s/serial.%d.%u", dir, p,
+			 info.node_id);
+		if ((out & SDSM_BARRIER_OUT_SERIAL) &&
+		    close(open(path, O_CREAT | O_WRONLY, 0644))) {
+			perror(path);
+			return 4;
 		}
 		for (k = 0; k < (int)info.nr_nodes; k++) {
 			snprintf(path, sizeof(path), "%s/%d.%d", dir, p, k);

@@ -136,8 +136,10 @@ test_shared_counter() {
 
 # Every node passes 6 barriers (mask and count 0: all nodes); before each,
 # it drops a file for the phase; after it, every node's file must exist.
+# Each phase has one serial arrival (SDSM_BARRIER_OUT_SERIAL), on any
+# node: one serial.PHASE.NODE file per phase.
 test_barrier_phases() {
-	local k rc=0 id=$((RANDOM + 123000)) names=
+	local k p n rc=0 id=$((RANDOM + 123000)) names=
 	mkdir -p "$WORK/phases"
 	for k in $(nodes); do
 		bg "ph.$k" "$k" "$SYNC" barrier "$id" 6 "$WORK/phases" 120000
@@ -147,6 +149,12 @@ test_barrier_phases() {
 	wait_bg 200 $names || rc=1
 	for k in $names; do
 		expect "$k" 0 || rc=1
+	done
+	for p in 0 1 2 3 4 5; do
+		n=$(find "$WORK/phases" -name "serial.$p.*" | wc -l)
+		log "phase $p: $n serial arrival(s):" \
+			"$(cd "$WORK/phases" && echo serial."$p".*)"
+		[ "$n" = 1 ] || rc=1
 	done
 	log "barrier manager: node $("$SYNC" manager barrier "$id")"
 	return $rc

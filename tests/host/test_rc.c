@@ -54,6 +54,9 @@
  * post the manager had merged left there (no stale read after a futex
  * acquire), and a waiter asleep and still queued expects at least the
  * post whose WAKE was merged before it was queued (no lost wake-up).
+ * The barrier's manager names each episode's last arrival serial
+ * (SDSM_WIRE_SYNC_F_SERIAL): every episode has exactly one serial
+ * departure.
  *
  * After every step: a mapping never allows more than the node's state, a
  * twin exists exactly for a writable copy that is not the home copy, the
@@ -88,6 +91,7 @@
 #define TRACE		64
 #define DMAX		SDSM_RC_DIFF_MAX(PLEN)
 #define BARMGR		0		/* the barrier's manager */
+#define BAR_EPS		16		/* barrier episodes whose departures overlap */
 #define T(n)		((n) * THREADS)	/* a node's first thread */
 #define FBYTES		(PAGES * PLEN / 8)	/* futex bytes: word and data */
 #define LOCK_FX		LOCKS		/* rel_lock of a futex release */
@@ -116,6 +120,7 @@ enum mutation {
 	MUT_FX_WAKE_UNPUBLISHED,	/* a WAKE's release publishes nothing */
 	MUT_FX_SINCE_LOCK0,	/* the futex uses lock 0's since clock */
 	MUT_BAR_EPISODE,	/* a barrier's table lasts one episode */
+	MUT_BAR_SERIAL_NODE,	/* every arrival of the last one's node serial */
 	MUT_NR,
 };
 
@@ -262,6 +267,11 @@ struct sim {
 	int bcount;
 	int arrived;
 	int bq[NTHR];
+	/*
+	 * Episode e's departures (by e % BAR_EPS): its size, those received
+	 * and those named serial (SDSM_WIRE_SYNC_F_SERIAL), which must be 1.
+	 */
+	int ep_size[BAR_EPS], ep_departed[BAR_EPS], ep_serials[BAR_EPS];
 	struct chan chan[NODES][NODES];
 	struct mail mail[PAGES][PLEN];
 	u8 last[PAGES][PLEN];	/* the reference: last value written */
@@ -887,12 +897,17 @@ static void grant_lock(struct sim *s, int l, int t)
  * barrier's table since its last departure (a thread of the same node
  * departing in the same episode gets nothing more: its node has it).
  */
-static void grant_barrier(struct sim *s, int t)
+/*
+ * Thread @t departs episode s->barriers: @serial if it arrived last, as
+ * the module's manager names it (val: the episode, cnt: serial or not).
+ */
+static void grant_barrier(struct sim *s, int t, bool serial)
 {
 	u32 delta[PAGES];
 
 	grant_delta(&s->bar, t / THREADS, delta);
-	sync_send(s, BARMGR, t / THREADS, K_BAR_DEPART, -1, t, delta);
+	sync_send_v(s, BARMGR, t / THREADS, K_BAR_DEPART, -1, t, delta,
+		    (int)s->barriers, serial);
 }
 
 /*
@@ -1327,8 +1342,15 @@ static void deliver(struct sim *s, int src, int dst)
 		merge_lock(s, &s->bar, &m);
 		s->bq[s->arrived++] = m.thr;
 		if (s->arrived == (s->bcount ? s->bcount : NTHR)) {
+			int last = s->bq[s->arrived - 1];
+
+			s->ep_size[s->barriers % BAR_EPS] = s->arrived;
+			/* The bug: the flag goes to the node, not the arrival. */
 			for (k = 0; k < s->arrived; k++)
-				grant_barrier(s, s->bq[k]);
+				grant_barrier(s, s->bq[k],
+					      s->mutation == MUT_BAR_SERIAL_NODE ?
+					      s->bq[k] / THREADS == last / THREADS :
+					      k == s->arrived - 1);
 			/* The bug: a table of one episode, as a lock's. */
 			if (s->mutation == MUT_BAR_EPISODE) {
 				memset(s->bar.know, 0, sizeof(s->bar.know));
@@ -1344,6 +1366,14 @@ static void deliver(struct sim *s, int src, int dst)
 		acquire_notices(s, dst, &m, -1);
 		s->thr[m.thr].phase++;
 		s->thr[m.thr].wait = W_NONE;
+		k = m.val % BAR_EPS;
+		s->ep_serials[k] += m.cnt;
+		if (++s->ep_departed[k] < s->ep_size[k])
+			break;
+		if (s->ep_serials[k] != 1)
+			fail(s, "barrier episode %d: %d serial departures of %d",
+			     m.val, s->ep_serials[k], s->ep_size[k]);
+		s->ep_departed[k] = s->ep_serials[k] = 0;
 		break;
 	case K_FX_WAIT:
 		/* Queued oldest first, answered with a grant of the table. */
@@ -2901,6 +2931,8 @@ static const struct test tests[] = {
 	  test_barrier_skip, MUT_NONE },
 	{ "race: with a barrier table of one episode the stale copy is read",
 	  test_barrier_skip, MUT_BAR_EPISODE },
+	{ "planted bug 'the serial flag goes to every arrival of the last one's node' caught",
+	  test_planted, MUT_BAR_SERIAL_NODE },
 	{ "race: acquire of a dirty stale page sends its diff first",
 	  test_dirty_acquire, 0 },
 	{ "exclusive home page: skipped until the first foreign READ closes it",

@@ -101,6 +101,7 @@ static const struct {
 	{ SDSM_FEATURE_BARRIERS, "BARRIERS" },
 	{ SDSM_FEATURE_FUTEX, "FUTEX" },
 	{ SDSM_FEATURE_LOCK_THREADS, "LOCK_THREADS" },
+	{ SDSM_FEATURE_BARRIER_SERIAL, "BARRIER_SERIAL" },
 };
 
 const char *bench_feature_name(uint64_t bit)

@@ -91,6 +91,8 @@ struct sdsm_info {
  * @SDSM_FEATURE_FUTEX: SDSM_IOC_FUTEX works
  * @SDSM_FEATURE_LOCK_THREADS: a lock is owned by the thread that took it
  *	(without it, by the open file: all its threads)
+ * @SDSM_FEATURE_BARRIER_SERIAL: SDSM_IOC_BARRIER sets
+ *	SDSM_BARRIER_OUT_SERIAL in struct sdsm_barrier's @out_flags
  *
  * A bit is set only when the loaded module implements the feature.
  */
@@ -103,6 +105,7 @@ enum sdsm_features {
 	SDSM_FEATURE_BARRIERS = 1 << 5,
 	SDSM_FEATURE_FUTEX = 1 << 6,
 	SDSM_FEATURE_LOCK_THREADS = 1 << 7,
+	SDSM_FEATURE_BARRIER_SERIAL = 1 << 8,
 };
 
 /* Region names: NUL-terminated, [A-Za-z0-9_.-], 1..SDSM_NAME_MAX-1 chars. */
@@ -409,6 +412,12 @@ struct sdsm_lock {
  *	(still interruptible, and EHOSTDOWN if a node of @nodemask dies)
  * @barrier_id: any 64-bit key agreed by the participants
  * @nodemask: the nodes taking part; 0 means every node of the cluster
+ * @out_flags: output, ignored on input: SDSM_BARRIER_OUT_SERIAL in the
+ *	one call of each generation that arrived last (what
+ *	pthread_barrier_wait() calls the serial thread), 0 in the others.
+ *	Set by modules with SDSM_FEATURE_BARRIER_SERIAL; a caller whose
+ *	@size ends before it passes the barrier without it.
+ * @__reserved: must be 0
  *
  * Returns when @count calls with the same @barrier_id and @nodemask have
  * arrived; the barrier may then be reused.  Errors: ETIMEDOUT, EINTR,
@@ -422,6 +431,16 @@ struct sdsm_barrier {
 	__u32 timeout_ms;
 	__aligned_u64 barrier_id;
 	__aligned_u64 nodemask;
+	__u32 out_flags;
+	__u32 __reserved;
+};
+
+/**
+ * enum sdsm_barrier_out_flags - struct sdsm_barrier's @out_flags
+ * @SDSM_BARRIER_OUT_SERIAL: this call arrived last in its generation
+ */
+enum sdsm_barrier_out_flags {
+	SDSM_BARRIER_OUT_SERIAL = 1 << 0,
 };
 
 /**
