@@ -23,6 +23,14 @@ int sdsm_dev(struct sdsm_info *info);
 int sdsm_dev_ioctl(unsigned long req, void *arg, uint64_t feature,
 		   const char *what);
 
+/*
+ * sdsm_barrier() that also gives struct sdsm_barrier's out_flags (0 on an
+ * error, and from a module without SDSM_FEATURE_BARRIER_SERIAL).
+ */
+int sdsm_barrier_out(uint64_t barrier_id, unsigned int count,
+		     uint64_t nodemask, unsigned int timeout_ms,
+		     uint32_t *out_flags);
+
 /* nr_nodes of the live cluster, from sysfs or GET_INFO; 0 if unknown. */
 unsigned int sdsm_live_nr_nodes(void);
 

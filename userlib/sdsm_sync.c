@@ -92,10 +92,12 @@ int sdsm_unlock(uint64_t lock_id)
 	return sdsm_lock_op(lock_id, SDSM_LOCK_RELEASE, 0);
 }
 
-int sdsm_barrier(uint64_t barrier_id, unsigned int count, uint64_t nodemask,
-		 unsigned int timeout_ms)
+int sdsm_barrier_out(uint64_t barrier_id, unsigned int count,
+		     uint64_t nodemask, unsigned int timeout_ms,
+		     uint32_t *out_flags)
 {
 	struct sdsm_barrier b;
+	int ret;
 
 	memset(&b, 0, sizeof(b));
 	b.size = sizeof(b);
@@ -103,8 +105,17 @@ int sdsm_barrier(uint64_t barrier_id, unsigned int count, uint64_t nodemask,
 	b.timeout_ms = timeout_ms;
 	b.barrier_id = barrier_id;
 	b.nodemask = nodemask;
-	return sdsm_dev_ioctl(SDSM_IOC_BARRIER, &b, SDSM_FEATURE_BARRIERS,
-			      "barrier");
+	ret = sdsm_dev_ioctl(SDSM_IOC_BARRIER, &b, SDSM_FEATURE_BARRIERS,
+			     "barrier");
+	if (out_flags)
+		*out_flags = ret ? 0 : b.out_flags;
+	return ret;
+}
+
+int sdsm_barrier(uint64_t barrier_id, unsigned int count, uint64_t nodemask,
+		 unsigned int timeout_ms)
+{
+	return sdsm_barrier_out(barrier_id, count, nodemask, timeout_ms, NULL);
 }
 
 int sdsm_futex_wait(const uint32_t *addr, uint32_t val, int64_t timeout_ns)

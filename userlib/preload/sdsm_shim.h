@@ -143,9 +143,10 @@ struct shim_rfree {
 };
 
 /*
- * Under release consistency, the arrivals at one pthread barrier of the
- * program (sdsm_shim_sync.c): @key is shim_key() of the barrier, 0 when
- * the slot is free.
+ * One pthread barrier of the program that the cluster's barrier serves
+ * (sdsm_shim_sync.c): @key is shim_key() of the barrier, 0 when the slot
+ * is free; @arrivals counts its arrivals where the module does not name
+ * the serial one (no SDSM_FEATURE_BARRIER_SERIAL).
  */
 struct shim_barrier_slot {
 	uint64_t key;

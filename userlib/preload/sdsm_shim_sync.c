@@ -24,9 +24,11 @@
  *    may share one (spurious wake-ups are allowed);
  *  - barriers are cluster barriers (SDSM_IOC_BARRIER): the arrival is a
  *    release, the departure an acquire.  The serial thread is the one
- *    whose arrival counted last in the barrier's slot of
- *    shim_job->barriers[] (fetch-and-add before the arrival, so a
- *    generation's arrivals all count before the next one's);
+ *    the module names (SDSM_BARRIER_OUT_SERIAL: the last arrival at the
+ *    manager); with a module that does not, the one whose arrival
+ *    counted last in the barrier's slot of shim_job->barriers[]
+ *    (fetch-and-add before the arrival, so a generation's arrivals all
+ *    count before the next one's; that moves the slots' page);
  *  - unnamed semaphores and pthread_once are a count and a flag in the
  *    object, under the object's cluster lock, with a condvar word to
  *    sleep on.
@@ -674,10 +676,26 @@ EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 	return 0;
 }
 
+/* Does the module name a generation's serial arrival?  -1: not asked yet. */
+static int barrier_serial_known = -1;
+
+static bool module_barrier_serial(void)
+{
+	int k = __atomic_load_n(&barrier_serial_known, __ATOMIC_RELAXED);
+
+	if (k < 0) {
+		k = sdsm_has_feature(SDSM_FEATURE_BARRIER_SERIAL) == 1;
+		__atomic_store_n(&barrier_serial_known, k, __ATOMIC_RELAXED);
+	}
+	return k;
+}
+
 EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	struct rc_barrier *rb = (struct rc_barrier *)b;
-	uint64_t mask, n;
+	uint64_t mask, n = 0;
+	uint32_t out = 0;
+	bool named;
 	int ret;
 
 	if (!cluster_barrier_inited(b))
@@ -685,14 +703,19 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	if (!rb->count || rb->slot >= SHIM_BARRIERS)
 		return EINVAL;
 	mask = job_nodes();
-	n = __atomic_fetch_add(&shim_job->barriers[rb->slot].arrivals, 1,
-			       __ATOMIC_SEQ_CST);
+	named = module_barrier_serial();
+	if (!named)
+		n = __atomic_fetch_add(&shim_job->barriers[rb->slot].arrivals,
+				       1, __ATOMIC_SEQ_CST);
 	/* A signal withdraws the arrival (the module says): arrive again. */
 	do {
-		ret = sdsm_barrier(shim_key(b), rb->count, mask, 0);
+		ret = sdsm_barrier_out(shim_key(b), rb->count, mask, 0, &out);
 	} while (ret && errno == EINTR);
 	if (ret)
 		return errno;
+	if (named)
+		return out & SDSM_BARRIER_OUT_SERIAL ?
+		       PTHREAD_BARRIER_SERIAL_THREAD : 0;
 	return n % rb->count == rb->count - 1 ? PTHREAD_BARRIER_SERIAL_THREAD :
 						 0;
 }
