@@ -515,14 +515,13 @@ static void *bar_fn(void *p)
 
 /*
  * NT threads cross 32 phases of o->b: one serial thread each, all cluster.
- * The module names it, or (fake_serial off: an older module) the count
- * in the barrier's slot does, which is shared memory written by every
- * arrival: a module that names it leaves the slot alone.
+ * The module names it, and the barrier takes no slot of shim_job; or
+ * (fake_serial off: an older module) the count in the barrier's slot
+ * does, shared memory that every arrival writes.
  */
 static int barrier_phases(void)
 {
 	struct shim_barrier_slot *slot = NULL;
-	uint64_t want;
 	int i;
 
 	CHECK(!pthread_barrier_init(&o->b, NULL, NT), "init");
@@ -534,79 +533,92 @@ static int barrier_phases(void)
 	for (i = 0; i < SHIM_BARRIERS; i++)
 		if (shim_job->barriers[i].key == shim_key(&o->b))
 			slot = &shim_job->barriers[i];
-	CHECK(slot, "the barrier has no slot");
-	want = fake_serial ? 0 : NT * 32;
-	CHECK(slot->arrivals == want, "%llu arrivals counted in the slot, not %llu",
-	      (unsigned long long)slot->arrivals, (unsigned long long)want);
+	if (fake_serial)
+		CHECK(!slot, "a slot with %llu arrivals counted",
+		      (unsigned long long)slot->arrivals);
+	else
+		CHECK(slot && slot->arrivals == NT * 32,
+		      "%llu arrivals counted in the slot, not %d",
+		      slot ? (unsigned long long)slot->arrivals : 0ULL,
+		      NT * 32);
 	return 1;
+}
+
+/* The fake module names the serial arrival (@named) or not. */
+static void module_names_serial(bool named)
+{
+	fake_serial = named;
+	barrier_serial_known = -1;
 }
 
 static int t_barrier(void)
 {
 	pthread_barrier_t *many = (pthread_barrier_t *)(win + 16384);
-	int i;
+	int i, ok;
 
 	reset();
 	CHECK(pthread_barrier_init(&o->b, NULL, 0) == EINVAL, "count 0");
 	if (!barrier_phases())
 		return 0;
-	/* An older module: the slot counts the arrivals. */
-	CHECK(!pthread_barrier_destroy(&o->b), "destroy");
-	memset(o->serials, 0, sizeof(o->serials));
-	barrier_calls = 0;
-	fake_serial = false;
-	barrier_serial_known = -1;
-	i = barrier_phases();
-	fake_serial = true;
-	barrier_serial_known = -1;
-	if (!i)
-		return 0;
 	CHECK(last_nodemask == 0x7, "nodemask %#llx: the job's and the launcher's",
 	      (unsigned long long)last_nodemask);
 	CHECK(!pthread_barrier_destroy(&o->b), "destroy");
-	for (i = 0; i < SHIM_BARRIERS; i++)
+	/* Named by the module: no slot, so no limit. */
+	for (i = 0; i <= SHIM_BARRIERS; i++)
 		CHECK(!pthread_barrier_init(&many[i], NULL, 2), "barrier %d", i);
-	CHECK(pthread_barrier_init(&many[i], NULL, 2) == EAGAIN,
-	      "one more than SHIM_BARRIERS");
-	CHECK(strstr(said, "barriers at once"), "no message: '%.200s'", said);
-	CHECK(!pthread_barrier_destroy(&many[0]) &&
-	      !pthread_barrier_init(&many[i], NULL, 2), "a slot given back");
+	for (i = 0; i < SHIM_BARRIERS; i++)
+		CHECK(!shim_job->barriers[i].key, "slot %d taken", i);
+	for (i = 0; i <= SHIM_BARRIERS; i++)
+		CHECK(!pthread_barrier_destroy(&many[i]), "destroy %d", i);
+	/* An older module: the slot counts the arrivals; 256 at most. */
+	reset();
+	module_names_serial(false);
+	ok = barrier_phases();
+	for (i = 0; ok && i < SHIM_BARRIERS - 1; i++)
+		ok = !pthread_barrier_init(&many[i], NULL, 2);
+	ok = ok && pthread_barrier_init(&many[i], NULL, 2) == EAGAIN &&
+	     strstr(said, "barriers at once");
+	ok = ok && !pthread_barrier_destroy(&many[0]) &&
+	     !pthread_barrier_init(&many[i], NULL, 2);
+	module_names_serial(true);
+	CHECK(ok, "an older module: the slots, their limit: '%.200s'", said);
 	return 1;
 }
 
 /*
  * A sequential job on several nodes: barriers are the cluster's too (one
- * round trip each, not glibc's atomics moving the page); with every slot
- * taken glibc's barrier serves, which works on sequential memory; a job
- * on one node keeps glibc's.
+ * round trip each, not glibc's atomics moving the page); with an older
+ * module and every slot taken glibc's barrier serves, which works on
+ * sequential memory; a job on one node keeps glibc's.
  */
 static int t_barrier_sequential(void)
 {
 	pthread_barrier_t *many = (pthread_barrier_t *)(win + 16384);
 	unsigned long calls;
-	int i;
+	int i, ok;
 
 	reset();
 	shim_job->consistency = SDSM_CONSISTENCY_SEQUENTIAL;
 	if (!barrier_phases())
 		return 0;
 	CHECK(!pthread_barrier_destroy(&o->b), "destroy");
-	for (i = 0; i < SHIM_BARRIERS; i++)
-		CHECK(!pthread_barrier_init(&many[i], NULL, 2), "barrier %d", i);
+	module_names_serial(false);
+	for (i = 0, ok = 1; ok && i < SHIM_BARRIERS; i++)
+		ok = !pthread_barrier_init(&many[i], NULL, 2);
 	said[0] = 0;
 	calls = barrier_calls;
-	CHECK(!pthread_barrier_init(&many[i], NULL, 1) &&
-	      pthread_barrier_wait(&many[i]) == PTHREAD_BARRIER_SERIAL_THREAD &&
-	      !pthread_barrier_destroy(&many[i]),
-	      "one more than SHIM_BARRIERS: glibc's");
-	CHECK(barrier_calls == calls && !said[0],
-	      "glibc's barrier: %lu cluster barriers, message '%.200s'",
-	      barrier_calls - calls, said);
+	ok = ok && !pthread_barrier_init(&many[i], NULL, 1) &&
+	     pthread_barrier_wait(&many[i]) == PTHREAD_BARRIER_SERIAL_THREAD &&
+	     !pthread_barrier_destroy(&many[i]) && barrier_calls == calls &&
+	     !said[0];
 	/* A slot given back serves the next init again. */
-	CHECK(!pthread_barrier_destroy(&many[0]) &&
-	      !pthread_barrier_init(&many[i], NULL, 1) &&
-	      pthread_barrier_wait(&many[i]) == PTHREAD_BARRIER_SERIAL_THREAD &&
-	      barrier_calls == calls + 1, "a slot given back");
+	ok = ok && !pthread_barrier_destroy(&many[0]) &&
+	     !pthread_barrier_init(&many[i], NULL, 1) &&
+	     pthread_barrier_wait(&many[i]) == PTHREAD_BARRIER_SERIAL_THREAD &&
+	     barrier_calls == calls + 1;
+	module_names_serial(true);
+	CHECK(ok, "an older module, past %d barriers: glibc's (%lu cluster barriers, message '%.120s')",
+	      SHIM_BARRIERS, barrier_calls - calls, said);
 	reset();
 	shim_job->consistency = SDSM_CONSISTENCY_SEQUENTIAL;
 	shim_job->nodemask = 0x1;

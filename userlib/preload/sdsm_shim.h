@@ -44,7 +44,10 @@
 /* Thread stacks a process can have: SHIM_HEAP_LEN / SHIM_STACK. */
 #define SHIM_STACKS		512
 #define SHIM_INBOX_LOCK		0x5344534d44000000ULL	/* + node */
-/* Release consistency: wait words of condvars, barriers in use at once. */
+/*
+ * Release consistency: wait words of condvars; barriers in use at once
+ * where the module does not name the serial arrival.
+ */
 #define SHIM_CONDS		512
 #define SHIM_BARRIERS		256
 
@@ -143,10 +146,10 @@ struct shim_rfree {
 };
 
 /*
- * One pthread barrier of the program that the cluster's barrier serves
- * (sdsm_shim_sync.c): @key is shim_key() of the barrier, 0 when the slot
- * is free; @arrivals counts its arrivals where the module does not name
- * the serial one (no SDSM_FEATURE_BARRIER_SERIAL).
+ * One pthread barrier of the program that the cluster's barrier serves,
+ * where the module does not name the serial arrival (no
+ * SDSM_FEATURE_BARRIER_SERIAL; sdsm_shim_sync.c): @key is shim_key() of
+ * the barrier, 0 when the slot is free; @arrivals counts its arrivals.
  */
 struct shim_barrier_slot {
 	uint64_t key;

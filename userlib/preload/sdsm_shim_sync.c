@@ -25,10 +25,11 @@
  *  - barriers are cluster barriers (SDSM_IOC_BARRIER): the arrival is a
  *    release, the departure an acquire.  The serial thread is the one
  *    the module names (SDSM_BARRIER_OUT_SERIAL: the last arrival at the
- *    manager); with a module that does not, the one whose arrival
- *    counted last in the barrier's slot of shim_job->barriers[]
- *    (fetch-and-add before the arrival, so a generation's arrivals all
- *    count before the next one's; that moves the slots' page);
+ *    manager), and a barrier needs nothing else; with a module that does
+ *    not, it takes a slot of shim_job->barriers[], and the serial thread
+ *    is the one whose arrival counted last there (fetch-and-add before
+ *    the arrival, so a generation's arrivals all count before the next
+ *    one's; that moves the slots' page);
  *  - unnamed semaphores and pthread_once are a count and a flag in the
  *    object, under the object's cluster lock, with a condvar word to
  *    sleep on.
@@ -575,7 +576,9 @@ static bool cluster_barrier(const void *b)
 }
 
 /*
- * What pthread_barrier_init() keeps in a barrier the cluster serves.  The
+ * What pthread_barrier_init() keeps in a barrier the cluster serves: its
+ * slot of shim_job->barriers[], or BARRIER_NO_SLOT where the module names
+ * the serial arrival (then nothing limits the number of barriers).  The
  * magic lies past glibc's own fields (20 bytes), which its
  * pthread_barrier_init() writes and nothing past them, so a sequential
  * job's barrier that glibc serves (no slot was free) keeps a magic of 0.
@@ -588,6 +591,7 @@ struct rc_barrier {
 };
 
 #define RC_BARRIER_MAGIC	0x5d5b4172u
+#define BARRIER_NO_SLOT		UINT32_MAX
 
 _Static_assert(sizeof(struct rc_barrier) <= sizeof(pthread_barrier_t),
 	       "rc_barrier size");
@@ -609,6 +613,20 @@ REAL(int, pthread_barrier_init, pthread_barrier_t *,
      const pthread_barrierattr_t *, unsigned int)
 REAL(int, pthread_barrier_destroy, pthread_barrier_t *)
 REAL(int, pthread_barrier_wait, pthread_barrier_t *)
+
+/* Does the module name a generation's serial arrival?  -1: not asked yet. */
+static int barrier_serial_known = -1;
+
+static bool module_barrier_serial(void)
+{
+	int k = __atomic_load_n(&barrier_serial_known, __ATOMIC_RELAXED);
+
+	if (k < 0) {
+		k = sdsm_has_feature(SDSM_FEATURE_BARRIER_SERIAL) == 1;
+		__atomic_store_n(&barrier_serial_known, k, __ATOMIC_RELAXED);
+	}
+	return k;
+}
 
 /* Claim a slot of shim_job->barriers[] for @key (again, if it has one). */
 static int barrier_slot(uint64_t key)
@@ -642,6 +660,12 @@ EXPORT int pthread_barrier_init(pthread_barrier_t *b,
 		return resolve_pthread_barrier_init()(b, attr, count);
 	if (!count)
 		return EINVAL;
+	if (module_barrier_serial()) {
+		rb->count = count;
+		rb->slot = BARRIER_NO_SLOT;
+		rb->magic = RC_BARRIER_MAGIC;
+		return 0;
+	}
 	slot = barrier_slot(shim_key(b));
 	if (slot < 0 && !rc_job()) {
 		/* Sequential memory: glibc's barrier works, only slower. */
@@ -667,43 +691,30 @@ EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 
 	if (!cluster_barrier_inited(b))
 		return resolve_pthread_barrier_destroy()(b);
-	if (rb->slot >= SHIM_BARRIERS)
+	if (rb->slot >= SHIM_BARRIERS && rb->slot != BARRIER_NO_SLOT)
 		return EINVAL;
 	key = shim_key(b);
-	__atomic_compare_exchange_n(&shim_job->barriers[rb->slot].key, &key, 0,
-				    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	if (rb->slot != BARRIER_NO_SLOT)
+		__atomic_compare_exchange_n(&shim_job->barriers[rb->slot].key,
+					    &key, 0, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_SEQ_CST);
 	rb->magic = 0;
 	return 0;
-}
-
-/* Does the module name a generation's serial arrival?  -1: not asked yet. */
-static int barrier_serial_known = -1;
-
-static bool module_barrier_serial(void)
-{
-	int k = __atomic_load_n(&barrier_serial_known, __ATOMIC_RELAXED);
-
-	if (k < 0) {
-		k = sdsm_has_feature(SDSM_FEATURE_BARRIER_SERIAL) == 1;
-		__atomic_store_n(&barrier_serial_known, k, __ATOMIC_RELAXED);
-	}
-	return k;
 }
 
 EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	struct rc_barrier *rb = (struct rc_barrier *)b;
+	bool named = rb->slot == BARRIER_NO_SLOT;
 	uint64_t mask, n = 0;
 	uint32_t out = 0;
-	bool named;
 	int ret;
 
 	if (!cluster_barrier_inited(b))
 		return resolve_pthread_barrier_wait()(b);
-	if (!rb->count || rb->slot >= SHIM_BARRIERS)
+	if (!rb->count || (rb->slot >= SHIM_BARRIERS && !named))
 		return EINVAL;
 	mask = job_nodes();
-	named = module_barrier_serial();
 	if (!named)
 		n = __atomic_fetch_add(&shim_job->barriers[rb->slot].arrivals,
 				       1, __ATOMIC_SEQ_CST);
