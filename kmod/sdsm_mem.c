@@ -2533,12 +2533,38 @@ static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 }
 
 /*
+ * The home of page @idx of @r for a read ahead, without asking another
+ * node or placing the page: known, computable, or, where this node is the
+ * page's manager, the home it fixed at the page's first touch (a job's
+ * heap is managed by its node, and the rows its other nodes wrote first
+ * are homed there).  Locks: the page's mutex.
+ */
+static bool sdsm_prefetch_home(struct sdsm_region *r, u64 idx,
+			       struct sdsm_page *pg)
+{
+	int home;
+
+	if (pg->flags & SDSM_PAGE_HOME_ASKED)
+		return false;
+	if (sdsm_page_home_compute(r, idx, pg))
+		return true;
+	if (sdsm_page_manager(r, idx) != sdsm_cl.node_id)
+		return false;
+	home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, false);
+	if (home < 0)
+		return false;
+	sdsm_page_set_home(r, pg, home);
+	return true;
+}
+
+/*
  * Ask for a read copy of page @idx of @r ahead of any fault, if that costs
- * no waiting: the page's mutex is free, its home is known or computable
- * without asking and is another, live node, and a page for the copy can
- * be had (charged to the faulting task, as a fault's).  Return: 1 if a
- * READ was sent, -EAGAIN if the page's home is not known here yet (its
- * first touch, or the manager's answer to a fault, will tell), else 0.
+ * no waiting: the page's mutex is free, its home is known without asking
+ * (sdsm_prefetch_home()) and is another, live node, and a page for the
+ * copy can be had (charged to the faulting task, as a fault's).  Return:
+ * 1 if a READ was sent, -EAGAIN if the page's home is not known here yet
+ * (its first touch, or the manager's answer to a fault, will tell), else
+ * 0.
  */
 static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 {
@@ -2568,9 +2594,8 @@ static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 		sdsm_page_take_spare(pg, spare);
 	if (pg->err)
 		goto unlock;
-	/* Not computed: a first touch, which places the page, is a fault's. */
-	if ((pg->flags & SDSM_PAGE_HOME_ASKED) ||
-	    !sdsm_page_home_compute(r, idx, pg)) {
+	/* Not placed: a first touch, which places the page, is a fault's. */
+	if (!sdsm_prefetch_home(r, idx, pg)) {
 		sent = -EAGAIN;
 		goto unlock;
 	}

@@ -1547,6 +1547,23 @@ test_mem_prefetch() {
 	fi
 	mu 0 -r $t.ft destroy $t.ft || rc=1
 
+	# The same with node 0 the manager, as of a job's heap that main
+	# malloc'ed and another node's threads wrote first: node 0 knows the
+	# homes it fixed without asking.  Before, read-ahead asked only for
+	# homes it could compute or had been told, and each page was a
+	# fault of its own (2n faults, no prefetch).
+	mu 0 -m 0 create $t.fm $((2 * n * PG)) first >/dev/null || rc=1
+	mu 1 -r $t.fm fill 0 $((2 * n * PG)) 63 || rc=1
+	p0=$(stat_of 0 prefetches) f0=$(stat_of 0 read_faults_remote)
+	mu 0 -r $t.fm check 0 $((2 * n * PG)) 63 || rc=1
+	p1=$(stat_of 0 prefetches) f1=$(stat_of 0 read_faults_remote)
+	log "homes this node manages: $((f1 - f0)) remote read faults, $((p1 - p0)) prefetches"
+	if [ $((f1 - f0)) -gt 6 ] || [ $((p1 - p0)) -lt "$n" ]; then
+		log "want <= 6 faults, >= $n prefetches"
+		rc=1
+	fi
+	mu 0 -r $t.fm destroy $t.fm || rc=1
+
 	p0=$p1 h0=$(stat_of 0 prefetch_hits)
 	out=$(mktemp) || return 1
 	mu 2 -r $t scan_writer 0 32 0 0 || rc=1
