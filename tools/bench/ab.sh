@@ -153,11 +153,13 @@ ab_module() {
 # run (side native, A or B; J and W are indexes into the lists, which are
 # printed first as "ab job=J ..." and "ab with=W ..."), and after each
 # run under sdsm "ab costs round=R side=S job=J with=W NAME=V..." (what
-# it cost on all nodes, see ab_costs).  MODULES 1: each
+# it cost on all nodes, see ab_costs, and command_ms: the whole sdsmctl
+# command's wall time, its launch, checksum and exit included, where
+# seconds= is the program's timed part).  MODULES 1: each
 # side's runs on its tree's module (the native runs use none).
 ab_guest() {
 	local rounds=$1 to=$2 modules=$3 njobs=$6 r j w s side tree out st sc
-	local order c0
+	local order c0 t0 t1
 	local -a trees jobs withs
 	trees=([1]=$4 [2]=$5)
 	shift 6
@@ -198,13 +200,15 @@ ab_guest() {
 						continue
 					fi
 					c0=$(ab_costs)
+					t0=$(date +%s%N)
 					# shellcheck disable=SC2086 # options, PROG ARGS
 					timeout "$to" "$tree/tools/sdsmctl/sdsmctl" ${withs[w]} -- \
 						"$tree/tools/bench/build/$1" "${@:2}" > "$out/run" 2>&1
 					st=$?
+					t1=$(date +%s%N)
 					sc=$(ab_parse "$out/run")
 					echo "ab round=$r side=$side job=$j with=$w seconds=${sc% *} checksum=${sc#* } status=$st"
-					echo "ab costs round=$r side=$side job=$j with=$w $(ab_costs_delta "$c0" "$(ab_costs)")"
+					echo "ab costs round=$r side=$side job=$j with=$w $(ab_costs_delta "$c0" "$(ab_costs)")command_ms=$(((t1 - t0) / 1000000))"
 					[ "$st" = 0 ] || sed 's/^/# /' "$out/run" | tail -n 5
 					ab_agents_stop
 				done
