@@ -2449,6 +2449,31 @@ static bool sdsm_fault_wants_spare(struct sdsm_region *r, u64 idx,
 }
 
 /*
+ * Page @idx's home, if this node can tell it without asking another: known
+ * here, computed from the policy, or decided as the page's manager (a
+ * first touch placed now if @assign, else only a home fixed already: a
+ * job's heap is managed by its node, and the rows its other nodes wrote
+ * first are homed there).  Return: 0 (@pg->home is set), -EREMOTE if
+ * another node manages the page, -ENOENT if !@assign and the page has no
+ * home yet, or another negative errno.  Locks: the page's mutex.
+ */
+static int sdsm_page_home_here(struct sdsm_region *r, u64 idx,
+			       struct sdsm_page *pg, bool assign)
+{
+	int home;
+
+	if (sdsm_page_home_compute(r, idx, pg))
+		return 0;
+	if (sdsm_page_manager(r, idx) != sdsm_cl.node_id)
+		return -EREMOTE;
+	home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, assign);
+	if (home < 0)
+		return home;
+	sdsm_page_set_home(r, pg, home);
+	return 0;
+}
+
+/*
  * Resolve the page's home.  Return: 0 known, 1 asked the manager (wait),
  * or a negative errno.  Locks: the page's mutex.
  */
@@ -2457,22 +2482,16 @@ static int sdsm_fault_home(struct sdsm_region *r, u64 idx,
 {
 	struct sdsm_wire_home w = {};
 	u16 mgr;
-	int home;
+	int rc;
 
 	if (pg->home != SDSM_PROTO_NO_NODE)
 		return 0;
 	if (pg->flags & SDSM_PAGE_HOME_ASKED)
 		return 1;
-	if (sdsm_page_home_compute(r, idx, pg))
-		return 0;
+	rc = sdsm_page_home_here(r, idx, pg, true);
+	if (rc != -EREMOTE)
+		return rc;
 	mgr = sdsm_page_manager(r, idx);
-	if (mgr == sdsm_cl.node_id) {
-		home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, true);
-		if (home < 0)
-			return home;
-		sdsm_page_set_home(r, pg, home);
-		return 0;
-	}
 	if (!sdsm_node_usable(mgr))
 		return -EHOSTDOWN;
 	w.region = cpu_to_be32(r->id);
@@ -2533,38 +2552,13 @@ static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
 }
 
 /*
- * The home of page @idx of @r for a read ahead, without asking another
- * node or placing the page: known, computable, or, where this node is the
- * page's manager, the home it fixed at the page's first touch (a job's
- * heap is managed by its node, and the rows its other nodes wrote first
- * are homed there).  Locks: the page's mutex.
- */
-static bool sdsm_prefetch_home(struct sdsm_region *r, u64 idx,
-			       struct sdsm_page *pg)
-{
-	int home;
-
-	if (pg->flags & SDSM_PAGE_HOME_ASKED)
-		return false;
-	if (sdsm_page_home_compute(r, idx, pg))
-		return true;
-	if (sdsm_page_manager(r, idx) != sdsm_cl.node_id)
-		return false;
-	home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, false);
-	if (home < 0)
-		return false;
-	sdsm_page_set_home(r, pg, home);
-	return true;
-}
-
-/*
  * Ask for a read copy of page @idx of @r ahead of any fault, if that costs
  * no waiting: the page's mutex is free, its home is known without asking
- * (sdsm_prefetch_home()) and is another, live node, and a page for the
- * copy can be had (charged to the faulting task, as a fault's).  Return:
- * 1 if a READ was sent, -EAGAIN if the page's home is not known here yet
- * (its first touch, or the manager's answer to a fault, will tell), else
- * 0.
+ * (sdsm_page_home_here(), placing nothing) and is another, live node, and
+ * a page for the copy can be had (charged to the faulting task, as a
+ * fault's).  Return: 1 if a READ was sent, -EAGAIN if the page's home is
+ * not known here yet (its first touch, or the manager's answer to a
+ * fault, will tell), else 0.
  */
 static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 {
@@ -2595,7 +2589,8 @@ static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 	if (pg->err)
 		goto unlock;
 	/* Not placed: a first touch, which places the page, is a fault's. */
-	if (!sdsm_prefetch_home(r, idx, pg)) {
+	if ((pg->flags & SDSM_PAGE_HOME_ASKED) ||
+	    sdsm_page_home_here(r, idx, pg, false)) {
 		sent = -EAGAIN;
 		goto unlock;
 	}
