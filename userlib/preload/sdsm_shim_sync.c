@@ -614,20 +614,6 @@ REAL(int, pthread_barrier_init, pthread_barrier_t *,
 REAL(int, pthread_barrier_destroy, pthread_barrier_t *)
 REAL(int, pthread_barrier_wait, pthread_barrier_t *)
 
-/* Does the module name a generation's serial arrival?  -1: not asked yet. */
-static int barrier_serial_known = -1;
-
-static bool module_barrier_serial(void)
-{
-	int k = __atomic_load_n(&barrier_serial_known, __ATOMIC_RELAXED);
-
-	if (k < 0) {
-		k = sdsm_has_feature(SDSM_FEATURE_BARRIER_SERIAL) == 1;
-		__atomic_store_n(&barrier_serial_known, k, __ATOMIC_RELAXED);
-	}
-	return k;
-}
-
 /* Claim a slot of shim_job->barriers[] for @key (again, if it has one). */
 static int barrier_slot(uint64_t key)
 {
@@ -660,7 +646,8 @@ EXPORT int pthread_barrier_init(pthread_barrier_t *b,
 		return resolve_pthread_barrier_init()(b, attr, count);
 	if (!count)
 		return EINVAL;
-	if (module_barrier_serial()) {
+	/* The module names the serial arrival: no slot to count in. */
+	if (sdsm_has_feature(SDSM_FEATURE_BARRIER_SERIAL) == 1) {
 		rb->count = count;
 		rb->slot = BARRIER_NO_SLOT;
 		rb->magic = RC_BARRIER_MAGIC;
@@ -691,13 +678,14 @@ EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 
 	if (!cluster_barrier_inited(b))
 		return resolve_pthread_barrier_destroy()(b);
-	if (rb->slot >= SHIM_BARRIERS && rb->slot != BARRIER_NO_SLOT)
-		return EINVAL;
-	key = shim_key(b);
-	if (rb->slot != BARRIER_NO_SLOT)
+	if (rb->slot != BARRIER_NO_SLOT) {
+		if (rb->slot >= SHIM_BARRIERS)
+			return EINVAL;
+		key = shim_key(b);
 		__atomic_compare_exchange_n(&shim_job->barriers[rb->slot].key,
 					    &key, 0, false, __ATOMIC_SEQ_CST,
 					    __ATOMIC_SEQ_CST);
+	}
 	rb->magic = 0;
 	return 0;
 }
@@ -705,13 +693,14 @@ EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	struct rc_barrier *rb = (struct rc_barrier *)b;
-	bool named = rb->slot == BARRIER_NO_SLOT;
 	uint64_t mask, n = 0;
 	uint32_t out = 0;
+	bool named;
 	int ret;
 
 	if (!cluster_barrier_inited(b))
 		return resolve_pthread_barrier_wait()(b);
+	named = rb->slot == BARRIER_NO_SLOT;
 	if (!rb->count || (rb->slot >= SHIM_BARRIERS && !named))
 		return EINVAL;
 	mask = job_nodes();
