@@ -420,6 +420,18 @@ MODULE_PARM_DESC(inject_rx_delay_ms,
 		 "tests only: delay in ms before each received message is delivered (default 0, at most 60000)");
 
 /*
+ * Tests only: the peer work waits this many ms (at most 60000; writing 0
+ * ends the wait) after it logged a peer down and before it reports DOWN
+ * to the layers, as a peer work behind a long DOWN report does.
+ * Documentation/transport.rst, "Fault injection".
+ */
+static unsigned int sdsm_inject_down_delay_ms;
+module_param_named(inject_down_delay_ms, sdsm_inject_down_delay_ms, uint,
+		   0644);
+MODULE_PARM_DESC(inject_down_delay_ms,
+		 "tests only: delay in ms before a peer's DOWN is reported to the layers (default 0, at most 60000)");
+
+/*
  * A message of the session arrived on @conn: deliver it if it is the next
  * one; drop a duplicate, or a message of a session that ended.  A
  * delivery that found the session live ends before the peer is reported
@@ -1237,6 +1249,8 @@ static void sdsm_peer_work(struct work_struct *work)
 		 */
 		mutex_lock(&peer->rx_mutex);
 		mutex_unlock(&peer->rx_mutex);
+		if (unlikely(READ_ONCE(sdsm_inject_down_delay_ms)))
+			sdsm_inject_pause(&sdsm_inject_down_delay_ms);
 		sdsm_txq_purge(peer, true);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_DOWN, peer);

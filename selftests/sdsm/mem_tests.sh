@@ -24,7 +24,7 @@ mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
-mem_late_delivery
+mem_late_delivery mem_new_session_waits
 mem_write_only mem_home_shared_copy mem_home_own_grant mem_migratory
 mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
@@ -868,6 +868,67 @@ test_mem_late_delivery() {
 	# Pages homed at $LAST before the cut are lost to the survivors
 	# until they reload: start the next test afresh.
 	unload_all || rc=1
+	return $rc
+}
+
+# A node's new incarnation talks before a survivor has reported its old
+# one down.  Node 1 and node $LAST share page P, homed at node $LAST.
+# Node $LAST's peer work stops after it logged node 1 down (rmmod's
+# goodbye) and before it reports DOWN to the layers
+# (inject_down_delay_ms); meanwhile node 1 loads the module again, and
+# its new session to node $LAST starts (node 1 connects: the lower id is
+# the active side).  Node 1's read of P must wait for that DOWN report:
+# before, node $LAST handled the new incarnation's READ at once, as a
+# READ from the old one, still a sharer ("protocol error", the read
+# failing after fault_timeout_ms), or the report then removed the new
+# incarnation's copy from the directory, and node $LAST's next write left
+# it stale.  Node $LAST logs the DOWN once: the waits (heartbeat_ms each,
+# then the connection fails and the session resumes) end no session.
+test_mem_new_session_waits() {
+	local p rc=0 v rpid out i
+	local delay=/sys/module/sdsm/parameters/inject_down_delay_ms
+	p=$(homed_at 13700 "$LAST")
+	reload_all || return 1
+	mu "$LAST" poke "$p" 31 || return 1
+	[ "$(mu 1 peek "$p")" = 31 ] || { log "node 1 does not read P"; return 1; }
+	mark_nodes new_session
+	run_on "$LAST" sh -c "echo 60000 > $delay" || return 1
+	run_on 1 "$NODE_SH" unload 60 >/dev/null || rc=1
+	wait_until 30 downs_of "$LAST" 1 new_session >/dev/null ||
+		{ log "node $LAST did not log node 1 down"; rc=1; }
+	run_on 1 "$NODE_SH" load || rc=1
+	out=$(mktemp) || rc=1
+	if [ $rc = 0 ]; then
+		run_on 1 "$MEM_UTIL" peek "$p" > "$out" 2>&1 &
+		rpid=$!
+		# Before, node $LAST took the READ here (and dropped it);
+		# now it waits for the report, which this test ends after
+		# 4 s, well inside fault_timeout_ms.
+		for ((i = 0; i < 20; i++)); do
+			kill -0 "$rpid" 2>/dev/null || break
+			sleep 0.2
+		done
+		log "node 1's read of P: $([ $i = 20 ] && echo waiting ||
+			echo "done after $i x 0.2 s") while node $LAST holds the DOWN report"
+	fi
+	run_on "$LAST" sh -c "echo 0 > $delay" || rc=1
+	[ -n "${rpid:-}" ] && wait "$rpid"
+	v=$(cat "$out" 2>/dev/null)
+	rm -f "$out"
+	[ $rc = 0 ] || return 1
+	[ "$v" = 31 ] || { log "node 1 read P as '$v', want 31"; rc=1; }
+	every_node_all_up || return 1
+	mu "$LAST" poke "$p" 32 || rc=1
+	v=$(mu 1 peek "$p" 2>&1)
+	[ "$v" = 32 ] || { log "node 1 reads node $LAST's write as '$v', want 32"; rc=1; }
+	if run_on "$LAST" "$NODE_SH" dmesg_since new_session | grep "protocol error" |
+		sed "s/^/# node $LAST: /" | grep .; then
+		log "node $LAST logged protocol errors"
+		rc=1
+	fi
+	v=$(downs_of "$LAST" 1 new_session | grep -c .)
+	[ "$v" = 1 ] ||
+		{ log "node $LAST reported node 1 down $v times, want once"; rc=1; }
 	return $rc
 }
 
