@@ -214,7 +214,11 @@ struct sdsm_txq {
  * Locks: @lock (spinlock, process context only, never held while sleeping)
  * protects @conn, @pending, @state, @backoff_ms and @last_err.  Nobody calls into
  * rdma_cm or waits for a work item with it held, so cm handlers may take it.
- * @work serializes notifier calls, so @notified_* are touched only there.
+ * @work serializes notifier calls, so @notified_* are written only there;
+ * sdsm_session_rx() reads them (@notified_up with acquire: a false one
+ * comes after the DOWN report's effects) to hold a new session's messages
+ * until the layers have heard that the session before it ended, and
+ * sleeps on @down_wait, which the peer work wakes after each DOWN report.
  */
 struct sdsm_peer {
 	unsigned int id;
@@ -240,6 +244,7 @@ struct sdsm_peer {
 	/* Every layer handled the UP report (sysfs state, peer work). */
 	bool layers_up;
 	u32 notified_gen;		/* sess.gen reported UP */
+	wait_queue_head_t down_wait;	/* see Locks above */
 
 	struct sdsm_txq txq;		/* messages for this node */
 

@@ -432,10 +432,56 @@ MODULE_PARM_DESC(inject_down_delay_ms,
 		 "tests only: delay in ms before a peer's DOWN is reported to the layers (default 0, at most 60000)");
 
 /*
+ * Have the layers heard that the session before the one @conn carries
+ * ended?  Until they have, they still hold the old incarnation's state (a
+ * sharer, a lock holder): a handler of the new session would add to it,
+ * and the DOWN report would then take that away from the new incarnation.
+ */
+static bool sdsm_session_old_reported(struct sdsm_conn *conn)
+{
+	struct sdsm_peer *peer = conn->peer;
+	u32 gen;
+
+	/* Pairs with sdsm_peer_work()'s release: the report's effects seen. */
+	if (!smp_load_acquire(&peer->notified_up))
+		return true;
+	spin_lock_bh(&peer->sess_lock);
+	gen = conn->sess_gen;
+	spin_unlock_bh(&peer->sess_lock);
+	return !gen || READ_ONCE(peer->notified_gen) == gen;
+}
+
+/*
+ * Wait until the layers heard of the last session's end, which the peer
+ * work reports while the new session may already carry messages: at most
+ * heartbeat_ms, so that the receive worker returns credits and the link
+ * stays alive.  False if the report is not done by then (or @conn failed,
+ * or the module unloads): the message is then not delivered, and the
+ * caller fails @conn, so the session resumes on the next connection and
+ * sends it again.
+ */
+static bool sdsm_session_wait_old(struct sdsm_conn *conn)
+{
+	struct sdsm_peer *peer = conn->peer;
+
+	if (likely(sdsm_session_old_reported(conn)))
+		return true;
+	sdsm_peer_kick(peer);
+	return wait_event_timeout(peer->down_wait,
+				  sdsm_session_old_reported(conn) ||
+				  test_bit(SDSM_CONN_FAILED, &conn->flags) ||
+				  READ_ONCE(sdsm_cl.shutdown),
+				  msecs_to_jiffies(sdsm_cl.heartbeat_ms)) &&
+	       sdsm_session_old_reported(conn);
+}
+
+/*
  * A message of the session arrived on @conn: deliver it if it is the next
  * one; drop a duplicate, or a message of a session that ended.  A
  * delivery that found the session live ends before the peer is reported
- * DOWN (sdsm_peer_work()).  Context: the receive worker of @conn.
+ * DOWN (sdsm_peer_work()), and a new session's first delivery waits until
+ * the session before it was reported DOWN.  Context: the receive worker
+ * of @conn.
  */
 void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
 		     u32 seq)
@@ -445,6 +491,10 @@ void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
 	u32 want = 0;
 	bool early;
 
+	if (!sdsm_session_wait_old(conn)) {
+		sdsm_conn_fail(conn, "the end of its last session not yet handled");
+		return;
+	}
 	mutex_lock(&peer->rx_mutex);
 	spin_lock_bh(&peer->sess_lock);
 	early = !conn->sess_gen;
@@ -1256,7 +1306,9 @@ static void sdsm_peer_work(struct work_struct *work)
 					     SDSM_PEER_EVENT_DOWN, peer);
 		sdsm_txq_purge(peer, true);
 		WRITE_ONCE(peer->layers_up, false);
-		WRITE_ONCE(peer->notified_up, false);
+		/* A new session's messages may be delivered now. */
+		smp_store_release(&peer->notified_up, false);
+		wake_up_all(&peer->down_wait);
 	}
 	if (!peer->notified_up && state == SDSM_PEER_UP && live) {
 		WRITE_ONCE(peer->notified_gen, gen);
@@ -1401,6 +1453,7 @@ int sdsm_cluster_start(void)
 		sdsm_sess_init(&peer->sess);
 		peer->sess_end = NULL;
 		mutex_init(&peer->rx_mutex);
+		init_waitqueue_head(&peer->down_wait);
 		atomic64_set(&peer->resumes, 0);
 		if (i != sdsm_cl.node_id) {
 			peer->ring = kcalloc(SDSM_SESS_RING,
