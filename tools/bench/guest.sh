@@ -6,7 +6,8 @@
 # the other nodes with on_node and writes every raw sample into $SDSM_OUT,
 # which run.sh hands to report.py.  Nothing here computes a figure.
 #
-#   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--fault-pages N]
+#   guest.sh [--reps N] [--lat-iters N] [--bw-iters N] [--bw-outs N]
+#            [--fault-pages N]
 #            [--big-pages N] [--wf-pages N] [--fio-pages N]
 #            [--fio-local-pages N] [--pp-rounds N] [--mm-n N]
 #            [--shim-mm-n N] [--shim-heat ROWSxCOLSxSTEPS] [--shim-bound SEC]
@@ -25,6 +26,8 @@
 #   ib_read_lat.r.txt            perftest client output (-U: every sample)
 #   ib_read_bw.r.txt             perftest client output
 #   ib_read_{lat,bw}_ev.r.txt    the same with -e (sleep on CQ events)
+#   ib_read_bw_o{,_ev}.r.txt     ib_read_bw -o --bw-outs (outstanding
+#                                reads), without and with -e
 #   fio_tmpfs_{seq,rand}.r.json  fio on tmpfs (--fio-local-pages pages)
 #   read_fault.r.txt             "page t0_ns t1_ns" per first-touch fault
 #   read_fault_costs.r.txt       "before|after NODE COUNTER VALUE" around
@@ -119,6 +122,9 @@ esac
 REPS=5
 LAT_ITERS=500
 BW_ITERS=500
+# Outstanding reads of the ib_read_bw_o baselines: perftest's default (as
+# many as the device allows, 128 on rxe) collapses soft-RoCE under TCG.
+BW_OUTS=16
 FAULT_PAGES=128
 BIG_PAGES=262144
 WF_PAGES=64
@@ -141,6 +147,7 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=$2; shift ;;
 	--lat-iters) LAT_ITERS=$2; shift ;;
 	--bw-iters) BW_ITERS=$2; shift ;;
+	--bw-outs) BW_OUTS=$2; shift ;;
 	--fault-pages) FAULT_PAGES=$2; shift ;;
 	--big-pages) BIG_PAGES=$2; shift ;;
 	--wf-pages) WF_PAGES=$2; shift ;;
@@ -243,6 +250,7 @@ fi
 	echo "reps=$REPS"
 	echo "lat_iters=$LAT_ITERS"
 	echo "bw_iters=$BW_ITERS"
+	echo "bw_outs=$BW_OUTS"
 	echo "fault_pages=$FAULT_PAGES"
 	echo "big_pages=$BIG_PAGES"
 	echo "wf_pages=$WF_PAGES"
@@ -320,7 +328,8 @@ perftest_pair() {
 # delays soft-RoCE's own kernel work, so either mode can be the faster;
 # report.py takes the faster as the baseline.
 baseline_perftest() {
-	for t in ib_read_lat ib_read_lat_ev ib_read_bw ib_read_bw_ev; do
+	for t in ib_read_lat ib_read_lat_ev ib_read_bw ib_read_bw_ev \
+		ib_read_bw_o ib_read_bw_o_ev; do
 		if [ "$NR" -lt 2 ]; then
 			status $t "n/a (needs 2 nodes)"
 			continue
@@ -328,6 +337,10 @@ baseline_perftest() {
 		_tool=${t%_ev}
 		_ev=
 		[ "$t" = "$_tool" ] || _ev=-e
+		_o=
+		case $_tool in
+		*_o) _tool=${_tool%_o}; _o="-o $BW_OUTS" ;;
+		esac
 		_it=$LAT_ITERS
 		_u=-U
 		if [ "$_tool" = ib_read_bw ]; then
@@ -338,9 +351,9 @@ baseline_perftest() {
 			log "$t rep $r"
 			# One retry: under load a server may start too late.
 			perftest_pair $t $_tool "$B/$t.$r.txt" \
-				"-s 4096 -n $_it $_u $_ev" ||
+				"-s 4096 -n $_it $_u $_o $_ev" ||
 			perftest_pair $t $_tool "$B/$t.$r.txt" \
-				"-s 4096 -n $_it $_u $_ev" || {
+				"-s 4096 -n $_it $_u $_o $_ev" || {
 				status $t "failed: rep $r: $(grep -v \
 					-e '^-*$' -e '^ *$' "$B/$t.$r.txt" |
 					tail -n 1)"

@@ -251,6 +251,11 @@ PAGE = 4096
 # How far below the latency-implied floor a bandwidth may fall before it
 # contradicts the run (see Report.check_bw).
 BW_LAT_SLACK = 2.0
+# The bandwidth baselines: ib_read_bw with perftest's default of as many
+# outstanding reads as the device allows, and with guest.sh --bw-outs of
+# them (_o), each polling and sleeping on CQ events (_ev).
+BW_BASELINES = ("ib_read_bw", "ib_read_bw_ev", "ib_read_bw_o",
+                "ib_read_bw_o_ev")
 
 
 class Report:
@@ -323,16 +328,16 @@ class Report:
                 "status": st, "unit": "us",
                 "median": summary([statistics.median(r) for r in reps]),
                 "p99": summary([pct(r, 99) for r in reps]), "note": note}
-        for name in ("ib_read_bw", "ib_read_bw_ev"):
+        for name in BW_BASELINES:
             st, reps, note = self.load_perftest(name, parse_perftest_bw)
             self.samples[name] = reps
             st, reps, note = self.check_bw(name, st, reps, note)
             self.baselines[name] = {"status": st, "unit": "bytes/s",
                                     "bw": summary(reps), "note": note}
-        # The link's baseline is the faster of the two perftest modes.
+        # The link's baseline is the fastest of the perftest modes.
         self.pick("link_lat", ("ib_read_lat", "ib_read_lat_ev"), "median",
                   min)
-        self.pick("link_bw", ("ib_read_bw", "ib_read_bw_ev"), "bw", max)
+        self.pick("link_bw", BW_BASELINES, "bw", max)
         for mode in ("seq", "rand"):
             name = "fio_tmpfs_" + mode
             st, reps = self.load_fio(name, "local")
@@ -349,9 +354,9 @@ class Report:
         printed a broken number, or the link stalled during it): it is
         dropped and said so, and with none left the baseline fails, so no
         ratio is ever published against it."""
-        lat = [self.baselines[n] for n in (name.replace("bw", "lat"),
-                                           "ib_read_lat", "ib_read_lat_ev")
-               if self.baselines[n]["status"] == "ok"]
+        lat = [self.baselines[n] for n in (
+            name.replace("_o", "").replace("bw", "lat"), "ib_read_lat",
+            "ib_read_lat_ev") if self.baselines[n]["status"] == "ok"]
         if st != "ok" or not lat:
             return st, reps, note
         lat_us = lat[0]["median"]["median"]
@@ -376,9 +381,15 @@ class Report:
         best = better(ok, key=lambda n: self.baselines[n][stat]["median"])
         self.baselines[name] = dict(self.baselines[best], source=best)
 
+    def perftest_title(self, name):
+        """ib_read_bw_o_ev -> "ib_read_bw -o N -e": the tool and the
+        options that tell its modes apart."""
+        t = name.replace("_ev", " -e")
+        return t.replace("_o", " -o %s" % self.meta.get("bw_outs", "?"))
+
     def base_title(self, name, stat):
         src = self.baselines[name].get("source") or name
-        return "%s %s" % (src.replace("_ev", " -e"), stat)
+        return "%s %s" % (self.perftest_title(src), stat)
 
     def base(self, name, stat):
         b = self.baselines[name]
@@ -749,6 +760,10 @@ def table(rep, extra):
             ("ib_read_lat -R -s 4096 -e p99", bl["ib_read_lat_ev"], "p99"),
             ("ib_read_bw -R -s 4096", bl["ib_read_bw"], "bw"),
             ("ib_read_bw -R -s 4096 -e", bl["ib_read_bw_ev"], "bw"),
+            (rep.perftest_title("ib_read_bw_o").replace(
+                "bw", "bw -R -s 4096", 1), bl["ib_read_bw_o"], "bw"),
+            (rep.perftest_title("ib_read_bw_o_ev").replace(
+                "bw", "bw -R -s 4096", 1), bl["ib_read_bw_o_ev"], "bw"),
             ("fio mmap seq 4k on tmpfs", bl["fio_tmpfs_seq"], "bw"),
             ("fio mmap rand 4k on tmpfs", bl["fio_tmpfs_rand"], "bw")]
     for title, b, stat in rows:
@@ -757,12 +772,10 @@ def table(rep, extra):
         if b.get("note"):
             val += "  [%s]" % b["note"]
         lines.append("  %-34s %s" % (title, val))
-    lines.append("  link baseline (the faster perftest mode): latency %s, "
-                 "bandwidth %s" % (
-                     (bl["link_lat"].get("source") or "none").replace(
-                         "_ev", " -e"),
-                     (bl["link_bw"].get("source") or "none").replace(
-                         "_ev", " -e")))
+    lines.append("  link baseline (the fastest perftest mode): latency %s, "
+                 "bandwidth %s" % tuple(
+                     rep.perftest_title(bl[k].get("source") or "none")
+                     for k in ("link_lat", "link_bw")))
     lines.append("")
     hdr = "%-42s %-28s %-30s %-7s %-8s %s" % (
         "figure", "sdsm", "baseline", "ratio", "goal", "met")

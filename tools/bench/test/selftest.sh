@@ -26,7 +26,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..39"
+echo "1..40"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
@@ -338,7 +338,7 @@ assert b["status"] == "ok" and "1 of 2 repetitions below" in b["note"], b
 assert b["bw"]["median"] == 10.5 * (1 << 20), b
 PY
 ok $? "a contradictory bandwidth repetition is dropped, with a note"
-sed -i 's/10\.50/0.14/' "$TMP"/contra/ib_read_bw*.txt
+sed -i 's/10\.50/0.14/; s/8\.25/0.14/' "$TMP"/contra/ib_read_bw*.txt
 python3 "$BENCH/report.py" "$TMP/contra" "$TMP/contra-report" > /dev/null 2>&1
 python3 - "$TMP/contra-report/results.json" <<'PY'
 import json, sys
@@ -351,6 +351,31 @@ for m in ("seq", "rand"):
 assert figs["read_fault_median"]["ratio"] is not None
 PY
 ok $? "with every repetition contradictory no ratio is published against it"
+
+# When perftest's default of many outstanding reads collapses (both
+# modes contradict the latency) but ib_read_bw -o --bw-outs does not, the
+# link's bandwidth baseline is the -o mode's, named in the figures.
+cp -r "$TMP/full/out" "$TMP/outs"
+sed -i 's/10\.50/0.14/' "$TMP"/outs/ib_read_bw.*.txt "$TMP"/outs/ib_read_bw_ev.*.txt
+python3 "$BENCH/report.py" "$TMP/outs" "$TMP/outs-report" > /dev/null 2>&1
+python3 - "$TMP/outs-report/results.json" "$TMP/outs-report/table.txt" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bl = d["baselines"]
+for n in ("ib_read_bw", "ib_read_bw_ev"):
+    assert bl[n]["status"].startswith("failed: contradicts ib_read_lat"), bl[n]
+for n in ("ib_read_bw_o", "ib_read_bw_o_ev"):
+    assert bl[n]["status"] == "ok", bl[n]
+    assert bl[n]["bw"]["median"] == 8.25 * (1 << 20), bl[n]
+assert bl["link_bw"]["source"] in ("ib_read_bw_o", "ib_read_bw_o_ev"), bl
+figs = {f["id"]: f for f in d["figures"]}
+f = figs["fio_sdsm_remote_seq"]
+assert f["ratio"] is not None and "ib_read_bw -o 16" in f["baseline"]["title"], f
+t = open(sys.argv[2]).read()
+assert "ib_read_bw -R -s 4096 -o 16 -e " in t, t
+assert "bandwidth ib_read_bw -o 16" in t, t
+PY
+ok $? "a bandwidth baseline with few reads in flight stands in for a collapsed one"
 
 # fio reads --fio-pages pages from the remote home, --fio-local-pages
 # from tmpfs and the local home, and the report holds each job to its own
