@@ -800,6 +800,11 @@ downs_of() {
 	run_on "$1" "$NODE_SH" dmesg_since "$3" | grep -E "sdsm: node $2 .*down"
 }
 
+# pid_gone PID: the background job PID of this shell has ended.
+pid_gone() {
+	! kill -0 "$1" 2>/dev/null
+}
+
 # A message delivered after its sender's session ended.  Node $LAST
 # reads page P, homed at node 0 and shared by node 1 (so the read is not
 # granted writable: the node's death would then lose the page), while
@@ -885,7 +890,7 @@ test_mem_late_delivery() {
 # it stale.  Node $LAST logs the DOWN once: the waits (heartbeat_ms each,
 # then the connection fails and the session resumes) end no session.
 test_mem_new_session_waits() {
-	local p rc=0 v rpid out i
+	local p rc=0 v rpid out t0
 	local delay=/sys/module/sdsm/parameters/inject_down_delay_ms
 	p=$(homed_at 13700 "$LAST")
 	reload_all || return 1
@@ -904,12 +909,12 @@ test_mem_new_session_waits() {
 		# Before, node $LAST took the READ here (and dropped it);
 		# now it waits for the report, which this test ends after
 		# 4 s, well inside fault_timeout_ms.
-		for ((i = 0; i < 20; i++)); do
-			kill -0 "$rpid" 2>/dev/null || break
-			sleep 0.2
-		done
-		log "node 1's read of P: $([ $i = 20 ] && echo waiting ||
-			echo "done after $i x 0.2 s") while node $LAST holds the DOWN report"
+		t0=$(vc_now_ms)
+		if wait_until 4 pid_gone "$rpid"; then
+			log "node 1's read of P done after $(($(vc_now_ms) - t0)) ms, while node $LAST holds the DOWN report"
+		else
+			log "node 1's read of P waits while node $LAST holds the DOWN report"
+		fi
 	fi
 	run_on "$LAST" sh -c "echo 0 > $delay" || rc=1
 	[ -n "${rpid:-}" ] && wait "$rpid"
