@@ -381,11 +381,13 @@ class Report:
         best = better(ok, key=lambda n: self.baselines[n][stat]["median"])
         self.baselines[name] = dict(self.baselines[best], source=best)
 
-    def perftest_title(self, name):
-        """ib_read_bw_o_ev -> "ib_read_bw -o N -e": the tool and the
-        options that tell its modes apart."""
-        t = name.replace("_ev", " -e")
-        return t.replace("_o", " -o %s" % self.meta.get("bw_outs", "?"))
+    def perftest_title(self, name, common=""):
+        """ib_read_bw_o_ev -> "ib_read_bw<common> -o N -e": the tool, the
+        options its modes share (@common), and those of this mode."""
+        tool = name.replace("_ev", "").replace("_o", "")
+        if name.endswith(("_o", "_o_ev")):
+            common += " -o %s" % self.meta.get("bw_outs", "?")
+        return tool + common + (" -e" if name.endswith("_ev") else "")
 
     def base_title(self, name, stat):
         src = self.baselines[name].get("source") or name
@@ -760,10 +762,10 @@ def table(rep, extra):
             ("ib_read_lat -R -s 4096 -e p99", bl["ib_read_lat_ev"], "p99"),
             ("ib_read_bw -R -s 4096", bl["ib_read_bw"], "bw"),
             ("ib_read_bw -R -s 4096 -e", bl["ib_read_bw_ev"], "bw"),
-            (rep.perftest_title("ib_read_bw_o").replace(
-                "bw", "bw -R -s 4096", 1), bl["ib_read_bw_o"], "bw"),
-            (rep.perftest_title("ib_read_bw_o_ev").replace(
-                "bw", "bw -R -s 4096", 1), bl["ib_read_bw_o_ev"], "bw"),
+            (rep.perftest_title("ib_read_bw_o", " -R -s 4096"),
+             bl["ib_read_bw_o"], "bw"),
+            (rep.perftest_title("ib_read_bw_o_ev", " -R -s 4096"),
+             bl["ib_read_bw_o_ev"], "bw"),
             ("fio mmap seq 4k on tmpfs", bl["fio_tmpfs_seq"], "bw"),
             ("fio mmap rand 4k on tmpfs", bl["fio_tmpfs_rand"], "bw")]
     for title, b, stat in rows:
