@@ -432,6 +432,34 @@ MODULE_PARM_DESC(inject_down_delay_ms,
 		 "tests only: delay in ms before a peer's DOWN is reported to the layers (default 0, at most 60000)");
 
 /*
+ * Tests only: the peer work waits this many ms (at most 60000; writing 0
+ * ends the wait) when it finds a peer's connection ready to come up,
+ * before it marks the peer up and reports it to the layers, as a peer
+ * work that runs late does.  Documentation/transport.rst, "Fault
+ * injection".
+ */
+static unsigned int sdsm_inject_up_delay_ms;
+module_param_named(inject_up_delay_ms, sdsm_inject_up_delay_ms, uint, 0644);
+MODULE_PARM_DESC(inject_up_delay_ms,
+		 "tests only: delay in ms before a peer's connection is marked up and its UP reported (default 0, at most 60000)");
+
+/* For inject_up_delay_ms: would the peer work mark @peer up now? */
+static bool sdsm_peer_comes_up(struct sdsm_peer *peer)
+{
+	struct sdsm_conn *conn;
+	bool ready;
+
+	spin_lock(&peer->lock);
+	conn = peer->conn;
+	ready = conn && peer->state == SDSM_PEER_CONNECTING &&
+		!test_bit(SDSM_CONN_FAILED, &conn->flags) &&
+		test_bit(SDSM_CONN_VERIFIED, &conn->flags) &&
+		test_bit(SDSM_CONN_HELLO_SENT, &conn->flags);
+	spin_unlock(&peer->lock);
+	return ready;
+}
+
+/*
  * Have the layers heard that the session before the one @conn carries
  * ended?  Until they have, they still hold the old incarnation's state (a
  * sharer, a lock holder): a handler of the new session would add to it,
@@ -1213,6 +1241,9 @@ static void sdsm_peer_work(struct work_struct *work)
 	u64 inc;
 	u32 gen;
 
+	if (unlikely(READ_ONCE(sdsm_inject_up_delay_ms)) &&
+	    sdsm_peer_comes_up(peer))
+		sdsm_inject_pause(&sdsm_inject_up_delay_ms);
 	spin_lock(&peer->lock);
 	if (peer->pending && test_bit(SDSM_CONN_FAILED, &peer->pending->flags)) {
 		refused = peer->pending;

@@ -24,7 +24,7 @@ mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
-mem_late_delivery mem_new_session_waits
+mem_late_delivery mem_new_session_waits mem_session_unreported
 mem_write_only mem_home_shared_copy mem_home_own_grant mem_migratory
 mem_received_pages_kept
 mem_rc_disjoint mem_rc_lock_passing mem_rc_stale mem_rc_mixed
@@ -934,6 +934,56 @@ test_mem_new_session_waits() {
 	v=$(downs_of "$LAST" 1 new_session | grep -c .)
 	[ "$v" = 1 ] ||
 		{ log "node $LAST reported node 1 down $v times, want once"; rc=1; }
+	return $rc
+}
+
+# A session that a survivor never reported up ends: what its messages
+# did must not outlive it.  Node $LAST holds its peer work when it finds
+# node 1's connection ready to come up, before it marks node 1 up and
+# reports it to the layers (inject_up_delay_ms), as a peer work that runs
+# late does.  Node 1 reloads the module, reads page P (homed at node
+# $LAST) for 5 s, and unloads again; then node $LAST's peer work goes on,
+# node 1 loads a third time, reads P, and reads node $LAST's next write.
+# Before: node $LAST delivered the READ of the session it had not
+# reported up.  No DOWN report came for a session never reported up, so
+# node 1 stayed a sharer of P and the grant stayed queued: the third
+# incarnation received it unasked, and its own READ was "a READ from a
+# sharer" (protocol errors, the read failing after fault_timeout_ms).
+test_mem_session_unreported() {
+	local p rc=0 v k
+	local delay=/sys/module/sdsm/parameters/inject_up_delay_ms
+	p=$(homed_at 13900 "$LAST")
+	reload_all || return 1
+	mu "$LAST" poke "$p" 51 || return 1
+	mark_nodes unreported
+	run_on "$LAST" sh -c "echo 60000 > $delay" || return 1
+	run_on 1 "$NODE_SH" unload 60 >/dev/null || rc=1
+	wait_until 30 downs_of "$LAST" 1 unreported >/dev/null ||
+		{ log "node $LAST did not log node 1 down"; rc=1; }
+	run_on 1 "$NODE_SH" load || rc=1
+	if [ $rc = 0 ]; then
+		run_on 1 "$NODE_SH" wait_all_up 30 >/dev/null ||
+			log "node 1 does not see every node up"
+		v=$(run_on 1 timeout -s KILL 5 "$MEM_UTIL" peek "$p" 2>&1)
+		log "node 1's read of P while node $LAST holds its UP report: '${v:-killed after 5 s}'"
+		run_on 1 "$NODE_SH" unload 60 >/dev/null || rc=1
+	fi
+	run_on "$LAST" sh -c "echo 0 > $delay" || rc=1
+	[ $rc = 0 ] || return 1
+	run_on 1 "$NODE_SH" load || return 1
+	every_node_all_up || return 1
+	v=$(mu 1 peek "$p" 2>&1)
+	[ "$v" = 51 ] || { log "node 1 read P as '$v', want 51"; rc=1; }
+	mu "$LAST" poke "$p" 52 || rc=1
+	v=$(mu 1 peek "$p" 2>&1)
+	[ "$v" = 52 ] || { log "node 1 reads node $LAST's write as '$v', want 52"; rc=1; }
+	for k in 1 "$LAST"; do
+		if run_on "$k" "$NODE_SH" dmesg_since unreported |
+			grep "protocol error" | sed "s/^/# node $k: /" | grep .; then
+			log "node $k logged protocol errors"
+			rc=1
+		fi
+	done
 	return $rc
 }
 
