@@ -214,11 +214,11 @@ struct sdsm_txq {
  * Locks: @lock (spinlock, process context only, never held while sleeping)
  * protects @conn, @pending, @state, @backoff_ms and @last_err.  Nobody calls into
  * rdma_cm or waits for a work item with it held, so cm handlers may take it.
- * @work serializes notifier calls, so @notified_* are written only there;
- * sdsm_session_rx() reads them (@notified_up with acquire: a false one
- * comes after the DOWN report's effects) to hold a new session's messages
- * until the layers have heard that the session before it ended, and
- * sleeps on @down_wait, which the peer work wakes after each DOWN report.
+ * @work serializes notifier calls, so @notified_* and @reported_gen are
+ * written only there.  sdsm_session_rx() reads @reported_gen (with
+ * acquire: the report's effects come before it) to hold a session's
+ * messages until the layers have heard of it, and sleeps on @report_wait,
+ * which the peer work wakes after each UP report.
  */
 struct sdsm_peer {
 	unsigned int id;
@@ -241,10 +241,13 @@ struct sdsm_peer {
 	struct work_struct work;	/* reconcile state, notify */
 	struct delayed_work connect_work;	/* active side only */
 	bool notified_up;
-	/* Every layer handled the UP report (sysfs state, peer work). */
-	bool layers_up;
 	u32 notified_gen;		/* sess.gen reported UP */
-	wait_queue_head_t down_wait;	/* see Locks above */
+	/*
+	 * The sess.gen whose UP report every layer handled, until its DOWN
+	 * report is done; else 0 (sysfs state, delivery).
+	 */
+	u32 reported_gen;
+	wait_queue_head_t report_wait;	/* see Locks above */
 
 	struct sdsm_txq txq;		/* messages for this node */
 

@@ -107,7 +107,7 @@ enum sdsm_peer_state sdsm_peer_shown_state(struct sdsm_peer *peer)
 {
 	enum sdsm_peer_state state = sdsm_peer_member_state(peer);
 
-	if (state == SDSM_PEER_UP && !READ_ONCE(peer->layers_up))
+	if (state == SDSM_PEER_UP && !READ_ONCE(peer->reported_gen))
 		return SDSM_PEER_CONNECTING;
 	return state;
 }
@@ -460,56 +460,56 @@ static bool sdsm_peer_comes_up(struct sdsm_peer *peer)
 }
 
 /*
- * Have the layers heard that the session before the one @conn carries
- * ended?  Until they have, they still hold the old incarnation's state (a
+ * Have the layers heard of the session @conn carries?  Its messages are
+ * delivered only once they have.  Until the session before it was
+ * reported DOWN, the layers still hold the old incarnation's state (a
  * sharer, a lock holder): a handler of the new session would add to it,
  * and the DOWN report would then take that away from the new incarnation.
+ * And a session that ends before its UP was reported is never reported
+ * DOWN: what its messages had left in the layers would stay there for
+ * the next incarnation.  @conn->sess_gen is written by this receive
+ * worker alone (sdsm_session_hello_rx()); 0 (no hello yet) is the
+ * caller's to refuse.
  */
-static bool sdsm_session_old_reported(struct sdsm_conn *conn)
+static bool sdsm_session_reported(struct sdsm_conn *conn)
 {
-	struct sdsm_peer *peer = conn->peer;
-	u32 gen;
+	u32 gen = conn->sess_gen;
 
 	/* Pairs with sdsm_peer_work()'s release: the report's effects seen. */
-	if (!smp_load_acquire(&peer->notified_up))
-		return true;
-	spin_lock_bh(&peer->sess_lock);
-	gen = conn->sess_gen;
-	spin_unlock_bh(&peer->sess_lock);
-	return !gen || READ_ONCE(peer->notified_gen) == gen;
+	return !gen || smp_load_acquire(&conn->peer->reported_gen) == gen;
 }
 
 /*
- * Wait until the layers heard of the last session's end, which the peer
- * work reports while the new session may already carry messages: at most
- * heartbeat_ms, so that the receive worker returns credits and the link
- * stays alive.  False if the report is not done by then (or @conn failed,
- * or the module unloads): the message is then not delivered, and the
- * caller fails @conn, so the session resumes on the next connection and
- * sends it again.
+ * Wait until the layers heard of @conn's session, which the peer work
+ * reports (after the DOWN of the session before it) while the session may
+ * already carry messages: at most heartbeat_ms, so that the receive worker
+ * returns credits and the link stays alive.  False if the report is not
+ * done by then (or @conn failed, or the module unloads): the message is
+ * then not delivered, and the caller fails @conn, so the session resumes
+ * on the next connection and sends it again.
  */
-static bool sdsm_session_wait_old(struct sdsm_conn *conn)
+static bool sdsm_session_wait_reported(struct sdsm_conn *conn)
 {
 	struct sdsm_peer *peer = conn->peer;
 
-	if (likely(sdsm_session_old_reported(conn)))
+	if (likely(sdsm_session_reported(conn)))
 		return true;
 	sdsm_peer_kick(peer);
-	return wait_event_timeout(peer->down_wait,
-				  sdsm_session_old_reported(conn) ||
+	return wait_event_timeout(peer->report_wait,
+				  sdsm_session_reported(conn) ||
 				  test_bit(SDSM_CONN_FAILED, &conn->flags) ||
 				  READ_ONCE(sdsm_cl.shutdown),
 				  msecs_to_jiffies(sdsm_cl.heartbeat_ms)) &&
-	       sdsm_session_old_reported(conn);
+	       sdsm_session_reported(conn);
 }
 
 /*
  * A message of the session arrived on @conn: deliver it if it is the next
  * one; drop a duplicate, or a message of a session that ended.  A
  * delivery that found the session live ends before the peer is reported
- * DOWN (sdsm_peer_work()), and a new session's first delivery waits until
- * the session before it was reported DOWN.  Context: the receive worker
- * of @conn.
+ * DOWN (sdsm_peer_work()), and a session's first delivery waits until the
+ * session was reported UP (after the DOWN of the one before it).  Context:
+ * the receive worker of @conn.
  */
 void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
 		     u32 seq)
@@ -519,8 +519,8 @@ void sdsm_session_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg,
 	u32 want = 0;
 	bool early;
 
-	if (!sdsm_session_wait_old(conn)) {
-		sdsm_conn_fail(conn, "the end of its last session not yet handled");
+	if (!sdsm_session_wait_reported(conn)) {
+		sdsm_conn_fail(conn, "its session not yet reported up");
 		return;
 	}
 	mutex_lock(&peer->rx_mutex);
@@ -1336,10 +1336,9 @@ static void sdsm_peer_work(struct work_struct *work)
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_DOWN, peer);
 		sdsm_txq_purge(peer, true);
-		WRITE_ONCE(peer->layers_up, false);
-		/* A new session's messages may be delivered now. */
-		smp_store_release(&peer->notified_up, false);
-		wake_up_all(&peer->down_wait);
+		/* Nothing is delivered until the next session's UP. */
+		smp_store_release(&peer->reported_gen, 0);
+		WRITE_ONCE(peer->notified_up, false);
 	}
 	if (!peer->notified_up && state == SDSM_PEER_UP && live) {
 		WRITE_ONCE(peer->notified_gen, gen);
@@ -1351,7 +1350,9 @@ static void sdsm_peer_work(struct work_struct *work)
 		queue_work(sdsm_cl.tx_wq, &peer->txq.work);
 		blocking_notifier_call_chain(&sdsm_peer_notifier,
 					     SDSM_PEER_EVENT_UP, peer);
-		WRITE_ONCE(peer->layers_up, true);
+		/* The session's messages may be delivered now. */
+		smp_store_release(&peer->reported_gen, gen);
+		wake_up_all(&peer->report_wait);
 	} else if (was != SDSM_PEER_UP && state == SDSM_PEER_UP) {
 		/* Resumed: what the link lost goes again, then the queue. */
 		queue_work(sdsm_cl.tx_wq, &peer->txq.work);
@@ -1484,7 +1485,7 @@ int sdsm_cluster_start(void)
 		sdsm_sess_init(&peer->sess);
 		peer->sess_end = NULL;
 		mutex_init(&peer->rx_mutex);
-		init_waitqueue_head(&peer->down_wait);
+		init_waitqueue_head(&peer->report_wait);
 		atomic64_set(&peer->resumes, 0);
 		if (i != sdsm_cl.node_id) {
 			peer->ring = kcalloc(SDSM_SESS_RING,
