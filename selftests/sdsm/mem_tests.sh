@@ -805,6 +805,22 @@ pid_gone() {
 	! kill -0 "$1" 2>/dev/null
 }
 
+# reload_held PARAM MARK: node $LAST's peer work is held by the test
+# parameter PARAM (a path in /sys/module/sdsm/parameters, set to 60000
+# ms; the caller writes 0 to end the hold), node 1 unloads the module,
+# node $LAST logs it down (since mark MARK, set here), and node 1 loads
+# the module again.
+reload_held() {
+	local rc=0
+	mark_nodes "$2"
+	run_on "$LAST" sh -c "echo 60000 > $1" || return 1
+	run_on 1 "$NODE_SH" unload 60 >/dev/null || rc=1
+	wait_until 30 downs_of "$LAST" 1 "$2" >/dev/null ||
+		{ log "node $LAST did not log node 1 down"; rc=1; }
+	run_on 1 "$NODE_SH" load || rc=1
+	return $rc
+}
+
 # A message delivered after its sender's session ended.  Node $LAST
 # reads page P, homed at node 0 and shared by node 1 (so the read is not
 # granted writable: the node's death would then lose the page), while
@@ -896,12 +912,7 @@ test_mem_new_session_waits() {
 	reload_all || return 1
 	mu "$LAST" poke "$p" 31 || return 1
 	[ "$(mu 1 peek "$p")" = 31 ] || { log "node 1 does not read P"; return 1; }
-	mark_nodes new_session
-	run_on "$LAST" sh -c "echo 60000 > $delay" || return 1
-	run_on 1 "$NODE_SH" unload 60 >/dev/null || rc=1
-	wait_until 30 downs_of "$LAST" 1 new_session >/dev/null ||
-		{ log "node $LAST did not log node 1 down"; rc=1; }
-	run_on 1 "$NODE_SH" load || rc=1
+	reload_held "$delay" new_session || rc=1
 	out=$(mktemp) || rc=1
 	if [ $rc = 0 ]; then
 		run_on 1 "$MEM_UTIL" peek "$p" > "$out" 2>&1 &
@@ -955,12 +966,7 @@ test_mem_session_unreported() {
 	p=$(homed_at 13900 "$LAST")
 	reload_all || return 1
 	mu "$LAST" poke "$p" 51 || return 1
-	mark_nodes unreported
-	run_on "$LAST" sh -c "echo 60000 > $delay" || return 1
-	run_on 1 "$NODE_SH" unload 60 >/dev/null || rc=1
-	wait_until 30 downs_of "$LAST" 1 unreported >/dev/null ||
-		{ log "node $LAST did not log node 1 down"; rc=1; }
-	run_on 1 "$NODE_SH" load || rc=1
+	reload_held "$delay" unreported || rc=1
 	if [ $rc = 0 ]; then
 		run_on 1 "$NODE_SH" wait_all_up 30 >/dev/null ||
 			log "node 1 does not see every node up"
