@@ -28,6 +28,13 @@
  *              numbers in the new session (planted below).
  *  expiry      a side with no decided, working connection ends its session;
  *              a node restarts (B mostly) as a new incarnation.
+ *  reports     each side's peer work, run at random times, reports the
+ *              end of the session it last reported up (DOWN: the upper
+ *              layers forget everything of the peer), then the live
+ *              session on a decided connection (UP), as sdsm_peer_work()
+ *              does; a message waits until the layers heard of its
+ *              connection's session (sdsm_session_wait_reported()), or
+ *              is lost with its connection, which then fails.
  *
  * Schedules differ in their fault rates; in some, old connections deliver
  * late, or handshakes break between B's decision and A's; in the second
@@ -42,11 +49,14 @@
  * the same ghost session on both sides; (e) the core's counters are sane
  * and the ring holds exactly the unacknowledged messages; a message leaves
  * the ring on an acknowledgment only once the peer's upper layer got it.
- * Each schedule ends quiescent (no more faults; reconnect, drain, let acks
- * flow): (c) both sides then share a live session in which everything sent
- * was delivered and acknowledged, and (f) a session both held when faults
- * stopped is that one.  Planted bugs (glue mutations, one TAP line each)
- * must be caught.
+ * (g) a DOWN report takes from the layers only what the session it reports
+ * left there.  Each schedule ends quiescent (no more faults; reconnect,
+ * drain, let acks flow): (c) both sides then share a live session in
+ * which everything sent was delivered and acknowledged, (f) a session
+ * both held when faults stopped is that one, and (h) once the reports
+ * are done, the layers hold nothing of any other session: what an ended
+ * session left was reported DOWN.  Planted bugs (glue mutations, one TAP
+ * line each) must be caught.
  *
  * Environment: SDSM_SEED (schedule i uses SDSM_SEED + i), SDSM_SCHEDULES
  * (default 5000; the random tests run 6 and 2 times as many), SDSM_TRACE=1
@@ -92,6 +102,8 @@ enum mut {
 	MUT_EXPIRY_NO_RELEASE,	/* expiry ends, ring entries kept */
 	MUT_NO_RESEND,		/* a resume sends nothing again */
 	MUT_EARLY_ACK,		/* ack_value() before the decision */
+	MUT_WAIT_OLD_DOWN,	/* waits for the old DOWN only (4d468da) */
+	MUT_UNGATED,		/* delivers before any report */
 };
 
 enum mtype { M_HELLO, M_DATA, M_CTRL };
@@ -132,6 +144,11 @@ struct node {
 	struct slot ring[RING];
 	int cur;		/* current connection, -1: none */
 	int gsid;		/* ghost session its upper layer is in */
+	/* The peer work's, as in struct sdsm_peer. */
+	bool notified_up;
+	u32 notified_gen, reported_gen;
+	int rep_gsid;		/* ghost: the session reported UP */
+	bool held[MAXG];	/* ghost: sessions whose messages it got */
 };
 
 struct stats {
@@ -144,7 +161,7 @@ struct stats {
 /* Per schedule: weights of the random actions. */
 enum act { ACT_DELIVER, ACT_COMPLETE, ACT_SEND, ACT_CTRL, ACT_BREAK,
 	   ACT_BREAK_HELLO, ACT_NOTICE, ACT_CONNECT, ACT_EXPIRE, ACT_RESTART,
-	   ACT_POSTFAIL, ACT_DOOM, ACT_N };
+	   ACT_POSTFAIL, ACT_DOOM, ACT_REPORT, ACT_N };
 
 struct model {
 	enum mut mut;
@@ -453,6 +470,7 @@ static void upper_rx(struct model *m, int r, const struct msg *x)
 		return;
 	}
 	m->deliv[g][from]++;
+	m->n[r].held[g] = true;
 }
 
 /* After a RESUME: the resends the glue starts with. */
@@ -651,6 +669,22 @@ static bool complete(struct model *m, int c, int d)
 	return true;
 }
 
+/*
+ * Have @r's layers heard of session @gen (a connection's sess_gen), so
+ * that its messages may be delivered?  As sdsm_session_reported(); gen 0
+ * goes on to be dropped.
+ */
+static bool reported(const struct model *m, int r, u32 gen)
+{
+	const struct node *n = &m->n[r];
+
+	if (m->mut == MUT_UNGATED)
+		return true;
+	if (m->mut == MUT_WAIT_OLD_DOWN)
+		return !n->notified_up || !gen || n->notified_gen == gen;
+	return !gen || n->reported_gen == gen;
+}
+
 /* The receive worker of @c's channel @d takes its head. */
 static bool deliver(struct model *m, int c, int d)
 {
@@ -667,6 +701,16 @@ static bool deliver(struct model *m, int c, int d)
 		complete(m, c, d);
 	if (ch->head == ch->tail)
 		return true;	/* cannot happen: completed is kept */
+	if (ch->q[ch->head].type == M_DATA && !reported(m, r, k->sess_gen[r])) {
+		/* The worker waits, at most heartbeat_ms. */
+		if (rndn(m, 2))
+			return false;
+		x = ch->q[ch->head++];
+		tracef(m, "%c receives msg seq %u on conn %d, its session not reported up",
+		       nm(r), x.seq, c);
+		conn_fail(m, r, c, "its session not yet reported up");
+		return true;
+	}
 	x = ch->q[ch->head++];
 	tracef(m, "%c receives %s seq %u ack %u on conn %d", nm(r),
 	       mname(&x), x.seq, x.ack, c);
@@ -891,9 +935,53 @@ static bool act_restart(struct model *m, int x)
 	memset(n->ring, 0, sizeof(n->ring));
 	n->cur = -1;
 	n->gsid = 0;
+	/* A new module: its layers and peer work start afresh. */
+	n->notified_up = false;
+	n->notified_gen = n->reported_gen = 0;
+	n->rep_gsid = 0;
+	memset(n->held, 0, sizeof(n->held));
 	tracef(m, "%c restarts: incarnation %#llx", nm(x),
 	       (unsigned long long)n->inc);
 	return true;
+}
+
+/*
+ * @x's peer work: DOWN of the session it reported UP if that one ended
+ * (the layers forget everything of the peer), then UP of the live session
+ * if its connection is decided, as sdsm_peer_work().  False if nothing
+ * was to report.
+ */
+static bool act_report(struct model *m, int x)
+{
+	struct node *n = &m->n[x];
+	bool live = sdsm_sess_live(&n->sess), moved = false;
+	u32 gen = n->sess.gen;
+	int g;
+
+	if (n->notified_up && (!live || gen != n->notified_gen)) {
+		tracef(m, "%c reports session %d down", nm(x), n->rep_gsid);
+		for (g = 1; g <= m->nghost; g++) {
+			if (n->held[g] && g != n->rep_gsid) {
+				fail(m, "(g) %c's DOWN report of session %d takes away what session %d left",
+				     nm(x), n->rep_gsid, g);
+				return true;
+			}
+		}
+		memset(n->held, 0, sizeof(n->held));
+		n->reported_gen = 0;
+		n->rep_gsid = 0;
+		n->notified_up = false;
+		moved = true;
+	}
+	if (!n->notified_up && live && n->gsid && cur_decided(m, x) >= 0) {
+		n->notified_up = true;
+		n->notified_gen = gen;
+		n->reported_gen = gen;
+		n->rep_gsid = n->gsid;
+		tracef(m, "%c reports session %d up", nm(x), n->gsid);
+		moved = true;
+	}
+	return moved;
 }
 
 /* A random connection with something in channel *@d. */
@@ -971,6 +1059,8 @@ static bool do_act(struct model *m, enum act a)
 	case ACT_RESTART:
 		/* B mostly; A too, rarely. */
 		return act_restart(m, rndn(m, 4) ? NB : NA);
+	case ACT_REPORT:
+		return act_report(m, x);
 	default:
 		return false;
 	}
@@ -990,6 +1080,7 @@ static bool random_step(struct model *m)
 			return true;
 	}
 	return do_act(m, ACT_DELIVER) || do_act(m, ACT_NOTICE) ||
+	       act_report(m, NA) || act_report(m, NB) ||
 	       act_connect(m, CONN_CAP);
 }
 
@@ -1003,11 +1094,13 @@ static bool quiet_step(struct model *m)
 	/* Mostly the receive workers; the rest in a random order. */
 	if (rndn(m, 4)) {
 		c = pick_chan(m, &d);
-		if (c >= 0)
-			return rndn(m, 6) ? deliver(m, c, d) :
-			       complete(m, c, d);
+		if (c >= 0 && (rndn(m, 6) ? deliver(m, c, d) :
+			       complete(m, c, d)))
+			return true;
 	}
 	x = rndn(m, 2);
+	if (act_report(m, x) || act_report(m, !x))
+		return true;
 	if (act_notice(m, x) || act_notice(m, !x))
 		return true;
 	if (act_connect(m, MAXCONN))
@@ -1103,9 +1196,26 @@ static void quiesce(struct model *m)
 			return;
 		}
 	}
-	if (both && g != both)
+	if (both && g != both) {
 		fail(m, "(f) session %d, held by both when faults stopped, ended (now %d)",
 		     both, g);
+		return;
+	}
+	while (act_report(m, NA) || act_report(m, NB))
+		;
+	for (x = 0; x < 2 && !m->failed; x++) {
+		int h;
+
+		if (m->n[x].rep_gsid != g) {
+			fail(m, "(h) %c's layers heard of session %d, not of the last one, %d",
+			     nm(x), m->n[x].rep_gsid, g);
+			return;
+		}
+		for (h = 1; h <= m->nghost; h++)
+			if (m->n[x].held[h] && h != g)
+				fail(m, "(h) %c's layers hold what ended session %d left: never reported down",
+				     nm(x), h);
+	}
 }
 
 /* ---- schedules ---- */
@@ -1144,6 +1254,8 @@ static void setup(struct model *m, enum mut mut, u64 seed, bool wrap,
 	m->weight[ACT_RESTART] = w_restart[rndn(m, 4)];
 	m->weight[ACT_POSTFAIL] = w_postfail[rndn(m, 3)];
 	m->weight[ACT_DOOM] = 20;
+	/* Some peer works run late. */
+	m->weight[ACT_REPORT] = 5 + rndn(m, 80);
 	m->lazy_old = rndn(m, 3) * 3;
 }
 
@@ -1419,6 +1531,10 @@ static const struct {
 	{ "resume sends nothing again", test_planted, MUT_NO_RESEND },
 	{ "a ping before the decision acknowledges the old session",
 	  test_planted, MUT_EARLY_ACK },
+	{ "a session's messages wait for the old one's DOWN only, not for its UP",
+	  test_planted, MUT_WAIT_OLD_DOWN },
+	{ "messages delivered before their session is reported", test_planted,
+	  MUT_UNGATED },
 };
 
 #define NTESTS ((int)(sizeof(tests) / sizeof(tests[0])))
