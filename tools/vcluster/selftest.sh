@@ -12,7 +12,8 @@
 # kernel WARNING gives 4, a guest panic ends the run with 4, bad usage gives
 # 2, and no QEMU or vcluster-hub of any of these clusters is left behind.
 # A file that is not a module (VCLUSTER_KO) checks that a failing insmod
-# gives 6.
+# gives 6.  On the host: the kernel log patterns match what they must
+# (sdsm's protocol errors among them) and not lines that look alike.
 #
 # "selftest.sh --guest" is the part that runs inside each guest.
 
@@ -245,6 +246,30 @@ show_on_fail() {
 }
 
 cd "$VC_DIR/../.." || exit 1
+
+# The patterns themselves, on the host: kernel log lines that make a log
+# dirty, and lines like them that must not.
+dirty_line() {
+	grep -q -E -e "$(grep -v -e '^#' -e '^$' "$VC_DIR/bad-log-patterns")" \
+		<<< "$1"
+}
+while IFS= read -r line; do
+	ok "$(dirty_line "$line"; echo $?)" "dirty: $line"
+done <<'EOF_DIRTY'
+[   46.308364] sdsm: protocol error: READ from node 1, region 0 page 13901: READ from a sharer
+[   12.100000] sdsm: release protocol error: DIFF from node 2, region 3 page 7: stale interval
+[   12.200000] sdsm: protocol error: ? from node 2, region 3 page 7: not a home message
+[    9.000000] WARNING: CPU: 0 PID: 212 at kmod/sdsm_mem.c:100 sdsm_fault+0x10/0x20 [sdsm]
+[    9.000000] general protection fault: 0000 [#1] PREEMPT SMP NOPTI
+[    9.000000] BUG: KASAN: slab-use-after-free in sdsm_rx_work+0x1/0x2 [sdsm]
+EOF_DIRTY
+while IFS= read -r line; do
+	ok "$(! dirty_line "$line"; echo $?)" "clean: $line"
+done <<'EOF_CLEAN'
+[   20.000000] traps: sdsm_fuzz[311] general protection fault ip:401000 sp:7ffd0 error:0 in sdsm_fuzz
+[   43.000000] sdsm: node 0: short coherence message: session reset
+[   51.501236] sdsm: node 1 (198.18.0.2): connection failed before up: its session not yet reported up
+EOF_CLEAN
 
 # The three 1-node clusters boot one after another beside the 2-node
 # ones (at most 3 guests at once, one VM slot each); their checks come
