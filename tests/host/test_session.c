@@ -34,7 +34,9 @@
  *              session on a decided connection (UP), as sdsm_peer_work()
  *              does; a message waits until the layers heard of its
  *              connection's session (sdsm_session_wait_reported()), or
- *              is lost with its connection, which then fails.
+ *              is lost with its connection, which then fails.  A message
+ *              found deliverable may be handled later (the delivery
+ *              mutex held meanwhile): a DOWN report waits for it.
  *
  * Schedules differ in their fault rates; in some, old connections deliver
  * late, or handshakes break between B's decision and A's; in the second
@@ -50,7 +52,8 @@
  * and the ring holds exactly the unacknowledged messages; a message leaves
  * the ring on an acknowledgment only once the peer's upper layer got it.
  * (g) a DOWN report takes from the layers only what the session it reports
- * left there.  Each schedule ends quiescent (no more faults; reconnect,
+ * left there; (i) the layers handle only messages of the session they
+ * were told of.  Each schedule ends quiescent (no more faults; reconnect,
  * drain, let acks flow): (c) both sides then share a live session in
  * which everything sent was delivered and acknowledged, (f) a session
  * both held when faults stopped is that one, and (h) once the reports
@@ -104,6 +107,8 @@ enum mut {
 	MUT_EARLY_ACK,		/* ack_value() before the decision */
 	MUT_WAIT_OLD_DOWN,	/* waits for the old DOWN only (4d468da) */
 	MUT_UNGATED,		/* delivers before any report */
+	MUT_DOWN_NO_WAIT,	/* DOWN not after a delivery under way */
+	MUT_UP_FOR_DOWN,	/* a new session's UP, no DOWN of the old */
 };
 
 enum mtype { M_HELLO, M_DATA, M_CTRL };
@@ -149,6 +154,9 @@ struct node {
 	u32 notified_gen, reported_gen;
 	int rep_gsid;		/* ghost: the session reported UP */
 	bool held[MAXG];	/* ghost: sessions whose messages it got */
+	/* A delivery under way: rx_mutex held, its handler still to run. */
+	bool rx_busy;
+	int rx_busy_g;
 };
 
 struct stats {
@@ -161,7 +169,7 @@ struct stats {
 /* Per schedule: weights of the random actions. */
 enum act { ACT_DELIVER, ACT_COMPLETE, ACT_SEND, ACT_CTRL, ACT_BREAK,
 	   ACT_BREAK_HELLO, ACT_NOTICE, ACT_CONNECT, ACT_EXPIRE, ACT_RESTART,
-	   ACT_POSTFAIL, ACT_DOOM, ACT_REPORT, ACT_N };
+	   ACT_POSTFAIL, ACT_DOOM, ACT_REPORT, ACT_FINISH, ACT_N };
 
 struct model {
 	enum mut mut;
@@ -244,6 +252,9 @@ static void dump_sess(const struct model *m, int x)
 	       nm(x), (unsigned long long)n->inc, n->gsid, n->cur,
 	       (unsigned long long)s->remote_inc, s->sid, s->next_sid,
 	       s->gen, s->tx_seq, s->acked, s->rx_seq, s->resend);
+	printf("#      reported: up %d gen %u (session %d)%s\n",
+	       n->notified_up, n->reported_gen, n->rep_gsid,
+	       n->rx_busy ? ", a delivery under way" : "");
 }
 
 static void dump(const struct model *m)
@@ -451,7 +462,34 @@ static void post_hello(struct model *m, int x, int c, bool resume)
 	post(m, c, x, &h);
 }
 
-/* The upper layer of @r gets @x. */
+/* @r's layers handle a message of ghost session @g. */
+static void handled(struct model *m, int r, int g)
+{
+	struct node *n = &m->n[r];
+
+	if (g != n->rep_gsid) {
+		fail(m, "(i) %c's layers, told of session %d, handle a message of session %d",
+		     nm(r), n->rep_gsid, g);
+		return;
+	}
+	n->held[g] = true;
+}
+
+/* @x's delivery under way ends: its handler runs, rx_mutex goes. */
+static bool act_finish(struct model *m, int x)
+{
+	struct node *n = &m->n[x];
+
+	if (!n->rx_busy)
+		return false;
+	n->rx_busy = false;
+	tracef(m, "%c's handler of a message of session %d runs", nm(x),
+	       n->rx_busy_g);
+	handled(m, x, n->rx_busy_g);
+	return true;
+}
+
+/* The upper layer of @r gets @x: its handler runs now or later. */
 static void upper_rx(struct model *m, int r, const struct msg *x)
 {
 	int g = m->n[r].gsid, from = !r;
@@ -470,7 +508,12 @@ static void upper_rx(struct model *m, int r, const struct msg *x)
 		return;
 	}
 	m->deliv[g][from]++;
-	m->n[r].held[g] = true;
+	if (rndn(m, 4)) {
+		handled(m, r, g);
+		return;
+	}
+	m->n[r].rx_busy = true;
+	m->n[r].rx_busy_g = g;
 }
 
 /* After a RESUME: the resends the glue starts with. */
@@ -669,6 +712,8 @@ static bool complete(struct model *m, int c, int d)
 	return true;
 }
 
+static bool act_report(struct model *m, int x);
+
 /*
  * Have @r's layers heard of session @gen (a connection's sess_gen), so
  * that its messages may be delivered?  As sdsm_session_reported(); gen 0
@@ -701,9 +746,20 @@ static bool deliver(struct model *m, int c, int d)
 		complete(m, c, d);
 	if (ch->head == ch->tail)
 		return true;	/* cannot happen: completed is kept */
+	/* The delivery mutex is held: the worker waits for it. */
+	if (ch->q[ch->head].type == M_DATA && n->rx_busy)
+		return false;
+	/* It kicks the peer work, which may run at once. */
+	if (ch->q[ch->head].type == M_DATA && !reported(m, r, k->sess_gen[r]) &&
+	    (m->quiescent || !rndn(m, 4)))
+		act_report(m, r);
 	if (ch->q[ch->head].type == M_DATA && !reported(m, r, k->sess_gen[r])) {
-		/* The worker waits, at most heartbeat_ms. */
-		if (rndn(m, 2))
+		/*
+		 * The worker waits, at most heartbeat_ms; not on a failed
+		 * connection, nor once faults stopped (the report is done or
+		 * will never come).
+		 */
+		if (!k->broken && !m->quiescent && rndn(m, 2))
 			return false;
 		x = ch->q[ch->head++];
 		tracef(m, "%c receives msg seq %u on conn %d, its session not reported up",
@@ -940,6 +996,7 @@ static bool act_restart(struct model *m, int x)
 	n->notified_gen = n->reported_gen = 0;
 	n->rep_gsid = 0;
 	memset(n->held, 0, sizeof(n->held));
+	n->rx_busy = false;
 	tracef(m, "%c restarts: incarnation %#llx", nm(x),
 	       (unsigned long long)n->inc);
 	return true;
@@ -959,6 +1016,17 @@ static bool act_report(struct model *m, int x)
 	int g;
 
 	if (n->notified_up && (!live || gen != n->notified_gen)) {
+		/* A delivery under way ends first (rx_mutex). */
+		if (n->rx_busy && m->mut != MUT_DOWN_NO_WAIT)
+			return false;
+		if (m->mut == MUT_UP_FOR_DOWN && live && n->gsid &&
+		    cur_decided(m, x) >= 0) {
+			tracef(m, "%c (planted) reports session %d up, no DOWN of %d",
+			       nm(x), n->gsid, n->rep_gsid);
+			n->notified_gen = n->reported_gen = gen;
+			n->rep_gsid = n->gsid;
+			return true;
+		}
 		tracef(m, "%c reports session %d down", nm(x), n->rep_gsid);
 		for (g = 1; g <= m->nghost; g++) {
 			if (n->held[g] && g != n->rep_gsid) {
@@ -1061,6 +1129,8 @@ static bool do_act(struct model *m, enum act a)
 		return act_restart(m, rndn(m, 4) ? NB : NA);
 	case ACT_REPORT:
 		return act_report(m, x);
+	case ACT_FINISH:
+		return act_finish(m, x);
 	default:
 		return false;
 	}
@@ -1080,6 +1150,7 @@ static bool random_step(struct model *m)
 			return true;
 	}
 	return do_act(m, ACT_DELIVER) || do_act(m, ACT_NOTICE) ||
+	       act_finish(m, NA) || act_finish(m, NB) ||
 	       act_report(m, NA) || act_report(m, NB) ||
 	       act_connect(m, CONN_CAP);
 }
@@ -1099,7 +1170,8 @@ static bool quiet_step(struct model *m)
 			return true;
 	}
 	x = rndn(m, 2);
-	if (act_report(m, x) || act_report(m, !x))
+	if (act_finish(m, x) || act_finish(m, !x) ||
+	    act_report(m, x) || act_report(m, !x))
 		return true;
 	if (act_notice(m, x) || act_notice(m, !x))
 		return true;
@@ -1201,7 +1273,8 @@ static void quiesce(struct model *m)
 		     both, g);
 		return;
 	}
-	while (act_report(m, NA) || act_report(m, NB))
+	while (act_finish(m, NA) || act_finish(m, NB) ||
+	       act_report(m, NA) || act_report(m, NB))
 		;
 	for (x = 0; x < 2 && !m->failed; x++) {
 		int h;
@@ -1256,6 +1329,7 @@ static void setup(struct model *m, enum mut mut, u64 seed, bool wrap,
 	m->weight[ACT_DOOM] = 20;
 	/* Some peer works run late. */
 	m->weight[ACT_REPORT] = 5 + rndn(m, 80);
+	m->weight[ACT_FINISH] = 10 + rndn(m, 80);
 	m->lazy_old = rndn(m, 3) * 3;
 }
 
@@ -1535,6 +1609,10 @@ static const struct {
 	  test_planted, MUT_WAIT_OLD_DOWN },
 	{ "messages delivered before their session is reported", test_planted,
 	  MUT_UNGATED },
+	{ "DOWN reported while a delivery is under way", test_planted,
+	  MUT_DOWN_NO_WAIT },
+	{ "a new session reported up without the old one's DOWN",
+	  test_planted, MUT_UP_FOR_DOWN },
 };
 
 #define NTESTS ((int)(sizeof(tests) / sizeof(tests[0])))
