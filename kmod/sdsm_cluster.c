@@ -443,20 +443,20 @@ module_param_named(inject_up_delay_ms, sdsm_inject_up_delay_ms, uint, 0644);
 MODULE_PARM_DESC(inject_up_delay_ms,
 		 "tests only: delay in ms before a peer's connection is marked up and its UP reported (default 0, at most 60000)");
 
-/* For inject_up_delay_ms: would the peer work mark @peer up now? */
+/*
+ * Is @peer's connection ready to come up: established, the peer's hello
+ * verified and ours sent, while the peer is still connecting?  The peer
+ * work then marks it up.  Locks: @peer->lock.
+ */
 static bool sdsm_peer_comes_up(struct sdsm_peer *peer)
 {
-	struct sdsm_conn *conn;
-	bool ready;
+	struct sdsm_conn *conn = peer->conn;
 
-	spin_lock(&peer->lock);
-	conn = peer->conn;
-	ready = conn && peer->state == SDSM_PEER_CONNECTING &&
-		!test_bit(SDSM_CONN_FAILED, &conn->flags) &&
-		test_bit(SDSM_CONN_VERIFIED, &conn->flags) &&
-		test_bit(SDSM_CONN_HELLO_SENT, &conn->flags);
-	spin_unlock(&peer->lock);
-	return ready;
+	return conn && peer->state == SDSM_PEER_CONNECTING &&
+	       !test_bit(SDSM_CONN_FAILED, &conn->flags) &&
+	       test_bit(SDSM_CONN_ESTABLISHED, &conn->flags) &&
+	       test_bit(SDSM_CONN_VERIFIED, &conn->flags) &&
+	       test_bit(SDSM_CONN_HELLO_SENT, &conn->flags);
 }
 
 /*
@@ -1241,9 +1241,15 @@ static void sdsm_peer_work(struct work_struct *work)
 	u64 inc;
 	u32 gen;
 
-	if (unlikely(READ_ONCE(sdsm_inject_up_delay_ms)) &&
-	    sdsm_peer_comes_up(peer))
-		sdsm_inject_pause(&sdsm_inject_up_delay_ms);
+	if (unlikely(READ_ONCE(sdsm_inject_up_delay_ms))) {
+		bool hold;
+
+		spin_lock(&peer->lock);
+		hold = sdsm_peer_comes_up(peer);
+		spin_unlock(&peer->lock);
+		if (hold)
+			sdsm_inject_pause(&sdsm_inject_up_delay_ms);
+	}
 	spin_lock(&peer->lock);
 	if (peer->pending && test_bit(SDSM_CONN_FAILED, &peer->pending->flags)) {
 		refused = peer->pending;
@@ -1254,10 +1260,7 @@ static void sdsm_peer_work(struct work_struct *work)
 	if (conn && test_bit(SDSM_CONN_FAILED, &conn->flags)) {
 		why = conn->fail_reason;
 		dead = conn;
-	} else if (conn && was == SDSM_PEER_CONNECTING &&
-		   test_bit(SDSM_CONN_ESTABLISHED, &conn->flags) &&
-		   test_bit(SDSM_CONN_VERIFIED, &conn->flags) &&
-		   test_bit(SDSM_CONN_HELLO_SENT, &conn->flags)) {
+	} else if (sdsm_peer_comes_up(peer)) {
 		if (conn->hello_incarnation != conn->remote_incarnation) {
 			why = "pattern incarnation differs from handshake";
 			dead = conn;
