@@ -805,6 +805,21 @@ pid_gone() {
 	! kill -0 "$1" 2>/dev/null
 }
 
+# no_protocol_errors MARK K...: nodes K logged no coherence protocol
+# error since mark MARK; else each line is shown and this fails.
+no_protocol_errors() {
+	local mark=$1 k rc=0
+	shift
+	for k in "$@"; do
+		if run_on "$k" "$NODE_SH" dmesg_since "$mark" |
+			grep "protocol error" | sed "s/^/# node $k: /" | grep .; then
+			log "node $k logged protocol errors"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
 # reload_held PARAM MARK: node $LAST's peer work is held by the test
 # parameter PARAM (a path in /sys/module/sdsm/parameters, set to 60000
 # ms; the caller writes 0 to end the hold), node 1 unloads the module,
@@ -878,11 +893,7 @@ test_mem_late_delivery() {
 	mu 1 poke "$p" 92 || rc=1
 	v=$(mu "$LAST" peek "$p" 2>&1)
 	[ "$v" = 92 ] || { log "node $LAST reads node 1's write as '$v', want 92"; rc=1; }
-	if run_on 0 "$NODE_SH" dmesg_since late_delivery | grep "protocol error" |
-		sed 's/^/# node 0: /' | grep .; then
-		log "node 0 logged protocol errors"
-		rc=1
-	fi
+	no_protocol_errors late_delivery 0 || rc=1
 	n=$(downs_of 0 "$LAST" late_delivery | grep -c .)
 	[ "$n" = 1 ] ||
 		{ log "node 0 reported node $LAST down $n times, want once"; rc=1; }
@@ -937,11 +948,7 @@ test_mem_new_session_waits() {
 	mu "$LAST" poke "$p" 32 || rc=1
 	v=$(mu 1 peek "$p" 2>&1)
 	[ "$v" = 32 ] || { log "node 1 reads node $LAST's write as '$v', want 32"; rc=1; }
-	if run_on "$LAST" "$NODE_SH" dmesg_since new_session | grep "protocol error" |
-		sed "s/^/# node $LAST: /" | grep .; then
-		log "node $LAST logged protocol errors"
-		rc=1
-	fi
+	no_protocol_errors new_session "$LAST" || rc=1
 	v=$(downs_of "$LAST" 1 new_session | grep -c .)
 	[ "$v" = 1 ] ||
 		{ log "node $LAST reported node 1 down $v times, want once"; rc=1; }
@@ -961,7 +968,7 @@ test_mem_new_session_waits() {
 # incarnation received it unasked, and its own READ was "a READ from a
 # sharer" (protocol errors, the read failing after fault_timeout_ms).
 test_mem_session_unreported() {
-	local p rc=0 v k
+	local p rc=0 v
 	local delay=/sys/module/sdsm/parameters/inject_up_delay_ms
 	p=$(homed_at 13900 "$LAST")
 	reload_all || return 1
@@ -983,13 +990,7 @@ test_mem_session_unreported() {
 	mu "$LAST" poke "$p" 52 || rc=1
 	v=$(mu 1 peek "$p" 2>&1)
 	[ "$v" = 52 ] || { log "node 1 reads node $LAST's write as '$v', want 52"; rc=1; }
-	for k in 1 "$LAST"; do
-		if run_on "$k" "$NODE_SH" dmesg_since unreported |
-			grep "protocol error" | sed "s/^/# node $k: /" | grep .; then
-			log "node $k logged protocol errors"
-			rc=1
-		fi
-	done
+	no_protocol_errors unreported 1 "$LAST" || rc=1
 	return $rc
 }
 
