@@ -149,9 +149,12 @@ struct node {
 	struct slot ring[RING];
 	int cur;		/* current connection, -1: none */
 	int gsid;		/* ghost session its upper layer is in */
-	/* The peer work's, as in struct sdsm_peer. */
+	/*
+	 * The peer work's, as in struct sdsm_peer; its reported_gen is
+	 * notified_gen while notified_up: here a report is one step.
+	 */
 	bool notified_up;
-	u32 notified_gen, reported_gen;
+	u32 notified_gen;
 	int rep_gsid;		/* ghost: the session reported UP */
 	bool held[MAXG];	/* ghost: sessions whose messages it got */
 	/* A delivery under way: rx_mutex held, its handler still to run. */
@@ -253,7 +256,7 @@ static void dump_sess(const struct model *m, int x)
 	       (unsigned long long)s->remote_inc, s->sid, s->next_sid,
 	       s->gen, s->tx_seq, s->acked, s->rx_seq, s->resend);
 	printf("#      reported: up %d gen %u (session %d)%s\n",
-	       n->notified_up, n->reported_gen, n->rep_gsid,
+	       n->notified_up, n->notified_gen, n->rep_gsid,
 	       n->rx_busy ? ", a delivery under way" : "");
 }
 
@@ -727,7 +730,7 @@ static bool reported(const struct model *m, int r, u32 gen)
 		return true;
 	if (m->mut == MUT_WAIT_OLD_DOWN)
 		return !n->notified_up || !gen || n->notified_gen == gen;
-	return !gen || n->reported_gen == gen;
+	return !gen || (n->notified_up && n->notified_gen == gen);
 }
 
 /* The receive worker of @c's channel @d takes its head. */
@@ -739,6 +742,7 @@ static bool deliver(struct model *m, int c, int d)
 	struct node *n = &m->n[r];
 	enum sdsm_sess_rx v;
 	struct msg x;
+	bool data;
 
 	if (ch->head == ch->tail)
 		return false;
@@ -746,14 +750,15 @@ static bool deliver(struct model *m, int c, int d)
 		complete(m, c, d);
 	if (ch->head == ch->tail)
 		return true;	/* cannot happen: completed is kept */
+	data = ch->q[ch->head].type == M_DATA;
 	/* The delivery mutex is held: the worker waits for it. */
-	if (ch->q[ch->head].type == M_DATA && n->rx_busy)
+	if (data && n->rx_busy)
 		return false;
 	/* It kicks the peer work, which may run at once. */
-	if (ch->q[ch->head].type == M_DATA && !reported(m, r, k->sess_gen[r]) &&
+	if (data && !reported(m, r, k->sess_gen[r]) &&
 	    (m->quiescent || !rndn(m, 4)))
 		act_report(m, r);
-	if (ch->q[ch->head].type == M_DATA && !reported(m, r, k->sess_gen[r])) {
+	if (data && !reported(m, r, k->sess_gen[r])) {
 		/*
 		 * The worker waits, at most heartbeat_ms; not on a failed
 		 * connection, nor once faults stopped (the report is done or
@@ -993,7 +998,7 @@ static bool act_restart(struct model *m, int x)
 	n->gsid = 0;
 	/* A new module: its layers and peer work start afresh. */
 	n->notified_up = false;
-	n->notified_gen = n->reported_gen = 0;
+	n->notified_gen = 0;
 	n->rep_gsid = 0;
 	memset(n->held, 0, sizeof(n->held));
 	n->rx_busy = false;
@@ -1019,32 +1024,29 @@ static bool act_report(struct model *m, int x)
 		/* A delivery under way ends first (rx_mutex). */
 		if (n->rx_busy && m->mut != MUT_DOWN_NO_WAIT)
 			return false;
-		if (m->mut == MUT_UP_FOR_DOWN && live && n->gsid &&
-		    cur_decided(m, x) >= 0) {
-			tracef(m, "%c (planted) reports session %d up, no DOWN of %d",
-			       nm(x), n->gsid, n->rep_gsid);
-			n->notified_gen = n->reported_gen = gen;
-			n->rep_gsid = n->gsid;
-			return true;
-		}
-		tracef(m, "%c reports session %d down", nm(x), n->rep_gsid);
-		for (g = 1; g <= m->nghost; g++) {
-			if (n->held[g] && g != n->rep_gsid) {
-				fail(m, "(g) %c's DOWN report of session %d takes away what session %d left",
-				     nm(x), n->rep_gsid, g);
-				return true;
+		if (m->mut == MUT_UP_FOR_DOWN && live) {
+			/* The UP below replaces the session unreported. */
+			tracef(m, "%c (planted) skips the DOWN of session %d",
+			       nm(x), n->rep_gsid);
+		} else {
+			tracef(m, "%c reports session %d down", nm(x),
+			       n->rep_gsid);
+			for (g = 1; g <= m->nghost; g++) {
+				if (n->held[g] && g != n->rep_gsid) {
+					fail(m, "(g) %c's DOWN report of session %d takes away what session %d left",
+					     nm(x), n->rep_gsid, g);
+					return true;
+				}
 			}
+			memset(n->held, 0, sizeof(n->held));
+			n->rep_gsid = 0;
 		}
-		memset(n->held, 0, sizeof(n->held));
-		n->reported_gen = 0;
-		n->rep_gsid = 0;
 		n->notified_up = false;
 		moved = true;
 	}
 	if (!n->notified_up && live && n->gsid && cur_decided(m, x) >= 0) {
 		n->notified_up = true;
 		n->notified_gen = gen;
-		n->reported_gen = gen;
 		n->rep_gsid = n->gsid;
 		tracef(m, "%c reports session %d up", nm(x), n->gsid);
 		moved = true;
