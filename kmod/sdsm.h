@@ -218,7 +218,8 @@ struct sdsm_txq {
  * written only there.  sdsm_session_rx() reads @reported_gen (with
  * acquire: the report's effects come before it) to hold a session's
  * messages until the layers have heard of it, and sleeps on @report_wait,
- * which the peer work wakes after each UP report.
+ * which the peer work wakes after each UP report and sdsm_conn_fail()
+ * when a connection of the peer fails.
  */
 struct sdsm_peer {
 	unsigned int id;

@@ -484,9 +484,10 @@ static bool sdsm_session_reported(struct sdsm_conn *conn)
  * reports (after the DOWN of the session before it) while the session may
  * already carry messages: at most heartbeat_ms, so that the receive worker
  * returns credits and the link stays alive.  False if the report is not
- * done by then (or @conn failed, or the module unloads): the message is
- * then not delivered, and the caller fails @conn, so the session resumes
- * on the next connection and sends it again.
+ * done by then, or @conn failed (sdsm_conn_fail() wakes the wait), or
+ * the module unloads: the message is then not delivered, and the caller
+ * fails @conn, so the session resumes on the next connection and sends it
+ * again.
  */
 static bool sdsm_session_wait_reported(struct sdsm_conn *conn)
 {

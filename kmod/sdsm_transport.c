@@ -144,14 +144,17 @@ struct sdsm_conn *sdsm_conn_get_pending(struct sdsm_peer *peer)
 }
 
 /*
- * Mark a connection broken; the peer work detaches and reaps it.  Any
- * context; the first reason is kept for the log.
+ * Mark a connection broken; the peer work detaches and reaps it.  Its
+ * receive worker may be waiting for its session's UP report
+ * (sdsm_session_rx()): wake it, so that the reap does not wait for the
+ * end of that wait.  Any context; the first reason is kept for the log.
  */
 void sdsm_conn_fail(struct sdsm_conn *conn, const char *why)
 {
 	if (test_and_set_bit(SDSM_CONN_FAILED, &conn->flags))
 		return;
 	conn->fail_reason = why;
+	wake_up_all(&conn->peer->report_wait);
 	sdsm_peer_kick(conn->peer);
 }
 
