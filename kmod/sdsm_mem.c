@@ -3192,6 +3192,7 @@ static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
 	u16 dead = *(u16 *)arg;
 	unsigned long c;
 	unsigned int i;
+	u64 lost = 0;
 
 	for (c = 0; c < r->nchunks; c++) {
 		struct sdsm_chunk *chunk = READ_ONCE(r->chunks[c]);
@@ -3221,10 +3222,17 @@ static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
 			hp = pg->flags & SDSM_PAGE_TOUCHED ?
 				sdsm_home_page_get(r, idx, false) : NULL;
 			if (hp) {
+				bool was_lost = hp->dir.state ==
+						SDSM_PROTO_HOME_LOST;
+
 				sdsm_pctx_init(&ctx, &pc, r, idx, pg,
 					       sdsm_cl.node_id);
 				pc.hp = hp;
 				sdsm_proto_home_peer_down(&ctx, &hp->dir, dead);
+				/* It held the page's only copy (it owned it). */
+				if (!was_lost &&
+				    hp->dir.state == SDSM_PROTO_HOME_LOST)
+					lost++;
 			}
 			if ((pg->flags & SDSM_PAGE_HOME_ASKED) &&
 			    sdsm_page_manager(r, idx) == dead) {
@@ -3235,6 +3243,11 @@ static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
 			mutex_unlock(lock);
 		}
 		cond_resched();
+	}
+	if (lost) {
+		pr_warn("region %u (%s): %llu page(s) lost with node %u, which held their only copy\n",
+			r->id, r->name, lost, dead);
+		sdsm_stat_add(SDSM_STAT_PAGES_LOST, lost);
 	}
 }
 

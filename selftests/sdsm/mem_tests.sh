@@ -700,21 +700,27 @@ test_mem_destroy_in_doubt() {
 # node) end in SIGBUS less than fault_timeout_ms (10 s) after the last
 # one done; those of B go on, and B is exactly their sum; C, homed at
 # node 1, is written on node 0 and read back, and the other way round;
-# neither survivor reports the other down.
+# neither survivor reports the other down.  D, homed at node 0 and
+# written last by node $LAST (which so holds its only copy), is lost:
+# node 0 counts it in stats/pages_lost and says so, and both survivors
+# get SIGBUS for it.
 # Then node $LAST boots again and loads sdsm while the survivors keep
 # their module: every node sees every other up, node $LAST reads B, a
 # region it creates works on every node (each writes a page homed on
 # itself and reads the others'), and rmmod works on every node.
 test_mem_power_cut() {
 	local p=13400 pa pb pc k j v ms=16000 rc=0 tmp vpids='' apids='' bpids=''
-	local name=pc.$$ sum=0 cut=0 why=''
+	local name=pc.$$ sum=0 cut=0 why='' pd lost
 	pa=$(homed_at $p "$LAST")
 	pb=$(homed_at $p 0)
 	pc=$(homed_at $p 1)
+	pd=$(homed_at $((p + N)) 0)
 	# The default timeouts (an earlier test may have loaded others).
 	reload_all || return 1
 	mu 0 poke "$pa" 0 || return 1
 	mu 1 poke "$pb" 0 || return 1
+	mu "$LAST" poke "$pd" 7 || return 1
+	lost=$(stat_of 0 pages_lost) || return 1
 	mark_nodes power_cut
 	tmp=$(mktemp -d) || return 1
 	for k in $(others "$LAST"); do
@@ -767,6 +773,16 @@ test_mem_power_cut() {
 			downs_of "$k" "$j" power_cut | sed "s/^/# node $k: /" | grep . &&
 				why="$why; node $k reported node $j down"
 		done
+	done
+	v=$(stat_of 0 pages_lost)
+	log "node 0: pages_lost $lost before the cut, $v after"
+	[ "$v" -gt "$lost" ] 2>/dev/null || { log "node 0 did not count D lost"; rc=1; }
+	run_on 0 "$NODE_SH" dmesg_since power_cut |
+		grep -E "sdsm: region 0 \(default\): [0-9]+ page\(s\) lost with node $LAST," |
+		sed "s/^/# node 0: /" | grep . || { log "node 0 did not log D lost"; rc=1; }
+	for k in $(others "$LAST"); do
+		mu "$k" expect_sigbus "$pd" 20000 >/dev/null ||
+			{ log "node $k: no SIGBUS on D"; rc=1; }
 	done
 	mu 0 poke "$pc" 55 || rc=1
 	[ "$(mu 1 peek "$pc")" = 55 ] || { log "node 1 does not read C"; rc=1; }
