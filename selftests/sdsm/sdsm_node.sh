@@ -17,7 +17,7 @@
 #   sdsm_node.sh drop_frames SEC [STOP]  eth0 drops every frame, both
 #                                     ways, for SEC seconds (tc), or until
 #                                     file STOP exists, then no more
-#   sdsm_node.sh dmesg_since MARK     kernel log lines after marker MARK
+#   sdsm_node.sh dmesg_since MARK     kernel log lines after the last marker MARK
 #   sdsm_node.sh mark MARK            write marker MARK to the kernel log
 
 set -u
@@ -179,7 +179,11 @@ drop_frames)
 mark)
 	echo "sdsm-test: $1" > /dev/kmsg ;;
 dmesg_since)
-	dmesg | sed -n "/sdsm-test: $1\$/,\$p" | tail -n +2 ;;
+	# From the last marker MARK: a test run twice marks twice.
+	dmesg | awk -v m="sdsm-test: $1" '
+		substr($0, length($0) - length(m) + 1) == m { n = 0; seen = 1; next }
+		seen { line[n++] = $0 }
+		END { for (i = 0; i < n; i++) print line[i] }' ;;
 *)
 	echo "usage: see the top of $0" >&2
 	exit 2 ;;
