@@ -722,7 +722,8 @@ test_mem_power_cut() {
 	pb=$(homed_at $p 0)
 	pc=$(homed_at $p 1)
 	pd=$(homed_at $((p + N)) 0)
-	# The default timeouts (an earlier test may have loaded others).
+	# The default timeouts (an earlier test may have loaded others), and
+	# neither exclusive reads nor migratory sharing (above).
 	reload_all exclusive_reads=0 migratory_sharing=0 || return 1
 	mu 0 poke "$pa" 0 || return 1
 	mu 1 poke "$pb" 0 || return 1
