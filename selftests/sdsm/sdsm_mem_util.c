@@ -7,7 +7,10 @@
  *
  * -L locks the process's memory first (mlockall), so that reclaim in a
  * full memory cgroup cannot evict its text (a refault would then need a
- * charge of its own).  -p PERM gives create the permission bits PERM
+ * charge of its own), and makes fill write one word of every 2 MiB of its
+ * range first, so that the page tables its faults need exist before the
+ * cgroup is full (the kernel charges a page table with the OOM killer
+ * allowed; mem_cgroup_charge was OOM-killed so once).  -p PERM gives create the permission bits PERM
  * (octal; SDSM_REGION_F_MODE), -m NODE the manager NODE
  * (SDSM_REGION_F_MANAGER).  -r NAME works in the named region (opened by
  * name), else the default region.  Offsets are bytes from the start of the region.  Exit status 0
@@ -94,6 +97,7 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -551,11 +555,13 @@ int main(int argc, char **argv)
 {
 	const char *region = NULL, *perm = NULL, *manager = NULL;
 	const char *cmd;
+	bool locked = false;
 	uint64_t i;
 
 	if (argc > 1 && !strcmp(argv[1], "-L")) {
 		if (mlockall(MCL_CURRENT | MCL_FUTURE))
 			die("mlockall");
+		locked = true;
 		argv++;
 		argc--;
 	}
@@ -637,6 +643,10 @@ int main(int argc, char **argv)
 
 		if (argc > 3)
 			step = num(argv[3]) ? num(argv[3]) : 1;
+		/* A word in each page table's span first, see -L. */
+		for (i = 0; locked && cmd[0] == 'f' && i < len / 8;
+		     i += (2 << 20) / 8)
+			p[i] = pattern(seed, off + i * 8);
 		for (i = 0; i < len / 8; i++) {
 			uint64_t want = pattern(seed, off + i * 8);
 
