@@ -10,11 +10,12 @@
  * charge of its own), and makes fill write one word of every 2 MiB of its
  * range first, so that the page tables its faults need exist before the
  * cgroup is full (the kernel charges a page table with the OOM killer
- * allowed; mem_cgroup_charge was OOM-killed so once).  -p PERM gives create the permission bits PERM
- * (octal; SDSM_REGION_F_MODE), -m NODE the manager NODE
- * (SDSM_REGION_F_MANAGER).  -r NAME works in the named region (opened by
- * name), else the default region.  Offsets are bytes from the start of the region.  Exit status 0
- * on success, 1 on a failed check, 2 on a usage or system error.
+ * allowed; mem_cgroup_charge was OOM-killed so once).  -p PERM gives
+ * create the permission bits PERM (octal; SDSM_REGION_F_MODE), -m NODE
+ * the manager NODE (SDSM_REGION_F_MANAGER).  -r NAME works in the named
+ * region (opened by name), else the default region.  Offsets are bytes
+ * from the start of the region.  Exit status 0 on success, 1 on a failed
+ * check, 2 on a usage or system error.
  *
  *   info                          node_id nr_nodes features (hex)
  *   create NAME LEN MODE [MASK [BLOCK|NODE]]  prints "ID OFFSET"
