@@ -20,7 +20,7 @@ PG=4096
 MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
 mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_manager mem_set_policy mem_fio mem_big_region mem_contention
-mem_node_leaves mem_send_fails mem_fault_costs mem_cgroup_charge
+mem_node_leaves mem_leave_hands_back mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
@@ -501,6 +501,61 @@ test_mem_node_leaves() {
 	[ "$(mu 0 peek $p0)" = 55 ] || { log "page homed at 0 broken"; rc=1; }
 	for k in $(others "$gone"); do
 		run_on "$k" "$NODE_SH" unload 60 || rc=1
+	done
+	return $rc
+}
+
+# A node that unloads hands back what only it holds: the pages it wrote
+# that are homed elsewhere, and (with exclusive_reads and
+# migratory_sharing on, the defaults) a page it only read but was granted
+# writable.  Node $LAST writes three pages homed at nodes 0 and 1 and
+# reads Q, which node 1 wrote (homed at 0), then unloads.  Every page
+# keeps its value on the survivors, no home counts a page lost, the
+# homes count the pages handed back (stats/pages_handed_back), and node
+# $LAST logs how many it handed back.  Before HANDBACK every one of them
+# was lost (SIGBUS) with the unload.
+test_mem_leave_hands_back() {
+	local k v rc=0 gone=$LAST mark=handback.$$
+	local p0 p1 q lost0 lost1 back0 back1
+	p0=$(homed_at 15872 0)
+	p1=$(homed_at 15872 1)
+	q=$((p0 + 2 * N * PG))
+	reload_all fault_timeout_ms=3000 || return 1
+	mu 1 poke $q 71 || return 1
+	mu "$gone" poke $p0 61 && mu "$gone" poke $((p0 + N * PG)) 63 &&
+		mu "$gone" poke $p1 62 || return 1
+	[ "$(mu "$gone" peek $q)" = 71 ] || { log "node $gone misread Q"; return 1; }
+	lost0=$(stat_of 0 pages_lost) && lost1=$(stat_of 1 pages_lost) &&
+		back0=$(stat_of 0 pages_handed_back) &&
+		back1=$(stat_of 1 pages_handed_back) || return 1
+	mark_nodes "$mark"
+	run_on "$gone" "$NODE_SH" unload 60 || return 1
+	v=$(run_on "$gone" "$NODE_SH" dmesg_since "$mark" | grep "sdsm: leaving")
+	[ -n "$v" ] && printf '%s\n' "$v" | sed "s/^/# node $gone: /"
+	case $v in
+	*"page(s) held writable handed back to their homes"*) ;;
+	*) log "node $gone did not log its pages handed back"; rc=1 ;;
+	esac
+	for k in $(others "$gone"); do
+		run_on "$k" "$NODE_SH" wait_not_up "$gone" "$DOWN_SEC" || rc=1
+		v="$(mu "$k" peek $p0) $(mu "$k" peek $((p0 + N * PG))) $(mu "$k" peek $p1) $(mu "$k" peek $q)"
+		log "node $k reads '$v' after node $gone left"
+		[ "$v" = "61 63 62 71" ] ||
+			{ log "node $k: want '61 63 62 71'"; rc=1; }
+	done
+	v="$(stat_of 0 pages_lost) $(stat_of 1 pages_lost)"
+	[ "$v" = "$lost0 $lost1" ] ||
+		{ log "pages_lost went from '$lost0 $lost1' to '$v'"; rc=1; }
+	v="$(( $(stat_of 0 pages_handed_back) - back0 )) $(( $(stat_of 1 pages_handed_back) - back1 ))"
+	log "pages handed back to nodes 0 and 1: $v"
+	# Q is handed back only if node $gone was granted it writable.
+	case $v in
+	"2 1" | "3 1") ;;
+	*) log "want 2 or 3 pages handed back to node 0, 1 to node 1"; rc=1 ;;
+	esac
+	for k in $(others "$gone"); do
+		run_on "$k" "$NODE_SH" dmesg_since "$mark" |
+			grep -E "sdsm: node $gone is leaving" | sed "s/^/# node $k: /"
 	done
 	return $rc
 }
