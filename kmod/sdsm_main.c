@@ -8,7 +8,8 @@
  * They are read-only once loaded.
  *
  * Teardown order (exit and init failure): set sdsm_cl.shutdown, remove the
- * device and sysfs, stop the listener and the ib_client (closes every
+ * device and sysfs, (exit only) hand the pages held writable back to their
+ * homes and say BYE, stop the listener and the ib_client (closes every
  * connection bound to a device), then sdsm_cluster_stop() closes whatever
  * is left.  No step holds a lock while it waits.
  *
@@ -472,7 +473,9 @@ out_free_stats:
 }
 
 /*
- * The reverse of sdsm_init(): the transport goes first, so no message is
+ * The reverse of sdsm_init(), after what only this node holds went back
+ * to the pages' homes (sdsm_mem_leave(); no process maps a region, the
+ * device is gone): the transport goes first, so no message is
  * received and no handler runs while the layers above tear down (before,
  * a peer's messages arrived after the memory layer had gone and were
  * dropped).  Stopping the cluster reports every peer DOWN to the layers,
@@ -482,6 +485,7 @@ static void __exit sdsm_exit(void)
 {
 	WRITE_ONCE(sdsm_cl.shutdown, true);
 	misc_deregister(&sdsm_misc);
+	sdsm_mem_leave();
 	sdsm_transport_goodbye();
 	sdsm_transport_stop();
 	sdsm_cluster_stop();

@@ -452,6 +452,7 @@ static void sdsm_mem_peer_broken(u16 src, const char *why)
 }
 
 static void sdsm_mem_dispatch(const struct sdsm_msg *msg);
+static void sdsm_handback_recv(u16 src, u64 cookie);
 
 /* ------------------------------------------------------------------ */
 /* The protocol's actions                                              */
@@ -2303,6 +2304,7 @@ static void sdsm_mem_dispatch(const struct sdsm_msg *msg)
 		struct sdsm_wire_coh coh;
 		struct sdsm_wire_home home;
 		struct sdsm_wire_rc rc;
+		struct sdsm_wire_region region;
 	} u;
 
 	switch (type) {
@@ -2332,6 +2334,12 @@ static void sdsm_mem_dispatch(const struct sdsm_msg *msg)
 			return;
 		}
 		sdsm_rc_recv(peer->id, &u.rc, msg);
+		return;
+	case SDSM_MSG_HANDBACK:
+		if (len < sizeof(u.region))
+			goto short_msg;
+		memcpy(&u.region, payload, sizeof(u.region));
+		sdsm_handback_recv(peer->id, be64_to_cpu(u.region.cookie));
 		return;
 	case SDSM_MSG_HOME_REQ:
 	case SDSM_MSG_HOME_REP:
@@ -2370,7 +2378,7 @@ static const u16 sdsm_mem_msg_types[] = {
 	SDSM_MSG_COH, SDSM_MSG_HOME_REQ, SDSM_MSG_HOME_REP, SDSM_MSG_RC,
 	SDSM_MSG_REGION_CLAIM, SDSM_MSG_REGION_ADD, SDSM_MSG_REGION_PREPARE,
 	SDSM_MSG_REGION_COMMIT, SDSM_MSG_REGION_ABORT, SDSM_MSG_POLICY,
-	SDSM_MSG_REPLY, SDSM_MSG_REGION_QUERY,
+	SDSM_MSG_REPLY, SDSM_MSG_REGION_QUERY, SDSM_MSG_HANDBACK,
 };
 
 /* ------------------------------------------------------------------ */
@@ -3275,6 +3283,314 @@ static struct notifier_block sdsm_mem_peer_nb = {
 };
 
 /* ------------------------------------------------------------------ */
+/* Leaving: the pages a node held writable go back to their homes      */
+
+/*
+ * A node whose module unloads would take with it every page of a
+ * sequential region it holds writable: their homes would mark them LOST
+ * (stats/pages_lost).  So, before it says BYE (sdsm_mem_leave()), it
+ * flushes the diffs of its release regions (sdsm_rc_release()) and asks
+ * each home of a page it holds writable to take its pages back (HANDBACK,
+ * answered by REPLY).  The home reads each such page itself, as a fault
+ * there would (sdsm_fault_proto()): the leaving node answers the FETCH
+ * (or FETCH_INV) with the data and keeps at most a read copy, which its
+ * BYE then drops.  Nothing new for the protocol core: a read at the
+ * home of a page another node holds writable is its ordinary work.
+ * Documentation/protocol.rst, "Leaving".
+ */
+
+/* What a leaving node holds writable of pages homed elsewhere. */
+struct sdsm_leave_count {
+	u64 homes;	/* their homes */
+	u64 pages;
+};
+
+/*
+ * Count @r's pages held writable here and homed on another node.
+ * Unlocked: no process maps them any more (the module is unloading), and
+ * the handlers only take pages away, so the count can only be high.
+ */
+static void sdsm_region_count_writable(struct sdsm_region *r, void *arg)
+{
+	struct sdsm_leave_count *n = arg;
+	unsigned long c;
+	unsigned int i;
+
+	if (r->rc_chunks)
+		return;
+	for (c = 0; c < r->nchunks; c++) {
+		struct sdsm_chunk *chunk = READ_ONCE(r->chunks[c]);
+
+		if (!chunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+			struct sdsm_page *pg = &chunk->pages[i];
+			u8 home = READ_ONCE(pg->home);
+
+			if (READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_M ||
+			    home == sdsm_cl.node_id || home >= sdsm_cl.nr_nodes)
+				continue;
+			n->homes |= BIT_ULL(home);
+			n->pages++;
+		}
+		cond_resched();
+	}
+}
+
+/**
+ * struct sdsm_take_back - a home taking back the pages a leaving node holds
+ * @src: the leaving node
+ * @asked: sdsm_rc_notice_key() of every page read here for it
+ * @failed: pages whose read could not start (the error of the last)
+ * @err: that error
+ */
+struct sdsm_take_back {
+	u16 src;
+	struct xarray asked;
+	u64 failed;
+	int err;
+};
+
+/*
+ * Start a read here of every page of @r homed here that node @tb->src
+ * holds writable.  Locks: the regions' mutex (sdsm_region_for_each()).
+ */
+static void sdsm_region_take_back(struct sdsm_region *r, void *arg)
+{
+	struct sdsm_take_back *tb = arg;
+	unsigned long c;
+	unsigned int i;
+	int rc;
+
+	if (r->rc_chunks)
+		return;
+	for (c = 0; c < r->nchunks; c++) {
+		struct sdsm_chunk *chunk = READ_ONCE(r->chunks[c]);
+
+		if (!chunk)
+			continue;
+		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
+			struct sdsm_page *pg = &chunk->pages[i];
+			u64 idx = ((u64)c << SDSM_CHUNK_SHIFT) + i;
+			struct mutex *lock;	/* the page's */
+			struct sdsm_home_page *hp;
+			struct sdsm_proto_ctx ctx;
+			struct sdsm_pctx pc;
+
+			if (idx >= r->npages)
+				break;
+			if (!(READ_ONCE(pg->flags) & SDSM_PAGE_TOUCHED))
+				continue;
+			lock = sdsm_page_lock(r, idx);
+			mutex_lock(lock);
+			hp = sdsm_home_page_get(r, idx, false);
+			if (!hp || pg->err ||
+			    hp->dir.state != SDSM_PROTO_HOME_MODIFIED ||
+			    hp->dir.owner != tb->src) {
+				mutex_unlock(lock);
+				continue;
+			}
+			/*
+			 * Its directory serves requests here, so this node is
+			 * its home, though it may never have had to resolve
+			 * that for a fault of its own.
+			 */
+			sdsm_page_set_home(r, pg, sdsm_cl.node_id);
+			if (pg->home != sdsm_cl.node_id) {
+				mutex_unlock(lock);
+				continue;
+			}
+			sdsm_pctx_init(&ctx, &pc, r, idx, pg, pg->home);
+			rc = sdsm_fault_proto(&ctx, &pc, false);
+			sdsm_page_settle(r, pg);
+			mutex_unlock(lock);
+			if (rc == SDSM_PROTO_WAIT)
+				rc = xa_err(xa_store(&tb->asked,
+						     sdsm_rc_notice_key(r->id, idx),
+						     xa_mk_value(0), GFP_KERNEL));
+			if (rc < 0) {
+				tb->failed++;
+				tb->err = rc;
+			}
+		}
+		cond_resched();
+	}
+}
+
+/*
+ * Whether page @idx of region @id is back at its home here: no longer
+ * held writable by @src.  Waits for the read started for it, up to
+ * @deadline (jiffies).
+ */
+static bool sdsm_taken_back(u32 id, u64 idx, u16 src, unsigned long deadline)
+{
+	struct sdsm_region *r = sdsm_region_get(id);
+	struct sdsm_home_page *hp;
+	struct sdsm_page *pg;
+	struct mutex *lock;	/* the page's */
+	bool back = true;
+
+	if (!r)
+		return false;	/* destroyed meanwhile: nothing to lose */
+	pg = sdsm_page_get(r, idx, false);
+	if (pg)
+		wait_event_timeout(*sdsm_page_wq(r, idx),
+				   sdsm_page_settled(r, idx, pg),
+				   max_t(long, deadline - jiffies, 1));
+	lock = sdsm_page_lock(r, idx);
+	mutex_lock(lock);
+	hp = sdsm_home_page_get(r, idx, false);
+	if (hp && (hp->dir.state == SDSM_PROTO_HOME_LOST ||
+		   (hp->dir.state == SDSM_PROTO_HOME_MODIFIED &&
+		    hp->dir.owner == src)))
+		back = false;
+	mutex_unlock(lock);
+	sdsm_region_put(r);
+	return back;
+}
+
+/**
+ * sdsm_mem_take_back - take back the pages node @src holds writable
+ * @src: a node about to unload its module (it sent HANDBACK)
+ *
+ * Read here every page homed here that @src holds writable, all at once,
+ * and wait for them, up to fault_timeout_ms.  Context: a work item (it
+ * waits for @src's answers).
+ *
+ * Return: 0 when every such page is back here, else a negative errno.
+ */
+static int sdsm_mem_take_back(u16 src)
+{
+	unsigned long deadline = jiffies +
+				 msecs_to_jiffies(sdsm_fault_timeout_ms);
+	struct sdsm_take_back tb = { .src = src };
+	u64 back = 0, missed = 0;
+	unsigned long key;
+	void *entry;
+
+	xa_init(&tb.asked);
+	sdsm_region_for_each(sdsm_region_take_back, &tb);
+	/* A page whose home is also its manager may need a message to self. */
+	sdsm_queue_drain_self();
+	xa_for_each(&tb.asked, key, entry) {
+		if (sdsm_taken_back(sdsm_rc_notice_key_region(key),
+				    sdsm_rc_notice_key_page(key), src,
+				    deadline))
+			back++;
+		else
+			missed++;
+	}
+	xa_destroy(&tb.asked);
+	if (back) {
+		sdsm_stat_add(SDSM_STAT_PAGES_HANDED_BACK, back);
+		pr_info("node %u is leaving: %llu page(s) it held writable handed back\n",
+			src, back);
+	}
+	if (missed || tb.failed) {
+		pr_warn("node %u is leaving: %llu page(s) it held writable not handed back\n",
+			src, missed + tb.failed);
+		return tb.err ?: -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/**
+ * struct sdsm_handback_req - a HANDBACK received, for sdsm_handback_work
+ * @node: on sdsm_handback_reqs
+ * @src: the leaving node
+ * @cookie: its call, answered by REPLY
+ */
+struct sdsm_handback_req {
+	struct list_head node;
+	u16 src;
+	u64 cookie;
+};
+
+static DEFINE_SPINLOCK(sdsm_handback_lock);	/* sdsm_handback_reqs */
+static LIST_HEAD(sdsm_handback_reqs);
+static void sdsm_handback_fn(struct work_struct *work);
+static DECLARE_WORK(sdsm_handback_work, sdsm_handback_fn);
+
+/* Node @src asks for HANDBACK: queued, a handler must not wait for it. */
+static void sdsm_handback_recv(u16 src, u64 cookie)
+{
+	struct sdsm_handback_req *req = kmalloc(sizeof(*req), GFP_KERNEL);
+
+	if (!req) {
+		sdsm_reply(src, cookie, ENOMEM, NULL);
+		return;
+	}
+	req->src = src;
+	req->cookie = cookie;
+	spin_lock(&sdsm_handback_lock);
+	list_add_tail(&req->node, &sdsm_handback_reqs);
+	spin_unlock(&sdsm_handback_lock);
+	queue_work(sdsm_mem_wq, &sdsm_handback_work);
+}
+
+static struct sdsm_handback_req *sdsm_handback_next(void)
+{
+	struct sdsm_handback_req *req;
+
+	spin_lock(&sdsm_handback_lock);
+	req = list_first_entry_or_null(&sdsm_handback_reqs,
+				       struct sdsm_handback_req, node);
+	if (req)
+		list_del(&req->node);
+	spin_unlock(&sdsm_handback_lock);
+	return req;
+}
+
+static void sdsm_handback_fn(struct work_struct *work)
+{
+	struct sdsm_handback_req *req;
+
+	while ((req = sdsm_handback_next())) {
+		sdsm_reply(req->src, req->cookie,
+			   -sdsm_mem_take_back(req->src), NULL);
+		kfree(req);
+	}
+}
+
+/* After the handlers went: no HANDBACK is queued any more. */
+static void sdsm_handback_exit(void)
+{
+	struct sdsm_handback_req *req;
+
+	cancel_work_sync(&sdsm_handback_work);
+	while ((req = sdsm_handback_next()))
+		kfree(req);
+}
+
+/**
+ * sdsm_mem_leave - hand back what only this node holds, before it unloads
+ *
+ * Context: module exit, after /dev/sdsm went (no process maps a region),
+ * before the BYE.  Bounded by about twice fault_timeout_ms.
+ */
+void sdsm_mem_leave(void)
+{
+	struct sdsm_leave_count n = {}, left = {};
+	int ret;
+
+	ret = sdsm_rc_release();
+	if (ret)
+		pr_warn("leaving: the last writes to release regions may not have reached their homes: %d\n",
+			ret);
+	sdsm_region_for_each(sdsm_region_count_writable, &n);
+	if (!n.pages)
+		return;
+	ret = sdsm_region_handback(n.homes);
+	sdsm_region_for_each(sdsm_region_count_writable, &left);
+	if (left.pages)
+		pr_warn("leaving: %llu of %llu page(s) held writable not handed back to their homes (%d): they are lost\n",
+			left.pages, n.pages, ret);
+	else
+		pr_info("leaving: %llu page(s) held writable handed back to their homes\n",
+			n.pages);
+}
+
+/* ------------------------------------------------------------------ */
 
 /* Called by sdsm_init() before anything starts: one log line per error. */
 int sdsm_mem_check_params(void)
@@ -3341,6 +3657,7 @@ int sdsm_mem_init(void)
 out_unregister:
 	while (i--)
 		sdsm_handler_unregister(sdsm_mem_msg_types[i]);
+	sdsm_handback_exit();
 	sdsm_holds_exit();
 	sdsm_region_exit();
 out_destroy_wq:
@@ -3364,6 +3681,7 @@ void sdsm_mem_exit(void)
 	sdsm_peer_notifier_unregister(&sdsm_mem_peer_nb);
 	for (i = 0; i < ARRAY_SIZE(sdsm_mem_msg_types); i++)
 		sdsm_handler_unregister(sdsm_mem_msg_types[i]);
+	sdsm_handback_exit();
 	sdsm_holds_exit();
 	destroy_workqueue(sdsm_mem_wq);
 	sdsm_region_exit();

@@ -389,6 +389,7 @@ int sdsm_mem_check_params(void);
 int sdsm_rc_release(void);
 int sdsm_rc_knowledge(struct sdsm_rc_publish *pub);
 int sdsm_rc_notice(u32 region, u64 page, u32 version, u64 *clock);
+void sdsm_mem_leave(void);
 bool sdsm_rc_in_use(void);
 void sdsm_rc_region_init(struct sdsm_region *r);
 int sdsm_mem_init(void);
@@ -410,6 +411,9 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 		     u32 len);
 void sdsm_region_peer_up(unsigned int node);
 void sdsm_region_peer_down(unsigned int node);
+int sdsm_region_handback(u64 homes);
+void sdsm_reply(u16 dst, u64 cookie, int status,
+		const struct sdsm_wire_region *region);
 void sdsm_region_release_file(const struct file *file);
 void sdsm_region_for_each(void (*fn)(struct sdsm_region *r, void *arg),
 			  void *arg);

@@ -264,14 +264,14 @@ static bool sdsm_call_done(struct sdsm_call *call)
 	return done;
 }
 
-/* Wait for every answer; return 0 or a negative errno. */
-static int sdsm_call_wait(struct sdsm_call *call)
+/* Wait up to @ms for every answer; return 0 or a negative errno. */
+static int sdsm_call_wait_ms(struct sdsm_call *call, unsigned int ms)
 {
 	long left;
 	int ret;
 
 	left = wait_event_killable_timeout(sdsm_calls_wq, sdsm_call_done(call),
-					   msecs_to_jiffies(sdsm_fault_timeout_ms));
+					   msecs_to_jiffies(ms));
 	spin_lock(&sdsm_calls_lock);
 	list_del(&call->node);
 	if (call->status)
@@ -284,6 +284,12 @@ static int sdsm_call_wait(struct sdsm_call *call)
 		ret = 0;
 	spin_unlock(&sdsm_calls_lock);
 	return ret;
+}
+
+/* Wait up to fault_timeout_ms for every answer. */
+static int sdsm_call_wait(struct sdsm_call *call)
+{
+	return sdsm_call_wait_ms(call, sdsm_fault_timeout_ms);
 }
 
 static void sdsm_call_answer(u16 src, u64 cookie, int status, s32 home,
@@ -311,8 +317,9 @@ static void sdsm_call_answer(u16 src, u64 cookie, int status, s32 home,
 	wake_up_all(&sdsm_calls_wq);
 }
 
-static void sdsm_reply(u16 dst, u64 cookie, int status,
-		       const struct sdsm_wire_region *region)
+/* Answer request @cookie of node @dst: REPLY, @status a positive errno. */
+void sdsm_reply(u16 dst, u64 cookie, int status,
+		const struct sdsm_wire_region *region)
 {
 	struct sdsm_wire_reply w = {
 		.cookie = cpu_to_be64(cookie),
@@ -1279,6 +1286,31 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 short_msg:
 	pr_warn_ratelimited("node %u: short message type %u (%u bytes) dropped\n",
 			    src, type, len);
+}
+
+/**
+ * sdsm_region_handback - ask the homes of pages held writable here to
+ *	take them back, before this node leaves
+ * @homes: those homes (a mask of nodes); those not up are left out
+ *
+ * HANDBACK to each, and wait for every REPLY (sdsm_mem_take_back() on
+ * the home), up to twice fault_timeout_ms: a home waits up to that long
+ * for the pages themselves.  Context: module exit (sdsm_mem_leave()).
+ *
+ * Return: 0, or a negative errno (-ETIMEDOUT, -EHOSTDOWN, a home's error).
+ */
+int sdsm_region_handback(u64 homes)
+{
+	struct sdsm_wire_region w = {};
+	struct sdsm_call call;
+
+	homes &= sdsm_up_peers();
+	if (!homes)
+		return 0;
+	sdsm_call_start(&call, homes);
+	w.cookie = cpu_to_be64(call.cookie);
+	sdsm_send_mask(homes, SDSM_MSG_HANDBACK, &w, sizeof(w));
+	return sdsm_call_wait_ms(&call, 2 * sdsm_fault_timeout_ms);
 }
 
 /* A peer came up: tell it every region and policy range we know. */

@@ -43,6 +43,7 @@ static const char * const sdsm_stat_names[SDSM_NR_STATS] = {
 	[SDSM_STAT_FAULT_AROUND_PAGES]		= "fault_around_pages",
 	[SDSM_STAT_OWN_GRANTS]			= "own_grants",
 	[SDSM_STAT_PAGES_LOST]			= "pages_lost",
+	[SDSM_STAT_PAGES_HANDED_BACK]		= "pages_handed_back",
 	[SDSM_STAT_TWINS]			= "twins",
 	[SDSM_STAT_DIFFS_SENT]			= "diffs_sent",
 	[SDSM_STAT_DIFF_BYTES_SENT]		= "diff_bytes_sent",

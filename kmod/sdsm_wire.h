@@ -26,9 +26,9 @@
  * struct sdsm_wire_hello, BYE); 6: REGION_QUERY; 7: region consistency,
  * RC, RC_NOTICES; 8: the object a grant's RC_NOTICES come from; 9: a
  * region's manager, the next pages' homes in HOME_REP; 10: the serial
- * arrival of a barrier generation (SDSM_WIRE_SYNC_F_SERIAL)
+ * arrival of a barrier generation (SDSM_WIRE_SYNC_F_SERIAL); 11: HANDBACK
  */
-#define SDSM_WIRE_VERSION	10
+#define SDSM_WIRE_VERSION	11
 
 /* Size of the first scatter element of each receive: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
@@ -66,6 +66,9 @@
  *	down: struct sdsm_wire_region (id and cookie), answered by REPLY:
  *	ENOENT (the region is gone here), EINPROGRESS (prepared here by a
  *	destroyer still up here) or 0 (here anyway)
+ * @SDSM_MSG_HANDBACK: the sender's module is about to unload: take back
+ *	every page homed here that it holds writable (a read here of each),
+ *	then answer REPLY; struct sdsm_wire_region, only @cookie used
  * @SDSM_MSG_RC: a release-consistency message (Documentation/protocol.rst,
  *	"Release consistency"), struct sdsm_wire_rc
  * @SDSM_MSG_COHERENCE_LAST: last type reserved for coherence
@@ -93,6 +96,7 @@ enum sdsm_msg_type {
 	SDSM_MSG_POLICY = 0x2d,
 	SDSM_MSG_REPLY = 0x2e,
 	SDSM_MSG_REGION_QUERY = 0x2f,
+	SDSM_MSG_HANDBACK = 0x30,
 	SDSM_MSG_COHERENCE_LAST = 0x5f,
 	SDSM_MSG_MAX = 0x80,
 };
