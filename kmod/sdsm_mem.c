@@ -3195,12 +3195,20 @@ void sdsm_mem_region_free(struct sdsm_region *r)
 /* ------------------------------------------------------------------ */
 /* Peers                                                               */
 
-static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
+typedef void (*sdsm_page_fn)(struct sdsm_region *r, u64 idx,
+			     struct sdsm_page *pg, void *arg);
+
+/*
+ * Call @fn on the node side of every page of @r whose chunk is allocated,
+ * in page order; cond_resched() after each chunk.  Takes no lock: @fn
+ * takes what it needs.  A fault may publish a chunk meanwhile
+ * (sdsm_chunk_get()), hence READ_ONCE().
+ */
+static void sdsm_page_for_each(struct sdsm_region *r, sdsm_page_fn fn,
+			       void *arg)
 {
-	u16 dead = *(u16 *)arg;
 	unsigned long c;
 	unsigned int i;
-	u64 lost = 0;
 
 	for (c = 0; c < r->nchunks; c++) {
 		struct sdsm_chunk *chunk = READ_ONCE(r->chunks[c]);
@@ -3208,54 +3216,71 @@ static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
 		if (!chunk)
 			continue;
 		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
-			struct sdsm_page *pg = &chunk->pages[i];
 			u64 idx = ((u64)c << SDSM_CHUNK_SHIFT) + i;
-			struct sdsm_home_page *hp;
-			struct sdsm_proto_ctx ctx;
-			struct sdsm_pctx pc;
-			struct mutex *lock;		/* the page's, sdsm_page_lock() */
 
 			if (idx >= r->npages)
 				break;
-			lock = sdsm_page_lock(r, idx);
-			mutex_lock(lock);
-			if (r->rc_chunks) {
-				sdsm_rc_page_peer_down(r, idx, pg, dead);
-			} else if (pg->home == dead) {
-				sdsm_pctx_init(&ctx, &pc, r, idx, pg, dead);
-				sdsm_proto_node_peer_down(&ctx, &pg->node, dead);
-				sdsm_page_settle(r, pg);
-			}
-			/* Served here: the home side exists. */
-			hp = pg->flags & SDSM_PAGE_TOUCHED ?
-				sdsm_home_page_get(r, idx, false) : NULL;
-			if (hp) {
-				bool was_lost = hp->dir.state ==
-						SDSM_PROTO_HOME_LOST;
-
-				sdsm_pctx_init(&ctx, &pc, r, idx, pg,
-					       sdsm_cl.node_id);
-				pc.hp = hp;
-				sdsm_proto_home_peer_down(&ctx, &hp->dir, dead);
-				/* It held the page's only copy (it owned it). */
-				if (!was_lost &&
-				    hp->dir.state == SDSM_PROTO_HOME_LOST)
-					lost++;
-			}
-			if ((pg->flags & SDSM_PAGE_HOME_ASKED) &&
-			    sdsm_page_manager(r, idx) == dead) {
-				/* The fault asks again and fails. */
-				pg->flags &= ~SDSM_PAGE_HOME_ASKED;
-				wake_up_all(sdsm_page_wq(r, idx));
-			}
-			mutex_unlock(lock);
+			fn(r, idx, &chunk->pages[i], arg);
 		}
 		cond_resched();
 	}
-	if (lost) {
+}
+
+/* A region's walk at a node's death. */
+struct sdsm_peer_down_walk {
+	u16 dead;
+	u64 lost;	/* pages of the region that became LOST */
+};
+
+static void sdsm_page_peer_down(struct sdsm_region *r, u64 idx,
+				struct sdsm_page *pg, void *arg)
+{
+	struct sdsm_peer_down_walk *w = arg;
+	struct mutex *lock = sdsm_page_lock(r, idx);	/* the page's */
+	struct sdsm_home_page *hp;
+	struct sdsm_proto_ctx ctx;
+	struct sdsm_pctx pc;
+	u16 dead = w->dead;
+
+	mutex_lock(lock);
+	if (r->rc_chunks) {
+		sdsm_rc_page_peer_down(r, idx, pg, dead);
+	} else if (pg->home == dead) {
+		sdsm_pctx_init(&ctx, &pc, r, idx, pg, dead);
+		sdsm_proto_node_peer_down(&ctx, &pg->node, dead);
+		sdsm_page_settle(r, pg);
+	}
+	/* Served here: the home side exists. */
+	hp = pg->flags & SDSM_PAGE_TOUCHED ?
+		sdsm_home_page_get(r, idx, false) : NULL;
+	if (hp) {
+		bool was_lost = hp->dir.state == SDSM_PROTO_HOME_LOST;
+
+		sdsm_pctx_init(&ctx, &pc, r, idx, pg, sdsm_cl.node_id);
+		pc.hp = hp;
+		sdsm_proto_home_peer_down(&ctx, &hp->dir, dead);
+		/* It held the page's only copy (it owned it). */
+		if (!was_lost && hp->dir.state == SDSM_PROTO_HOME_LOST)
+			w->lost++;
+	}
+	if ((pg->flags & SDSM_PAGE_HOME_ASKED) &&
+	    sdsm_page_manager(r, idx) == dead) {
+		/* The fault asks again and fails. */
+		pg->flags &= ~SDSM_PAGE_HOME_ASKED;
+		wake_up_all(sdsm_page_wq(r, idx));
+	}
+	mutex_unlock(lock);
+}
+
+static void sdsm_mem_region_peer_down(struct sdsm_region *r, void *arg)
+{
+	struct sdsm_peer_down_walk w = { .dead = *(u16 *)arg };
+
+	sdsm_page_for_each(r, sdsm_page_peer_down, &w);
+	if (w.lost) {
 		pr_warn("region %u (%s): %llu page(s) lost with node %u, which held their only copy\n",
-			r->id, r->name, lost, dead);
-		sdsm_stat_add(SDSM_STAT_PAGES_LOST, lost);
+			r->id, r->name, w.lost, w.dead);
+		sdsm_stat_add(SDSM_STAT_PAGES_LOST, w.lost);
 	}
 }
 
@@ -3306,35 +3331,27 @@ struct sdsm_leave_count {
 };
 
 /*
- * Count @r's pages held writable here and homed on another node.
- * Unlocked: no process maps them any more (the module is unloading), and
- * the handlers only take pages away, so the count can only be high.
+ * Count page @idx of @r if it is held writable here and homed on another
+ * node.  Unlocked: no process maps it any more (the module is unloading),
+ * and the handlers only take pages away, so the count can only be high.
  */
-static void sdsm_region_count_writable(struct sdsm_region *r, void *arg)
+static void sdsm_page_count_writable(struct sdsm_region *r, u64 idx,
+				     struct sdsm_page *pg, void *arg)
 {
 	struct sdsm_leave_count *n = arg;
-	unsigned long c;
-	unsigned int i;
+	u8 home = READ_ONCE(pg->home);
 
-	if (r->rc_chunks)
+	if (READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_M ||
+	    home == sdsm_cl.node_id || home >= sdsm_cl.nr_nodes)
 		return;
-	for (c = 0; c < r->nchunks; c++) {
-		struct sdsm_chunk *chunk = READ_ONCE(r->chunks[c]);
+	n->homes |= BIT_ULL(home);
+	n->pages++;
+}
 
-		if (!chunk)
-			continue;
-		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
-			struct sdsm_page *pg = &chunk->pages[i];
-			u8 home = READ_ONCE(pg->home);
-
-			if (READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_M ||
-			    home == sdsm_cl.node_id || home >= sdsm_cl.nr_nodes)
-				continue;
-			n->homes |= BIT_ULL(home);
-			n->pages++;
-		}
-		cond_resched();
-	}
+static void sdsm_region_count_writable(struct sdsm_region *r, void *arg)
+{
+	if (!r->rc_chunks)
+		sdsm_page_for_each(r, sdsm_page_count_writable, arg);
 }
 
 /**
@@ -3352,69 +3369,55 @@ struct sdsm_take_back {
 };
 
 /*
- * Start a read here of every page of @r homed here that node @tb->src
- * holds writable.  Locks: the regions' mutex (sdsm_region_for_each()).
+ * Start a read here of page @idx of @r if it is homed here and node
+ * @tb->src holds it writable.
  */
-static void sdsm_region_take_back(struct sdsm_region *r, void *arg)
+static void sdsm_page_take_back(struct sdsm_region *r, u64 idx,
+				struct sdsm_page *pg, void *arg)
 {
+	struct mutex *lock = sdsm_page_lock(r, idx);	/* the page's */
 	struct sdsm_take_back *tb = arg;
-	unsigned long c;
-	unsigned int i;
+	struct sdsm_home_page *hp;
+	struct sdsm_proto_ctx ctx;
+	struct sdsm_pctx pc;
 	int rc;
 
-	if (r->rc_chunks)
+	if (!(READ_ONCE(pg->flags) & SDSM_PAGE_TOUCHED))
 		return;
-	for (c = 0; c < r->nchunks; c++) {
-		struct sdsm_chunk *chunk = READ_ONCE(r->chunks[c]);
-
-		if (!chunk)
-			continue;
-		for (i = 0; i < SDSM_CHUNK_PAGES; i++) {
-			struct sdsm_page *pg = &chunk->pages[i];
-			u64 idx = ((u64)c << SDSM_CHUNK_SHIFT) + i;
-			struct mutex *lock;	/* the page's */
-			struct sdsm_home_page *hp;
-			struct sdsm_proto_ctx ctx;
-			struct sdsm_pctx pc;
-
-			if (idx >= r->npages)
-				break;
-			if (!(READ_ONCE(pg->flags) & SDSM_PAGE_TOUCHED))
-				continue;
-			lock = sdsm_page_lock(r, idx);
-			mutex_lock(lock);
-			hp = sdsm_home_page_get(r, idx, false);
-			if (!hp || pg->err ||
-			    hp->dir.state != SDSM_PROTO_HOME_MODIFIED ||
-			    hp->dir.owner != tb->src) {
-				mutex_unlock(lock);
-				continue;
-			}
-			/*
-			 * Its directory serves requests here, so this node is
-			 * its home, though it may never have had to resolve
-			 * that for a fault of its own.
-			 */
-			sdsm_page_set_home(r, pg, sdsm_cl.node_id);
-			if (pg->home != sdsm_cl.node_id) {
-				mutex_unlock(lock);
-				continue;
-			}
-			sdsm_pctx_init(&ctx, &pc, r, idx, pg, pg->home);
-			rc = sdsm_fault_proto(&ctx, &pc, false);
-			sdsm_page_settle(r, pg);
-			mutex_unlock(lock);
-			if (rc == SDSM_PROTO_WAIT)
-				rc = xa_err(xa_store(&tb->asked,
-						     sdsm_rc_notice_key(r->id, idx),
-						     xa_mk_value(0), GFP_KERNEL));
-			if (rc < 0) {
-				tb->failed++;
-				tb->err = rc;
-			}
-		}
-		cond_resched();
+	mutex_lock(lock);
+	hp = sdsm_home_page_get(r, idx, false);
+	if (!hp || pg->err || hp->dir.state != SDSM_PROTO_HOME_MODIFIED ||
+	    hp->dir.owner != tb->src)
+		goto unlock;
+	/*
+	 * Its directory serves requests here, so this node is its home,
+	 * though it may never have had to resolve that for a fault of its
+	 * own.
+	 */
+	sdsm_page_set_home(r, pg, sdsm_cl.node_id);
+	if (pg->home != sdsm_cl.node_id)
+		goto unlock;
+	sdsm_pctx_init(&ctx, &pc, r, idx, pg, pg->home);
+	rc = sdsm_fault_proto(&ctx, &pc, false);
+	sdsm_page_settle(r, pg);
+	mutex_unlock(lock);
+	if (rc == SDSM_PROTO_WAIT)
+		rc = xa_err(xa_store(&tb->asked, sdsm_rc_notice_key(r->id, idx),
+				     xa_mk_value(0), GFP_KERNEL));
+	if (rc < 0) {
+		tb->failed++;
+		tb->err = rc;
 	}
+	return;
+unlock:
+	mutex_unlock(lock);
+}
+
+/* Locks: the regions' mutex (sdsm_region_for_each()). */
+static void sdsm_region_take_back(struct sdsm_region *r, void *arg)
+{
+	if (!r->rc_chunks)
+		sdsm_page_for_each(r, sdsm_page_take_back, arg);
 }
 
 /*
