@@ -277,7 +277,8 @@ EOF_CLEAN
 (
 	vc timeout -n 1 --no-module --timeout 5 -- sleep 600
 	echo $? > "$WORK/timeout.rc"
-	vc warn -n 1 --no-module -- \
+	# With the NIC's virtqueue state saved, as for a stalled NIC.
+	VCLUSTER_DUMP_NIC=1 vc warn -n 1 --no-module -- \
 		sh -c 'echo "<4>WARNING: vcluster selftest" > /dev/kmsg'
 	echo $? > "$WORK/warn.rc"
 	# A text file is a module that insmod must refuse.
@@ -343,6 +344,9 @@ rc=$(bg_rc warn)
 ok "$([ "$rc" = 4 ]; echo $?)" "kernel WARNING gives exit 4 (got $rc)"
 ok "$(grep -q 'node 0 kernel log is DIRTY' "$WORK/warn.err"; echo $?)" \
 	"dirty log banner printed"
+ok "$([ "$(grep -c '^  queue_index: *[01]$' "$WORK/warn/node0/virtio-net.txt")" = 2 ] &&
+	grep -q '^  device_name: *virtio-net' "$WORK/warn/node0/virtio-net.txt"
+	echo $?)" "the NIC's virtqueues saved from the QEMU monitor"
 check_clean warn
 
 rc=$(bg_rc insmod)
