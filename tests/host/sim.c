@@ -819,6 +819,12 @@ void sim_check_final(struct sim *s)
 				sim_fail(s, "access #%u node %d page %d never completed (deadlock or lost wakeup)",
 					 s->acc[n][i].id, n,
 					 s->acc[n][i].page);
+	/* A node that left cost the others only the pages homed on it. */
+	for (n = 0; s->leaver >= 0 && n < s->npages && !s->failed; n++)
+		if (s->home[n] != s->leaver &&
+		    s->dir[n].state == SDSM_PROTO_HOME_LOST)
+			sim_fail(s, "page %d, homed at node %d, lost when node %d left",
+				 n, s->home[n], s->leaver);
 }
 
 /* ---- steps ---- */
@@ -832,6 +838,7 @@ void sim_init(struct sim *s, int nnodes, int npages, const int *homes,
 	s->nnodes = nnodes;
 	s->npages = npages;
 	s->victim = -1;
+	s->leaver = -1;
 	s->rng = seed;
 	for (p = 0; p < npages; p++) {
 		s->home[p] = homes ? homes[p] : p % nnodes;
@@ -1279,10 +1286,72 @@ static void sim_reorder(struct sim *s, int src, int dst)
 	c->q[b] = t;
 }
 
+/*
+ * One step of node @x's leave: the home of a page @x holds writable reads
+ * it back (one such read a step, as HANDBACK makes the module's homes do,
+ * unless an access of the home to the page is in flight already); once
+ * no home's directory names @x the owner of a page, @x goes (BYE: a death
+ * with nothing of others' pages left on it).
+ */
+static void sim_leave_step(struct sim *s)
+{
+	int x = s->leaver, p, h, i;
+	bool held = false;
+
+	for (p = 0; p < s->npages; p++) {
+		h = s->home[p];
+		if (h == x || s->dead[h] ||
+		    s->dir[p].state != SDSM_PROTO_HOME_MODIFIED ||
+		    s->dir[p].owner != x)
+			continue;
+		held = true;
+		if (s->mutation == MUT_LEAVE_NO_TAKE_BACK)
+			break;
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[h][i].state != ACC_FREE &&
+			    s->acc[h][i].page == p)
+				break;
+		if (i < SIM_ACC)
+			continue;
+		for (i = 0; i < SIM_ACC; i++)
+			if (s->acc[h][i].state == ACC_FREE)
+				break;
+		if (i == SIM_ACC)
+			continue;
+		sim_tracef(s, "node %d reads page %d back from leaving node %d",
+			   h, p, x);
+		s->taken_back++;
+		sim_access(s, h, p, false);
+		return;
+	}
+	if (!held || s->mutation == MUT_LEAVE_NO_TAKE_BACK) {
+		if (held)
+			sim_tracef(s, "(planted) node %d leaves holding pages writable",
+				   x);
+		sim_die(s, x);
+		return;
+	}
+	s->steps++;	/* the homes' reads are on their way */
+}
+
 /* A node starts an access, or (rarely, with failures) dies instead. */
 static void sim_step_start(struct sim *s, int n)
 {
 	int busy = 0, m, i, p;
+
+	/* Rarely, an idle node leaves (with leaves): no process maps. */
+	if (s->leaves && s->leaver < 0 && sim_rand(s, 150) == 0) {
+		for (i = 0; i < SIM_ACC; i++)
+			busy += s->acc[n][i].state != ACC_FREE;
+		if (!busy) {
+			s->steps++;
+			s->leaver = n;
+			sim_tracef(s, "node %d starts to leave (rmmod)", n);
+			sim_check(s);
+			return;
+		}
+		busy = 0;
+	}
 
 	if (s->failures && sim_rand(s, 150) == 0) {
 		for (m = 0; m < s->nnodes; m++)
@@ -1313,14 +1382,14 @@ static void sim_step_start(struct sim *s, int n)
 }
 
 enum { STEP_DELIVER, STEP_RETRY, STEP_START, STEP_TELL, STEP_RELEASE,
-       STEP_TIMEOUT };
+       STEP_TIMEOUT, STEP_LEAVE };
 #define SIM_STEP(kind, x)	((kind) << 16 | (x))
 
 /* Random step; @start allows new accesses.  False when nothing can run. */
 static bool sim_step(struct sim *s, bool start)
 {
 	int cand[SIM_NODES * SIM_NODES + SIM_NODES * SIM_ACC + 2 * SIM_NODES +
-		 2 * SIM_NODES * SIM_PAGES];
+		 2 * SIM_NODES * SIM_PAGES + 1];
 	int k = 0, n, m, i, c, p, x;
 
 	for (n = 0; n < s->nnodes; n++)
@@ -1335,8 +1404,10 @@ static bool sim_step(struct sim *s, bool start)
 						     n * SIM_ACC + i);
 	if (start)
 		for (n = 0; n < s->nnodes; n++)
-			if (!s->dead[n])
+			if (!s->dead[n] && n != s->leaver)
 				cand[k++] = SIM_STEP(STEP_START, n);
+	if (s->leaver >= 0 && !s->dead[s->leaver])
+		cand[k++] = SIM_STEP(STEP_LEAVE, 0);
 	for (n = 0; s->victim >= 0 && n < s->nnodes; n++)
 		if (!s->told[n])
 			cand[k++] = SIM_STEP(STEP_TELL, n);
@@ -1364,6 +1435,9 @@ static bool sim_step(struct sim *s, bool start)
 		return true;
 	case STEP_TELL:
 		sim_tell(s, x);
+		return true;
+	case STEP_LEAVE:
+		sim_leave_step(s);
 		return true;
 	case STEP_RELEASE:
 	case STEP_TIMEOUT:

@@ -48,6 +48,7 @@ enum sim_mutation {
 	MUT_OWN_FINISH_NOT_HELD, /* home's grant at a txn's end not held */
 	MUT_OWN_INV_HELD,	/* home drops its own held read copy */
 	MUT_MIGRATORY_KEEPS_COPY, /* a migratory READ: FETCH, not FETCH_INV */
+	MUT_LEAVE_NO_TAKE_BACK,	/* a node leaves, its pages not taken back */
 	MUT_NR,
 };
 
@@ -84,6 +85,13 @@ struct sim {
 	bool exclusive;		/* homes grant unowned pages' READs writable */
 	bool migratory;		/* homes serve migratory pages' READs so */
 	bool own_grant;		/* homes grant their own faults in the call */
+	/*
+	 * Random schedules may make one idle node leave (rmmod): it starts
+	 * nothing more, the homes of the pages it holds writable read them
+	 * back (the module's HANDBACK), then it dies (its BYE).
+	 */
+	bool leaves;
+	int leaver;		/* the node leaving or gone so, or -1 */
 	int expect_errors;	/* protocol errors tolerated (bad-input test) */
 	int errors;		/* protocol errors seen */
 	u64 rng;
@@ -150,6 +158,7 @@ struct sim {
 	unsigned long migratory_reverts; /* pages found read-shared again */
 	unsigned long prefetch_joined;	/* faults that waited for one */
 	unsigned long prefetch_unused;	/* prefetched copies taken back unused */
+	unsigned long taken_back;	/* reads a home started for a leaver */
 	int max_bypass;			/* most grants a parked request saw */
 	u64 last_read;		/* value of the last successful read */
 	int last_err;		/* errno of the last failed access */

@@ -8,6 +8,7 @@
  *                     variants; each passes only if its bug is caught
  *   races             scripted interleavings of the known hard cases
  *   failures          node death: waiters fail, lost pages stay lost
+ *   leaving           a node that unloads (rmmod) hands its pages back
  *
  * Environment: SDSM_SEED (base seed, default from the clock; schedule i
  * uses SDSM_SEED + i), SDSM_SCHEDULES (default 5000), SDSM_STEPS (steps per
@@ -44,8 +45,13 @@ static void report_failure(struct sim *s, u64 seed)
 
 /* ---- random schedules ---- */
 
+/* @flags: RANDOM_FAILURES, RANDOM_PREFETCH, RANDOM_LEAVES. */
+#define RANDOM_FAILURES	0x100	/* one node may die */
+#define RANDOM_PREFETCH	0x200	/* nodes also read pages ahead */
+#define RANDOM_LEAVES	0x400	/* one idle node may leave (rmmod) */
+
 static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
-			 int mutation, bool failures)
+			 int mutation, unsigned int flags)
 {
 	int homes[SIM_PAGES], p, n;
 
@@ -55,8 +61,11 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 		homes[p] = (int)sim_rand(s, nnodes);
 	sim_init(s, nnodes, npages, homes, seed);
 	s->mutation = mutation;
-	s->failures = failures;
-	s->prefetch = mutation == MUT_PREFETCH_NOT_HELD;
+	s->failures = flags & RANDOM_FAILURES;
+	s->prefetch = (flags & RANDOM_PREFETCH) ||
+		      mutation == MUT_PREFETCH_NOT_HELD;
+	s->leaves = (flags & RANDOM_LEAVES) ||
+		    mutation == MUT_LEAVE_NO_TAKE_BACK;
 	/* Half the schedules grant unowned pages' READs writable. */
 	s->exclusive = (seed >> 1) & 1;
 	/* Half detect migratory pages (the module's default). */
@@ -70,7 +79,8 @@ static void random_setup(struct sim *s, int nnodes, int npages, u64 seed,
 		       mutation == MUT_OWN_GRANT_STALE ||
 		       mutation == MUT_OWN_FINISH_NOT_HELD ||
 		       mutation == MUT_OWN_INV_HELD;
-	if (failures)
+	/* Views of a home that is gone would fail for no reason of its own. */
+	if (s->failures || s->leaves)
 		return;
 	/*
 	 * A placement change racing first touches: some nodes take another
@@ -92,7 +102,7 @@ static bool test_random(const struct test *t)
 	unsigned long own = 0, pref = 0, joined = 0, unused = 0, excl = 0;
 	unsigned long own_grants = 0, own_finishes = 0, own_invs = 0;
 	unsigned long deferred = 0, released = 0, timeouts = 0, redir = 0;
-	unsigned long migr = 0, reverts = 0;
+	unsigned long migr = 0, reverts = 0, leaves = 0, taken = 0;
 	unsigned long n = schedules * (t->arg >> 16 ? t->arg >> 16 : 1);
 	int npages = (t->arg >> 12) & 0xf ? (t->arg >> 12) & 0xf : SIM_PAGES;
 	int bypass = 0;
@@ -101,15 +111,13 @@ static bool test_random(const struct test *t)
 		u64 seed = base_seed + i;
 
 		random_setup(&s, t->arg & 0xff, npages, seed, MUT_NONE,
-			     t->arg & 0x100);
-		s.prefetch = t->arg & 0x200;
+			     t->arg & 0x700);
 		s.quiet = true;
 		sim_random(&s, npages < SIM_PAGES ? steps / 10 : steps);
 		if (s.failed) {
 			/* Same seed, same schedule: now with its trace. */
 			random_setup(&s, t->arg & 0xff, npages, seed, MUT_NONE,
-				     t->arg & 0x100);
-			s.prefetch = t->arg & 0x200;
+				     t->arg & 0x700);
 			sim_random(&s, npages < SIM_PAGES ? steps / 10 : steps);
 			report_failure(&s, seed);
 			return false;
@@ -138,6 +146,8 @@ static bool test_random(const struct test *t)
 		reverts += s.migratory_reverts;
 		joined += s.prefetch_joined;
 		unused += s.prefetch_unused;
+		leaves += s.leaver >= 0;
+		taken += s.taken_back;
 		if (s.max_bypass > bypass)
 			bypass = s.max_bypass;
 	}
@@ -176,7 +186,15 @@ static bool test_random(const struct test *t)
 		printf("# migratory sharing or its end was never explored\n");
 		return false;
 	}
-	if (!(t->arg & 0x200))
+	if (t->arg & RANDOM_LEAVES) {
+		printf("# leaving: %lu nodes left, their homes read %lu pages back from them\n",
+		       leaves, taken);
+		if (!taken) {
+			printf("# no home ever read a page back from a leaving node\n");
+			return false;
+		}
+	}
+	if (!(t->arg & RANDOM_PREFETCH))
 		return true;
 	printf("# prefetch: %lu READs ahead of a fault, %lu faults waited for one, %lu prefetched copies taken back unused\n",
 	       pref, joined, unused);
@@ -198,8 +216,7 @@ static bool test_planted(const struct test *t)
 		u64 seed = base_seed + i;
 
 		/* Every other schedule: one page, all contention. */
-		random_setup(&s, 3, i & 1 ? 1 : SIM_PAGES, seed, t->arg,
-			     false);
+		random_setup(&s, 3, i & 1 ? 1 : SIM_PAGES, seed, t->arg, 0);
 		sim_random(&s, steps);
 		if (s.failed) {
 			printf("# caught by schedule %lu (seed %llu): %s\n",
@@ -1176,13 +1193,15 @@ static bool test_migratory_producer(const struct test *t)
 static const struct test tests[] = {
 	{ "random schedules, 3 nodes, 4 pages", test_random, 3 },
 	{ "random schedules, 4 nodes, 4 pages", test_random, 4 },
-	{ "random schedules, 4 nodes, one dies", test_random, 0x100 | 4 },
+	{ "random schedules, 4 nodes, one dies", test_random, RANDOM_FAILURES | 4 },
 	{ "random short schedules x200, 3 nodes, 1 page", test_random,
 	  200 << 16 | 1 << 12 | 3 },
 	{ "random schedules with prefetch, 3 nodes, 4 pages", test_random,
-	  0x200 | 3 },
+	  RANDOM_PREFETCH | 3 },
 	{ "random schedules with prefetch, 4 nodes, one dies", test_random,
-	  0x200 | 0x100 | 4 },
+	  RANDOM_PREFETCH | RANDOM_FAILURES | 4 },
+	{ "random schedules, 4 nodes, one leaves (rmmod): nothing homed elsewhere lost",
+	  test_random, RANDOM_LEAVES | 4 },
 	{ "planted bug 'write granted before all INV_ACKs' caught",
 	  test_planted, MUT_EARLY_GRANT },
 	{ "planted bug 'INV acked, copy kept' caught",
@@ -1225,6 +1244,8 @@ static const struct test tests[] = {
 	  test_planted, MUT_OWN_INV_HELD },
 	{ "planted bug 'a migratory READ leaves the old owner a read copy' caught",
 	  test_planted, MUT_MIGRATORY_KEEPS_COPY },
+	{ "planted bug 'a leaving node goes before its homes read its pages back' caught",
+	  test_planted, MUT_LEAVE_NO_TAKE_BACK },
 	{ "migratory: read-then-write by turns, one transaction a hand-off",
 	  test_migratory, 0 },
 	{ "migratory: the home and a node by turns (ping-pong)",
