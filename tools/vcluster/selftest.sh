@@ -271,6 +271,55 @@ done <<'EOF_CLEAN'
 [   51.501236] sdsm: node 1 (198.18.0.2): connection failed before up: its session not yet reported up
 EOF_CLEAN
 
+# The NIC watcher against a fake monitor whose transmit ring never moves
+# (avail 10, used 5): it must log the stall and send "stop" then "cont".
+fake_monitor() {
+	python3 - "$1" "$2" <<'EOF_FAKE'
+import os, socket, sys
+path, record = sys.argv[1], sys.argv[2]
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+srv.bind(path)
+srv.listen(1)
+srv.settimeout(10)
+conn, _ = srv.accept()
+conn.settimeout(10)
+conn.sendall(b"QEMU monitor\r\n(qemu) ")
+buf = b""
+with open(record, "w") as rec:
+    while True:
+        data = conn.recv(4096)
+        if not data:
+            break
+        buf += data
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            cmd = line.decode()
+            rec.write(cmd + "\n")
+            rec.flush()
+            if cmd == "info virtio":
+                out = "/machine/dev/virtio-backend [virtio-net]\r\n"
+            elif cmd.startswith("info virtio-queue-element"):
+                out = ("/machine/dev/virtio-backend:\r\n  avail:\r\n"
+                       "    flags: 0\r\n    idx:   10\r\n  used:\r\n"
+                       "    flags: 0\r\n    idx:   5\r\n")
+            else:
+                out = "done\r\n"
+            conn.sendall(cmd.encode() + b"\r\n" + out.encode() + b"(qemu) ")
+EOF_FAKE
+}
+fake_monitor "$WORK/fake.mon" "$WORK/fake.cmds" &
+fake=$!
+for ((i = 0; i < 50; i++)); do
+	[ -S "$WORK/fake.mon" ] && break
+	sleep 0.1
+done
+timeout 4 "$VC_DIR/vcluster-hmp" --watch-nic "$WORK/fake.log" "$WORK/fake.mon"
+kill "$fake" 2> /dev/null
+wait "$fake" 2> /dev/null
+ok "$(grep -q 'fake.mon: transmit ring stalled (avail 10, used 5' "$WORK/fake.log" &&
+	grep -A1 -x stop "$WORK/fake.cmds" | grep -qx cont
+	echo $?)" "NIC watcher: a stalled transmit ring is logged, then stop and cont"
+
 # The three 1-node clusters boot one after another beside the 2-node
 # ones (at most 3 guests at once, one VM slot each); their checks come
 # after the 2-node ones.  WORK/NAME.rc is each one's status.
