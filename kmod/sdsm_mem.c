@@ -3423,18 +3423,19 @@ static void sdsm_region_take_back(struct sdsm_region *r, void *arg)
 /*
  * Whether page @idx of region @id is back at its home here: no longer
  * held writable by @src.  Waits for the read started for it, up to
- * @deadline (jiffies).
+ * @deadline (jiffies).  Return: 1 back, 0 not, -ENOENT if the region was
+ * destroyed meanwhile (nothing to lose, nothing handed back).
  */
-static bool sdsm_taken_back(u32 id, u64 idx, u16 src, unsigned long deadline)
+static int sdsm_taken_back(u32 id, u64 idx, u16 src, unsigned long deadline)
 {
 	struct sdsm_region *r = sdsm_region_get(id);
 	struct sdsm_home_page *hp;
 	struct sdsm_page *pg;
 	struct mutex *lock;	/* the page's */
-	bool back = true;
+	int back = 1;
 
 	if (!r)
-		return false;	/* destroyed meanwhile: nothing to lose */
+		return -ENOENT;
 	pg = sdsm_page_get(r, idx, false);
 	if (pg)
 		wait_event_timeout(*sdsm_page_wq(r, idx),
@@ -3446,7 +3447,7 @@ static bool sdsm_taken_back(u32 id, u64 idx, u16 src, unsigned long deadline)
 	if (hp && (hp->dir.state == SDSM_PROTO_HOME_LOST ||
 		   (hp->dir.state == SDSM_PROTO_HOME_MODIFIED &&
 		    hp->dir.owner == src)))
-		back = false;
+		back = 0;
 	mutex_unlock(lock);
 	sdsm_region_put(r);
 	return back;
@@ -3476,11 +3477,13 @@ static int sdsm_mem_take_back(u16 src)
 	/* A page whose home is also its manager may need a message to self. */
 	sdsm_queue_drain_self();
 	xa_for_each(&tb.asked, key, entry) {
-		if (sdsm_taken_back(sdsm_rc_notice_key_region(key),
-				    sdsm_rc_notice_key_page(key), src,
-				    deadline))
+		int ret = sdsm_taken_back(sdsm_rc_notice_key_region(key),
+					  sdsm_rc_notice_key_page(key), src,
+					  deadline);
+
+		if (ret > 0)
 			back++;
-		else
+		else if (!ret)
 			missed++;
 	}
 	xa_destroy(&tb.asked);
