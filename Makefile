@@ -70,18 +70,20 @@ kdir:
 module: kdir
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
+# $(call shadow_tree,DIR): the module's sources copied into DIR, a tree of
+# its own to build in, so that a build there leaves the tree's sdsm.ko (the
+# one the test guests load) alone.
+shadow_tree = rm -rf $(1) && mkdir -p $(1)/kmod $(1)/uapi/linux && \
+	cp Kbuild VERSION $(1)/ && cp kmod/Kbuild kmod/*.c kmod/*.h $(1)/kmod/ && \
+	rm -f $(1)/kmod/*.mod.c && cp uapi/linux/sdsm.h $(1)/uapi/linux/
+
 # The module for the debug kernel of the cluster tests (tools/kernel/,
 # built once and cached outside the tree): the same sources built in a
 # shadow tree, .cache/kmod-debug/kmod/sdsm.ko, so both modules coexist.
 DEBUG_KO := $(CACHE)/kmod-debug/kmod/sdsm.ko
 module-debug:
 	@dir=$$(tools/kernel/build.sh) || exit 1; \
-	rm -rf $(CACHE)/kmod-debug && mkdir -p $(CACHE)/kmod-debug/kmod \
-		$(CACHE)/kmod-debug/uapi/linux && \
-	cp Kbuild VERSION $(CACHE)/kmod-debug/ && \
-	cp kmod/Kbuild kmod/*.c kmod/*.h $(CACHE)/kmod-debug/kmod/ && \
-	rm -f $(CACHE)/kmod-debug/kmod/*.mod.c && \
-	cp uapi/linux/sdsm.h $(CACHE)/kmod-debug/uapi/linux/ && \
+	$(call shadow_tree,$(CACHE)/kmod-debug) && \
 	$(MAKE) -C $$dir/src M=$(CACHE)/kmod-debug W=1 modules
 
 # Pieces of linux-source-6.1 we use but never commit: checkpatch and the
@@ -181,9 +183,14 @@ checkpatch: linux-source
 		--show-types -f $(KSRC)
 	@echo "checkpatch: $(words $(KSRC)) files clean"
 
+# sparse checks every file of a build in a shadow tree (.cache/kmod-sparse),
+# so that make check can run it beside guests that load the tree's module;
+# its messages name the tree's files.
+SPARSE_TREE := $(CACHE)/kmod-sparse
 sparse: kdir
-	$(MAKE) -C $(KDIR) M=$(CURDIR) C=2 CHECK="sparse -Wno-decl" \
-		modules 2>&1 | tee $(CACHE)/sparse.log
+	@$(call shadow_tree,$(SPARSE_TREE))
+	$(MAKE) -C $(KDIR) M=$(SPARSE_TREE) C=2 CHECK="sparse -Wno-decl" \
+		modules 2>&1 | sed 's|$(SPARSE_TREE)/||g' | tee $(CACHE)/sparse.log
 	@! grep -E '(warning|error):' $(CACHE)/sparse.log
 
 check:
