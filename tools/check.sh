@@ -71,7 +71,7 @@ tap_step() {
 tap_judge() {
 	local name=$1 what=$2 rc=$3
 	count_tap "$logdir/$name.log" "$name"
-	if [ "$tap_n" -eq 0 ] || { [ $rc -ne 0 ] &&
+	if [ "$tap_n" -eq 0 ] || { [ "$rc" -ne 0 ] &&
 			! grep -q '^not ok' "$logdir/$name.log"; }; then
 		show_tail "$logdir/$name.log"
 		result "$what ran (status $rc, $tap_n results)" 1
@@ -122,17 +122,20 @@ if want debug-cluster && [ "${CHECK_KERNEL:-smoke}" != none ]; then
 		> "$logdir/debug-kernel-build.log" 2>&1 &
 	kbuild_pid=$!
 fi
-host_pid=
-# On the way out (CI's limit, Ctrl-C): the kernel's build, and step 3
-# with the step it is in (a step's timeout leads a process group).
+host_pid='' pkg_pid='' debug_pid=''
+# On the way out (CI's limit, Ctrl-C): the kernel's build, and the
+# background steps (3, 4 and 6) with the step each is in (a step's timeout
+# leads a process group).
 on_exit() {
-	local p
+	local p bg
 	[ -n "$kbuild_pid" ] && kill -- -"$kbuild_pid" 2> /dev/null
-	[ -n "$host_pid" ] || return 0
-	for p in $(pgrep -P "$host_pid"); do
-		kill -- -"$p" 2> /dev/null
+	for bg in "$host_pid" "$pkg_pid" "$debug_pid"; do
+		[ -n "$bg" ] || continue
+		for p in $(pgrep -P "$bg"); do
+			kill -- -"$p" 2> /dev/null
+		done
+		kill "$bg" 2> /dev/null
 	done
-	kill "$host_pid" 2> /dev/null
 }
 trap on_exit EXIT
 
@@ -160,26 +163,23 @@ if want build || want cluster || want unit || want debug-cluster; then
 	fi
 fi
 
-# 2. Static checks (checkpatch in step 3).
-if want sparse; then
-	step sparse 900 make -s sparse
-	rc=$?
-	[ $rc -ne 0 ] && show_tail "$logdir/sparse.log"
-	result "sparse (C=2)" $rc
-fi
-
-# 3. checkpatch, the host unit tests and the benchmark pipeline's host
-# test (fakes, no guests; both TAP) read the build and write nothing the
-# guests use, so they run in the background, at nice 10, beside steps 4
-# and 5: the TCG guests leave 35-45% of the 2 cores idle.  Their notes go
-# to host-steps.log and each status to NAME.rc; host_steps_join, after
-# the cluster step, shows the notes and judges the steps.  (Sparse stays
-# in the foreground: it rebuilds the module in the tree the guests load.)
+# 2 and 3. The static checks (checkpatch, and sparse, which builds in a
+# shadow tree of its own), the host unit tests and the benchmark
+# pipeline's host test (fakes, no guests; both TAP) read the build and
+# write nothing the guests use, so they run in the background, at nice 10,
+# beside steps 4 and 5: the TCG guests leave 35-45% of the 2 cores idle.
+# Their notes go to host-steps.log and each status to NAME.rc;
+# host_steps_join, after the cluster step, shows the notes and judges the
+# steps.
 host_steps() {
 	renice -n 10 -p "$BASHPID" > /dev/null
 	if want checkpatch; then
 		step checkpatch 600 make -s checkpatch
 		echo $? > "$logdir/checkpatch.rc"
+	fi
+	if want sparse; then
+		step sparse 900 make -s sparse
+		echo $? > "$logdir/sparse.rc"
 	fi
 	if want unit; then
 		step unit 1200 make -s unit
@@ -203,6 +203,11 @@ host_steps_join() {
 		[ "$rc" -ne 0 ] && show_tail "$logdir/checkpatch.log"
 		result "checkpatch --strict" "$rc"
 	fi
+	if want sparse; then
+		rc=$(host_rc sparse)
+		[ "$rc" -ne 0 ] && show_tail "$logdir/sparse.log"
+		result "sparse (C=2)" "$rc"
+	fi
 	if want unit; then
 		tap_judge unit "host unit tests" "$(host_rc unit)"
 		tap_judge bench-host "bench host test" "$(host_rc bench-host)"
@@ -211,21 +216,36 @@ host_steps_join() {
 host_steps > "$logdir/host-steps.log" 2>&1 &
 host_pid=$!
 
-# 4. The Debian packages (make deb, lintian, DKMS build; about 2 min),
-# staged in out/deb/stage for the cluster suite "packages".
+# 4. The Debian packages (make deb, lintian, DKMS build; about a minute),
+# staged in out/deb/stage for the cluster suite "packages": in the
+# background beside the vcluster self-test (their own trees, no guest of
+# the cluster step), judged by packages_join before the cluster boots.
+# The packaging tools install in the foreground, before any guest runs.
 if want packages || want cluster; then
 	if step deps-deb 900 tools/deps.sh deb; then
-		tap_step packages 900 "package tests" tests/build/test_deb.sh
+		{
+			step packages 900 tests/build/test_deb.sh
+			echo $? > "$logdir/packages.rc"
+		} > "$logdir/packages-step.log" 2>&1 &
+		pkg_pid=$!
 	else
 		show_tail "$logdir/deps-deb.log"
 		result "install the packaging tools (deps.sh deb)" 1
 	fi
 fi
+packages_join() {
+	[ -n "$pkg_pid" ] || return 0
+	wait "$pkg_pid"
+	pkg_pid=
+	cat "$logdir/packages-step.log"
+	tap_judge packages "package tests" "$(host_rc packages)"
+}
 
 # 5. The harness's own tests (TAP), then the selftests inside a cluster.
 if want vcluster && [ -x tools/vcluster/selftest.sh ]; then
 	tap_step vcluster 900 "vcluster self-test" tools/vcluster/selftest.sh
 fi
+packages_join
 
 # What runs on the debug kernel (step 6; Documentation/testing.rst, "The
 # debug kernel"): KASAN, lockdep, kmemleak.  By default ("smoke") ten
@@ -258,6 +278,56 @@ esac
 if [ -n "${CHECK_DEBUG_SUITES:-}" ]; then
 	debug_suites=$CHECK_DEBUG_SUITES debug_tests=
 fi
+# 6. The debug kernel, chosen above, and the cluster on it, in the
+# background beside the cluster step: each cluster's TCG guests leave a
+# third of the 2 cores idle, and the debug kernel's, which spends its time
+# in KASAN, lockdep and kmemleak rather than waiting, takes that share (the
+# two steps one after the other took 1406 s and 430 s on 2026-12-04).
+# Step debug-kernel waits for the kernel's build (build.sh's lock), so on
+# a fresh machine the debug cluster boots when the kernel is built, beside
+# what is left of the cluster step.  debug_steps_join judges both.
+debug_steps() {
+	local rc kdir
+	step debug-kernel 2400 make -s module-debug
+	rc=$?
+	echo $rc > "$logdir/debug-kernel.rc"
+	[ $rc -eq 0 ] || return 0
+	kdir=$(tools/kernel/build.sh 2> /dev/null)
+	# The shutdown's two kmemleak scans took about 50 s on 2026-12-02;
+	# a node killed in them would skip the leak check.
+	step debug-cluster $((debug_bound + 400)) env VCLUSTER_KO=.cache/kmod-debug/kmod/sdsm.ko \
+		VCLUSTER_SHUTDOWN_TIMEOUT=300 \
+		tools/vcluster/vcluster run -n "$nodes" --on 0 \
+		--kernel "$kdir" --mem 1024 --timeout "$debug_bound" \
+		--out "$logdir/debug-cluster" -- \
+		env RUN_ALL_SUITES="$debug_suites" \
+		RUN_ALL_TESTS="$debug_tests" FUZZ_SECONDS="$debug_fuzz" \
+		RUN_ALL_BOUND_SCALE=4 selftests/sdsm/run_all.sh
+	echo $? > "$logdir/debug-cluster.rc"
+}
+debug_steps_join() {
+	local rc
+	[ -n "$debug_pid" ] || return 0
+	wait "$debug_pid"
+	debug_pid='' kbuild_pid=''
+	cat "$logdir/debug-steps.log"
+	rc=$(host_rc debug-kernel)
+	result "debug kernel and module (tools/kernel/)" "$rc"
+	if [ "$rc" -ne 0 ]; then
+		[ -s "$logdir/debug-kernel-build.log" ] &&
+			show_tail "$logdir/debug-kernel-build.log" 20
+		show_tail "$logdir/debug-kernel.log"
+		return 0
+	fi
+	cluster_results debug-cluster "$(host_rc debug-cluster)" \
+		"debug-kernel cluster selftests" \
+		"debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)"
+}
+if [ "$debug_suites" != none ] && want debug-cluster; then
+	debug_steps > "$logdir/debug-steps.log" 2>&1 &
+	debug_pid=$!
+fi
+
 if want cluster; then
 	# 1 GiB a guest: coherent-memory fills a 258 MiB region over 3 nodes.
 	# The suites took 32 minutes on a 2-core TCG host on 2026-12-02
@@ -281,34 +351,7 @@ if want cluster; then
 fi
 
 host_steps_join
-
-# 6. The debug kernel, chosen above.
-if [ "$debug_suites" != none ] && want debug-cluster; then
-	step debug-kernel 2400 make -s module-debug
-	rc=$?
-	kbuild_pid=
-	result "debug kernel and module (tools/kernel/)" $rc
-	if [ $rc -ne 0 ]; then
-		[ -s "$logdir/debug-kernel-build.log" ] &&
-			show_tail "$logdir/debug-kernel-build.log" 20
-		show_tail "$logdir/debug-kernel.log"
-	else
-		kdir=$(tools/kernel/build.sh 2> /dev/null)
-		# The shutdown's two kmemleak scans took about 50 s on
-		# 2026-12-02; a node killed in them would skip the leak check.
-		step debug-cluster $((debug_bound + 400)) env VCLUSTER_KO=.cache/kmod-debug/kmod/sdsm.ko \
-			VCLUSTER_SHUTDOWN_TIMEOUT=300 \
-			tools/vcluster/vcluster run -n "$nodes" --on 0 \
-			--kernel "$kdir" --mem 1024 --timeout "$debug_bound" \
-			--out "$logdir/debug-cluster" -- \
-			env RUN_ALL_SUITES="$debug_suites" \
-			RUN_ALL_TESTS="$debug_tests" FUZZ_SECONDS="$debug_fuzz" \
-			RUN_ALL_BOUND_SCALE=4 selftests/sdsm/run_all.sh
-		cluster_results debug-cluster $? \
-			"debug-kernel cluster selftests" \
-			"debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)"
-	fi
-fi
+debug_steps_join
 
 note "make check took $(( $(date +%s) - t_start ))s; logs in $logdir"
 # Each failure with the last lines its test said: CI may show only the end.
