@@ -122,14 +122,14 @@ if want debug-cluster && [ "${CHECK_KERNEL:-smoke}" != none ]; then
 		> "$logdir/debug-kernel-build.log" 2>&1 &
 	kbuild_pid=$!
 fi
-host_pid='' pkg_pid='' debug_pid=''
+host_pid='' pkg_pid=''
 # On the way out (CI's limit, Ctrl-C): the kernel's build, and the
-# background steps (3, 4 and 6) with the step each is in (a step's timeout
+# background steps (3 and 4) with the step each is in (a step's timeout
 # leads a process group).
 on_exit() {
 	local p bg
 	[ -n "$kbuild_pid" ] && kill -- -"$kbuild_pid" 2> /dev/null
-	for bg in "$host_pid" "$pkg_pid" "$debug_pid"; do
+	for bg in "$host_pid" "$pkg_pid"; do
 		[ -n "$bg" ] || continue
 		for p in $(pgrep -P "$bg"); do
 			kill -- -"$p" 2> /dev/null
@@ -278,20 +278,24 @@ esac
 if [ -n "${CHECK_DEBUG_SUITES:-}" ]; then
 	debug_suites=$CHECK_DEBUG_SUITES debug_tests=
 fi
-# 6. The debug kernel, chosen above, and the cluster on it, in the
-# background beside the cluster step: each cluster's TCG guests leave a
-# third of the 2 cores idle, and the debug kernel's, which spends its time
-# in KASAN, lockdep and kmemleak rather than waiting, takes that share (the
-# two steps one after the other took 1406 s and 430 s on 2026-12-04).
-# Step debug-kernel waits for the kernel's build (build.sh's lock), so on
-# a fresh machine the debug cluster boots when the kernel is built, beside
-# what is left of the cluster step.  debug_steps_join judges both.
+# 6. The debug kernel, chosen above, and the cluster on it, after the
+# cluster step and the host steps.  Not beside the cluster step: two TCG
+# clusters on the 2 cores left none idle, and every step slowed until
+# bounds tripped (2842 s and 6 failures on 2026-12-04, against 2104 s one
+# after the other).  The kernel's build, started in step 1, has had the
+# cluster step's idle share; step debug-kernel waits for what is left.
 debug_steps() {
 	local rc kdir
 	step debug-kernel 2400 make -s module-debug
 	rc=$?
-	echo $rc > "$logdir/debug-kernel.rc"
-	[ $rc -eq 0 ] || return 0
+	kbuild_pid=
+	result "debug kernel and module (tools/kernel/)" $rc
+	if [ $rc -ne 0 ]; then
+		[ -s "$logdir/debug-kernel-build.log" ] &&
+			show_tail "$logdir/debug-kernel-build.log" 20
+		show_tail "$logdir/debug-kernel.log"
+		return 0
+	fi
 	kdir=$(tools/kernel/build.sh 2> /dev/null)
 	# The shutdown's two kmemleak scans took about 50 s on 2026-12-02;
 	# a node killed in them would skip the leak check.
@@ -303,30 +307,10 @@ debug_steps() {
 		env RUN_ALL_SUITES="$debug_suites" \
 		RUN_ALL_TESTS="$debug_tests" FUZZ_SECONDS="$debug_fuzz" \
 		RUN_ALL_BOUND_SCALE=4 selftests/sdsm/run_all.sh
-	echo $? > "$logdir/debug-cluster.rc"
-}
-debug_steps_join() {
-	local rc
-	[ -n "$debug_pid" ] || return 0
-	wait "$debug_pid"
-	debug_pid='' kbuild_pid=''
-	cat "$logdir/debug-steps.log"
-	rc=$(host_rc debug-kernel)
-	result "debug kernel and module (tools/kernel/)" "$rc"
-	if [ "$rc" -ne 0 ]; then
-		[ -s "$logdir/debug-kernel-build.log" ] &&
-			show_tail "$logdir/debug-kernel-build.log" 20
-		show_tail "$logdir/debug-kernel.log"
-		return 0
-	fi
-	cluster_results debug-cluster "$(host_rc debug-cluster)" \
+	cluster_results debug-cluster $? \
 		"debug-kernel cluster selftests" \
 		"debug kernel logs of all $nodes nodes clean (KASAN, lockdep, kmemleak)"
 }
-if [ "$debug_suites" != none ] && want debug-cluster; then
-	debug_steps > "$logdir/debug-steps.log" 2>&1 &
-	debug_pid=$!
-fi
 
 if want cluster; then
 	# 1 GiB a guest: coherent-memory fills a 258 MiB region over 3 nodes.
@@ -351,7 +335,9 @@ if want cluster; then
 fi
 
 host_steps_join
-debug_steps_join
+if [ "$debug_suites" != none ] && want debug-cluster; then
+	debug_steps
+fi
 
 note "make check took $(( $(date +%s) - t_start ))s; logs in $logdir"
 # Each failure with the last lines its test said: CI may show only the end.
