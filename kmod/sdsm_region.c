@@ -208,6 +208,17 @@ module_param_named(inject_destroy_stall_ms, sdsm_inject_destroy_stall_ms,
 MODULE_PARM_DESC(inject_destroy_stall_ms,
 		 "test only: a destroyer's pause before it decides, ms (max 60000; 0 ends it)");
 
+/*
+ * Test only: a creator sleeps this long between its registrar's answer
+ * and learning the region, as a creating thread starved of CPU does, so
+ * that a destroy can overtake it (mem_destroy_overtakes_create).
+ */
+static unsigned int sdsm_inject_learn_delay_ms;
+module_param_named(inject_learn_delay_ms, sdsm_inject_learn_delay_ms,
+		   uint, 0644);
+MODULE_PARM_DESC(inject_learn_delay_ms,
+		 "test only: a creator's pause before it learns its region from the registrar, ms (max 60000; 0 ends it)");
+
 static struct kobject *sdsm_regions_kobj;
 
 /* ------------------------------------------------------------------ */
@@ -1556,6 +1567,8 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 			ret = -EPROTO;
 		have = call.region;
 		have.cookie = 0;
+		if (unlikely(READ_ONCE(sdsm_inject_learn_delay_ms)))
+			sdsm_inject_pause(&sdsm_inject_learn_delay_ms);
 		if (!ret) {
 			mutex_lock(&sdsm_regions_mutex);
 			ret = sdsm_region_learn(reg, &have);

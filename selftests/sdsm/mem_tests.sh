@@ -23,7 +23,8 @@ mem_placement mem_manager mem_set_policy mem_fio mem_big_region mem_contention
 mem_node_leaves mem_leave_hands_back mem_send_fails mem_fault_costs mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_flow_control
-mem_link_flap mem_bad_message mem_destroy_in_doubt mem_power_cut
+mem_link_flap mem_bad_message mem_destroy_in_doubt mem_destroy_overtakes_create
+mem_power_cut
 mem_late_delivery mem_new_session_waits mem_session_unreported
 mem_write_only mem_home_shared_copy mem_home_own_grant mem_migratory
 mem_received_pages_kept
@@ -744,6 +745,76 @@ test_mem_destroy_in_doubt() {
 	# afresh.
 	unload_all || rc=1
 	return $rc
+}
+
+# A destroy that overtakes a create (issue 14; the fuzzer found it on
+# 2026-12-04 on a loaded host: nodes 0 and 2 kept region 'fz.shared.0'
+# after node 1, its registrar, had destroyed it, and their SET_POLICY
+# failed with ENOENT and their loads with SIGBUS).  Node 0 creates a
+# region and pauses between its registrar's answer and learning it
+# (inject_learn_delay_ms, 6 s); meanwhile the registrar, the one node
+# that knows the region then, destroys it and pauses after the votes
+# (inject_destroy_stall_ms, 10 s), which the other nodes cast without
+# the region.  In the pause node 0 learns it, its ADD reaches the others
+# and the create returns; then comes the COMMIT, and no node may keep
+# the region.  Before the fix every node but the registrar kept it: a
+# COMMIT of a destroy a node had voted on without the region did nothing
+# there.  Names are tried until node 0 is not their registrar: its create
+# then pauses (a registrar learns a region at once).
+test_mem_destroy_overtakes_create() {
+	local name out id k t0 ms reg rc=0 tmpd
+	local learn=/sys/module/sdsm/parameters/inject_learn_delay_ms
+	local stall=/sys/module/sdsm/parameters/inject_destroy_stall_ms
+	every_node_all_up || return 1
+	tmpd=$(mktemp -d) || return 1
+	for name in ovt.a ovt.b ovt.c ovt.d ovt.e ovt.f; do
+		run_on 0 sh -c "echo 6000 >$learn" || { rc=1; break; }
+		for k in $(others 0); do
+			run_on "$k" sh -c "echo 10000 >$stall" || rc=1
+			# Destroy it once it opens here (150 tries, 50 ms apart).
+			run_on "$k" sh -c "for i in \$(seq 150); do
+				if e=\$($MEM_UTIL destroy $name 2>&1); then
+					echo destroyed; exit 0; fi
+				case \$e in *'No such file'*) sleep 0.05 ;;
+				*) echo \"\$e\"; exit 1 ;; esac
+				done; echo never opened; exit 1" >"$tmpd/d$k" 2>&1 &
+		done
+		t0=$(vc_now_ms)
+		out=$(mu 0 create $name $((4 * PG)) interleave 2>&1)
+		ms=$(($(vc_now_ms) - t0))
+		wait
+		par_on_nodes sh -c "echo 0 >$learn; echo 0 >$stall" || rc=1
+		reg=
+		for k in $(others 0); do
+			grep -qx destroyed "$tmpd/d$k" && reg=$k
+		done
+		id=${out%% *}
+		log "$name: node 0's create took $ms ms: '$out'; destroyed by node ${reg:-none}"
+		[ "$id" -gt 0 ] 2>/dev/null || { log "the create failed"; rc=1; break; }
+		if [ "$ms" -lt 5000 ]; then
+			log "$name: node 0 is its registrar"
+			mu 0 destroy $name 2>/dev/null
+			region_gone "$id" || { rc=1; break; }
+			continue
+		fi
+		[ -n "$reg" ] || { log "the registrar did not destroy it"; rc=1; }
+		# The COMMIT is on its way (15 s at most; wait_until cannot
+		# wrap run_on, whose waits share its state).
+		for k in $(seq 30); do
+			region_gone "$id" >/dev/null 2>&1 && break
+			sleep 0.5
+		done
+		region_gone "$id" || rc=1
+		# The name is free again everywhere.
+		mu 0 create $name $((4 * PG)) interleave >/dev/null || rc=1
+		mu "$LAST" destroy $name || rc=1
+		rm -rf "$tmpd"
+		return $rc
+	done
+	par_on_nodes sh -c "echo 0 >$learn; echo 0 >$stall"
+	rm -rf "$tmpd"
+	[ $rc = 0 ] && log "node 0 was the registrar of every name"
+	return 1
 }
 
 # A power cut with transfers in flight, and the node's return (issue 14).
