@@ -22,17 +22,22 @@ bool sdsm_destroy_commits(bool all_agreed, bool sessions_kept)
 
 /**
  * sdsm_destroy_view - this node's answer to a node in doubt
- * @have: the region is here
- * @prepared: a destroy prepared it here
+ * @gone: this node saw the commit: it removed the region on a COMMIT or
+ *	after a round, or had a COMMIT without it (its tombstone)
+ * @prepared: a destroy prepared it here (or this node voted on that
+ *	destroy without the region, which it may yet learn)
  * @in_doubt: that destroy's destroyer went down before this node learned
  *	its decision
  * @destroyer_up: that destroyer is up here (its session lives), or is
  *	this node
+ *
+ * A node without the region that saw no commit knows of none: it never
+ * learned the region, or learns it yet.
  */
-enum sdsm_destroy_view sdsm_destroy_view(bool have, bool prepared,
+enum sdsm_destroy_view sdsm_destroy_view(bool gone, bool prepared,
 					 bool in_doubt, bool destroyer_up)
 {
-	if (!have)
+	if (gone)
 		return SDSM_DESTROY_GONE;
 	if (prepared && !in_doubt && destroyer_up)
 		return SDSM_DESTROY_WAIT;
@@ -53,7 +58,7 @@ void sdsm_destroy_tally_add(struct sdsm_destroy_tally *t,
  * sdsm_destroy_end - the decision of a node in doubt after a round
  * @t: the round's answers, from every other node that is up
  *
- * A node without the region saw the commit: commit.  Else, while some
+ * A node that saw the commit: commit.  Else, while some
  * node may still see the destroyer's decision (or did not answer), wait.
  * Else no node can have committed (a commit leaves the destroyer only
  * once every session it needs is kept) but the destroyer itself, which

@@ -13,10 +13,10 @@
 
 /**
  * enum sdsm_destroy_view - what a node answers about a destroy in doubt
- * @SDSM_DESTROY_KEPT: the region is here, and no decision can reach this
+ * @SDSM_DESTROY_KEPT: no commit seen here, and no decision can reach this
  *	node any more (not prepared, or prepared for a destroyer that is not
  *	up here, or in doubt itself)
- * @SDSM_DESTROY_GONE: the region is not here: this node saw the commit
+ * @SDSM_DESTROY_GONE: this node saw the commit
  * @SDSM_DESTROY_WAIT: prepared for a destroyer that is up here (or is
  *	this node): its decision may still come.  An answer that did not
  *	come counts as this.
@@ -52,7 +52,7 @@ struct sdsm_destroy_tally {
 };
 
 bool sdsm_destroy_commits(bool all_agreed, bool sessions_kept);
-enum sdsm_destroy_view sdsm_destroy_view(bool have, bool prepared,
+enum sdsm_destroy_view sdsm_destroy_view(bool gone, bool prepared,
 					 bool in_doubt, bool destroyer_up);
 void sdsm_destroy_tally_add(struct sdsm_destroy_tally *t,
 			    enum sdsm_destroy_view v);

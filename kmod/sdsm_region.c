@@ -22,7 +22,13 @@
  * A node remembers the ids destroyed for a while (sdsm_tombstones), those
  * of undone creates it never learned too, so that a registrar's answer
  * overtaken by the destroy does not bring one back here.  A node that
- * does not have the region counts as done (it is gone there already).
+ * does not have the region counts as done (it is gone there already), but
+ * it may yet learn the region before the decision (the creator learns its
+ * own from the registrar's answer, and the others from the creator's ADD,
+ * while the registrar may already destroy it): its vote is a preparation
+ * without the region (sdsm_absent_votes), ended by the decision, in doubt
+ * when the destroyer goes down, and a region learned meanwhile is learned
+ * prepared by that destroy, so that a COMMIT removes it here too.
  *
  * Destroys in doubt (the rules: sdsm_destroy.c, checked by
  * tests/host/test_destroy.c).  The destroyer commits only if every node
@@ -30,8 +36,8 @@
  * whose destroyer went down (its session ended) while the region was
  * prepared here cannot learn the decision from it any more: the region is
  * in doubt, and a work item asks every other node that is up, but the
- * destroyer (REGION_QUERY).  One that no longer has the region saw the
- * COMMIT: commit.  One that has it prepared by a destroyer still up there
+ * destroyer (REGION_QUERY).  One that saw the COMMIT (its tombstone)
+ * says so: commit.  One that has it prepared by a destroyer still up there
  * may yet see it: ask again later.  Otherwise no node can have committed
  * but the destroyer itself: abort, and the region is usable again.  A
  * destroyer cut off after it decided to commit and before any COMMIT
@@ -125,6 +131,21 @@ static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
  * twice that is long enough.
  */
 static DEFINE_XARRAY(sdsm_tombstones);
+
+/*
+ * Ids whose PREPARE this node answered without having the region, each
+ * with the token of that destroy and SDSM_VOTE_IN_DOUBT once its destroyer
+ * went down (an xarray value: tokens are below 2^62), until its decision
+ * arrives or a round makes it here; a region learned meanwhile takes the
+ * vote over.  Never an id of a region here.  Under sdsm_regions_mutex.
+ */
+static DEFINE_XARRAY(sdsm_absent_votes);
+#define SDSM_VOTE_IN_DOUBT	BIT_ULL(62)
+
+static u64 sdsm_vote_token(const void *vote)
+{
+	return xa_to_value(vote) & ~SDSM_VOTE_IN_DOUBT;
+}
 
 /* Does @id have a tombstone that has not expired?  Locks: RCU only. */
 static bool sdsm_tombstone_live(u32 id)
@@ -925,7 +946,8 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	struct sdsm_region *r, *named;
 	char name[SDSM_NAME_MAX];
 	struct sdsm_policy p;
-	int manager;
+	int manager, ret;
+	void *vote;
 
 	lockdep_assert_held(&sdsm_regions_mutex);
 	memcpy(name, w->name, sizeof(name));
@@ -950,6 +972,7 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 		return 0;
 	if (!r && sdsm_tombstone_check(id))
 		return -ENOENT;	/* a stale answer about a destroyed region */
+	vote = xa_load(&sdsm_absent_votes, id);
 	if (r || named) {
 		pr_warn("region %u '%s' from a peer conflicts with region %u '%s'\n",
 			id, name, r ? r->id : named->id,
@@ -963,7 +986,19 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	r->gid = gid;
 	r->mode = mode;
 	r->manager = manager;
-	return sdsm_region_insert(r);
+	/* A destroy this node voted on is under way: prepared by it. */
+	if (vote) {
+		r->dying = sdsm_vote_token(vote);
+		r->in_doubt = xa_to_value(vote) & SDSM_VOTE_IN_DOUBT;
+	}
+	ret = sdsm_region_insert(r);
+	if (!ret && vote) {
+		xa_erase(&sdsm_absent_votes, id);
+		if (r->in_doubt)
+			mod_delayed_work(system_unbound_wq, &sdsm_in_doubt_work,
+					 0);
+	}
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1018,21 +1053,44 @@ static unsigned int sdsm_destroy_token_node(u64 token)
 	return (token >> 56) - 1;
 }
 
-/* Destroy phase 1 here: 0 or -EBUSY / -ENOENT. */
+/* Is the destroyer of @token up here, or this node? */
+static bool sdsm_token_node_up(u64 token)
+{
+	unsigned int node = sdsm_destroy_token_node(token);
+
+	return node == sdsm_cl.node_id || sdsm_node_up(node);
+}
+
+/*
+ * Destroy phase 1 here: 0 or -EBUSY / -ENOENT.  Without the region, and
+ * without a tombstone (a region destroyed here is not learned again), the
+ * vote is kept as a preparation (sdsm_absent_votes): ENOENT, or EBUSY if
+ * another destroy has one.  Locks: none.
+ */
 static int sdsm_region_prepare(u32 id, u64 token)
 {
-	struct sdsm_region *r = sdsm_region_get(id);
+	struct sdsm_region *r;
 	int ret = 0;
 
-	if (!r)
-		return -ENOENT;
-	spin_lock(&r->lock);
-	if (r->dying || r->nr_maps)
-		ret = -EBUSY;
-	else
-		r->dying = token;
-	spin_unlock(&r->lock);
-	sdsm_region_put(r);
+	BUILD_BUG_ON((u64)SDSM_MAX_NODES << 56 >= SDSM_VOTE_IN_DOUBT);
+	mutex_lock(&sdsm_regions_mutex);
+	r = xa_load(&sdsm_regions, id);
+	if (!r) {
+		ret = -ENOENT;
+		/* Without memory, a region learned meanwhile stays here. */
+		if (!sdsm_tombstone_check(id) &&
+		    xa_insert(&sdsm_absent_votes, id, xa_mk_value(token),
+			      GFP_KERNEL) == -EBUSY)
+			ret = -EBUSY;
+	} else {
+		spin_lock(&r->lock);
+		if (r->dying || r->nr_maps)
+			ret = -EBUSY;
+		else
+			r->dying = token;
+		spin_unlock(&r->lock);
+	}
+	mutex_unlock(&sdsm_regions_mutex);
 	return ret;
 }
 
@@ -1046,8 +1104,12 @@ static void sdsm_region_finish(u32 id, u64 token, bool commit)
 {
 	struct sdsm_region *r;
 	bool forget = false;
+	void *vote;
 
 	mutex_lock(&sdsm_regions_mutex);
+	vote = xa_load(&sdsm_absent_votes, id);
+	if (vote && sdsm_vote_token(vote) == token)
+		xa_erase(&sdsm_absent_votes, id);
 	r = xa_load(&sdsm_regions, id);
 	if (r && r->dying == token) {
 		if (commit) {
@@ -1094,21 +1156,30 @@ static enum sdsm_destroy_view sdsm_destroy_errno_view(int err)
  */
 static int sdsm_region_query(u32 id)
 {
-	struct sdsm_region *r = sdsm_region_get(id);
 	enum sdsm_destroy_view v;
-	unsigned int node;
-	bool up = false;
+	bool gone, in_doubt;
+	struct sdsm_region *r;
+	u64 token = 0;
+	void *vote;
 
-	if (!r)
-		return sdsm_destroy_view_errno(SDSM_DESTROY_GONE);
-	spin_lock(&r->lock);
-	if (r->dying) {
-		node = sdsm_destroy_token_node(r->dying);
-		up = node == sdsm_cl.node_id || sdsm_node_up(node);
+	mutex_lock(&sdsm_regions_mutex);
+	r = xa_load(&sdsm_regions, id);
+	if (r) {
+		gone = false;
+		spin_lock(&r->lock);
+		token = r->dying;
+		in_doubt = r->in_doubt;
+		spin_unlock(&r->lock);
+	} else {
+		vote = xa_load(&sdsm_absent_votes, id);
+		gone = sdsm_tombstone_check(id);
+		if (vote)
+			token = sdsm_vote_token(vote);
+		in_doubt = vote && xa_to_value(vote) & SDSM_VOTE_IN_DOUBT;
 	}
-	v = sdsm_destroy_view(true, r->dying, r->in_doubt, up);
-	spin_unlock(&r->lock);
-	sdsm_region_put(r);
+	mutex_unlock(&sdsm_regions_mutex);
+	v = sdsm_destroy_view(gone, token != 0, in_doubt,
+			      token && sdsm_token_node_up(token));
 	return sdsm_destroy_view_errno(v);
 }
 
@@ -1143,28 +1214,52 @@ static enum sdsm_destroy_end sdsm_region_resolve(u32 id,
 #define SDSM_IN_DOUBT_RETRY_MS	500
 
 /*
- * Every region in doubt here is decided (see "Destroys in doubt" above),
+ * The destroy in doubt here with the lowest id from @start on, of a region
+ * or of a vote without one (the ids differ: a region takes its vote over),
+ * or 0.  Locks: sdsm_regions_mutex.
+ */
+static u64 sdsm_in_doubt_next(unsigned long start, unsigned long *idp)
+{
+	struct sdsm_region *r;
+	unsigned long id;
+	u64 token = 0;
+	void *vote;
+
+	lockdep_assert_held(&sdsm_regions_mutex);
+	xa_for_each_start(&sdsm_regions, id, r, start) {
+		spin_lock(&r->lock);
+		if (r->in_doubt)
+			token = r->dying;
+		spin_unlock(&r->lock);
+		if (token) {
+			*idp = id;
+			break;
+		}
+	}
+	xa_for_each_range(&sdsm_absent_votes, id, vote, start,
+			  token ? *idp : ULONG_MAX) {
+		if (xa_to_value(vote) & SDSM_VOTE_IN_DOUBT) {
+			*idp = id;
+			return sdsm_vote_token(vote);
+		}
+	}
+	return token;
+}
+
+/*
+ * Every destroy in doubt here is decided (see "Destroys in doubt" above),
  * or asked about again later.
  */
 static void sdsm_in_doubt_fn(struct work_struct *work)
 {
 	unsigned long id, start = 0;
 	enum sdsm_destroy_end end;
-	struct sdsm_region *r;
 	bool again = false;
 	u64 token;
 
 	for (;;) {
-		token = 0;
 		mutex_lock(&sdsm_regions_mutex);
-		xa_for_each_start(&sdsm_regions, id, r, start) {
-			spin_lock(&r->lock);
-			if (r->in_doubt)
-				token = r->dying;
-			spin_unlock(&r->lock);
-			if (token)
-				break;
-		}
+		token = sdsm_in_doubt_next(start, &id);
 		mutex_unlock(&sdsm_regions_mutex);
 		if (!token)
 			break;
@@ -1362,6 +1457,7 @@ void sdsm_region_peer_down(unsigned int node)
 	struct sdsm_region *r;
 	struct sdsm_call *call;
 	unsigned long id;
+	void *vote;
 
 	spin_lock(&sdsm_calls_lock);
 	list_for_each_entry(call, &sdsm_calls, node) {
@@ -1375,6 +1471,15 @@ void sdsm_region_peer_down(unsigned int node)
 	wake_up_all(&sdsm_calls_wq);
 
 	mutex_lock(&sdsm_regions_mutex);
+	xa_for_each(&sdsm_absent_votes, id, vote) {
+		if (sdsm_destroy_token_node(sdsm_vote_token(vote)) != node)
+			continue;
+		/* Replacing an entry allocates nothing. */
+		xa_store(&sdsm_absent_votes, id,
+			 xa_mk_value(xa_to_value(vote) | SDSM_VOTE_IN_DOUBT),
+			 GFP_KERNEL);
+		in_doubt = true;
+	}
 	xa_for_each(&sdsm_regions, id, r) {
 		spin_lock(&r->lock);
 		if (r->dying && sdsm_destroy_token_node(r->dying) == node) {
@@ -1441,6 +1546,9 @@ static int sdsm_region_destroy_wire(struct sdsm_wire_region *w, bool undo)
 		spin_lock(&sdsm_calls_lock);
 		list_del(&call.node);
 		spin_unlock(&sdsm_calls_lock);
+		/* The vote kept here for a region gone meanwhile ends. */
+		if (ret == -ENOENT)
+			sdsm_region_finish(id, token, false);
 		return ret;
 	}
 	sdsm_send_mask(mask, ret ? SDSM_MSG_REGION_ABORT :
@@ -2124,6 +2232,7 @@ void sdsm_region_exit(void)
 	mutex_unlock(&sdsm_regions_mutex);
 	xa_destroy(&sdsm_regions);
 	xa_destroy(&sdsm_tombstones);
+	xa_destroy(&sdsm_absent_votes);
 	kobject_put(sdsm_regions_kobj);
 	sdsm_regions_kobj = NULL;
 }

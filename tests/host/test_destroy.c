@@ -18,13 +18,24 @@
  *             decides with sdsm_destroy_commits() (a session of its ended
  *             since the PREPARE: not kept) and sends COMMIT or ABORT.
  *  nodes      PREPARE: prepared, yes (no if busy: a mapping).  COMMIT:
- *             the region goes; ABORT: prepared no more.  DOWN of the
- *             destroyer while prepared: in doubt.  In doubt, a node asks
+ *             the region goes, and the node remembers that it saw the
+ *             commit (its tombstone); ABORT: prepared no more.  DOWN of
+ *             the destroyer while prepared: in doubt.  In doubt, a node asks
  *             every node it has a session with but the destroyer (whose
  *             decision counts only where it arrived) (REGION_QUERY); each
  *             answers sdsm_destroy_view() of its own state; an answer lost
  *             with its session counts as WAIT; when the round is complete,
  *             sdsm_destroy_end() decides, or a later round asks again.
+ *  late       a node may not have learned the region yet when the destroy
+ *             starts (the creator's ADD, or its own registrar's answer, is
+ *             on its way: the registrar knows a region first, and may
+ *             destroy it at once).  It votes yes without the region and is
+ *             prepared all the same (its vote is kept, sdsm_absent_votes),
+ *             in doubt too if the destroyer goes down; a COMMIT leaves its
+ *             tombstone.  It learns the region at a random step (the ADD is
+ *             never lost: a creator whose ADD is lost takes its create
+ *             back), unless its tombstone refuses it, and then keeps the
+ *             state of its vote.
  *
  * Each schedule runs random steps, then ends quiescent: no more faults,
  * sessions come back between the living nodes, messages drain, rounds
@@ -70,6 +81,9 @@ enum mut {
 	MUT_DOUBT_WAITS,	/* a node in doubt answers WAIT */
 	MUT_COMMIT_ON_DOWN,	/* in doubt: commit at once, ask nobody */
 	MUT_ASK_DESTROYER,	/* the destroyer is asked too (the first version) */
+	MUT_LEARN_UNPREPARED,	/* a late node learns the region unprepared */
+	MUT_ABSENT_IS_GONE,	/* no region here answers GONE, tombstone or not */
+	MUT_VOTE_DROPPED,	/* a vote without the region ends on DOWN */
 };
 
 enum msg_type { M_PREPARE, M_VOTE, M_COMMIT, M_ABORT, M_QUERY, M_ANSWER };
@@ -86,6 +100,8 @@ struct chan {
 
 struct node {
 	bool dead, have, prepared, in_doubt, busy;
+	bool late;		/* has not learned the region yet */
+	bool tomb;		/* saw the commit (its tombstone) */
 	/*
 	 * ghost: aborted alone (a round, or a mutant) while a node it could
 	 * not reach had committed, or still could (a partition)
@@ -178,7 +194,7 @@ static bool blind(struct world *w, int k, unsigned int reach)
 	for (z = 1; z < w->n; z++) {
 		if (z == k || (reach & (1u << z)))
 			continue;
-		if (!w->nd[z].have ||
+		if (w->nd[z].tomb ||
 		    (w->nd[z].prepared && !w->nd[z].in_doubt && w->up[z][0]))
 			return true;
 	}
@@ -199,8 +215,10 @@ static void round_done(struct world *w, int k)
 	   end == SDSM_DESTROY_ABORT ? "abort" : "again");
 	if (end == SDSM_DESTROY_AGAIN)
 		return;
-	if (end == SDSM_DESTROY_COMMIT)
+	if (end == SDSM_DESTROY_COMMIT) {
 		x->have = false;
+		x->tomb = true;
+	}
 	x->prepared = false;
 	x->in_doubt = false;
 }
@@ -223,7 +241,9 @@ static enum sdsm_destroy_view view_of(struct world *w, int k)
 
 	if (w->mut == MUT_DOUBT_WAITS && y->in_doubt)
 		return SDSM_DESTROY_WAIT;
-	return sdsm_destroy_view(y->have, y->prepared, y->in_doubt,
+	if (w->mut == MUT_ABSENT_IS_GONE && !y->have)
+		return SDSM_DESTROY_GONE;
+	return sdsm_destroy_view(y->tomb, y->prepared, y->in_doubt,
 				 k == 0 || w->up[k][0]);
 }
 
@@ -242,8 +262,10 @@ static void decide(struct world *w)
 	d->phase = 2;
 	d->committed = commit;
 	tr(w, " d:%s", commit ? "COMMIT" : "ABORT");
-	if (commit)
+	if (commit) {
 		d->have = false;
+		d->tomb = true;
+	}
 	d->prepared = false;
 	w->commit_sent_all = commit;
 	for (j = 1; j < w->n; j++)
@@ -293,13 +315,18 @@ static void session_end(struct world *w, int a, int b)
 			nx->voted |= 1u << y;
 			all_votes_in(w);
 		}
+		if (w->mut == MUT_VOTE_DROPPED && y == 0 && nx->prepared &&
+		    !nx->have)
+			nx->prepared = false;
 		/* A node prepared by the destroyer, now out of its reach. */
 		if (y == 0 && nx->prepared && !nx->in_doubt) {
 			nx->in_doubt = true;
 			if (w->mut == MUT_ABORT_ON_DOWN ||
 			    w->mut == MUT_COMMIT_ON_DOWN) {
-				if (w->mut == MUT_COMMIT_ON_DOWN)
+				if (w->mut == MUT_COMMIT_ON_DOWN) {
 					nx->have = false;
+					nx->tomb = true;
+				}
 				if (w->mut == MUT_ABORT_ON_DOWN)
 					nx->blind = blind(w, x, reach_of(w, x));
 				nx->prepared = false;
@@ -328,7 +355,9 @@ static void deliver(struct world *w, int from, int to)
 	c->n--;
 	switch (m.type) {
 	case M_PREPARE:
-		if (x->have && !x->prepared && !x->busy) {
+		/* Late: the region is not here yet (ENOENT, a yes). */
+		if ((x->have || (x->late && !x->tomb)) && !x->prepared &&
+		    !x->busy) {
 			x->prepared = true;
 			send(w, to, from, M_VOTE, 1);
 		} else {
@@ -345,8 +374,9 @@ static void deliver(struct world *w, int from, int to)
 		break;
 	case M_COMMIT:
 		w->commit_delivered = true;
-		if (x->prepared) {
+		if (x->prepared || !x->have) {
 			x->have = false;
+			x->tomb = true;
 			x->prepared = false;
 			x->in_doubt = false;
 		}
@@ -393,6 +423,36 @@ static void start_round(struct world *w, int k)
 		round_done(w, k);
 }
 
+/* Late node @k learns the region: refused after a commit it saw. */
+static void learn(struct world *w, int k)
+{
+	struct node *x = &w->nd[k];
+
+	x->late = false;
+	tr(w, " n%d-learns%s", k, x->tomb ? ":refused" : x->prepared ?
+	   ":prepared" : "");
+	if (x->tomb)
+		return;
+	x->have = true;
+	if (w->mut == MUT_LEARN_UNPREPARED) {
+		x->prepared = false;
+		x->in_doubt = false;
+	}
+}
+
+/* A living late node, looking from @a on, or -1. */
+static int late_node(struct world *w, int a)
+{
+	int k, tries;
+
+	for (tries = 0; tries < w->n; tries++) {
+		k = (a + tries) % w->n;
+		if (w->nd[k].late && !w->nd[k].dead)
+			return k;
+	}
+	return -1;
+}
+
 static void reconnect(struct world *w, int a, int b)
 {
 	if (w->up[a][b] || w->nd[a].dead || w->nd[b].dead)
@@ -420,6 +480,10 @@ static bool step(struct world *w, bool faults)
 	}
 	if (rnd(w, 6) == 0 && a != b) {
 		reconnect(w, a, b);
+		return true;
+	}
+	if (rnd(w, 8) == 0 && (k = late_node(w, a)) >= 0) {
+		learn(w, k);
 		return true;
 	}
 	if (rnd(w, 5) == 0) {
@@ -495,8 +559,9 @@ static bool run_one(unsigned long long seed, int n, enum mut mut, bool print)
 	w->mut = mut;
 	w->rng = seed * 2654435761ULL + 1;
 	for (k = 0; k < n; k++) {
-		w->nd[k].have = true;
-		w->nd[k].busy = rnd(w, 12) == 0 && k;
+		w->nd[k].late = k && rnd(w, 3) == 0;
+		w->nd[k].have = !w->nd[k].late;
+		w->nd[k].busy = rnd(w, 12) == 0 && k && !w->nd[k].late;
 		for (j = 0; j < n; j++)
 			w->up[k][j] = k != j;
 	}
@@ -517,6 +582,11 @@ static bool run_one(unsigned long long seed, int n, enum mut mut, bool print)
 		if (!step(w, false)) {
 			bool idle = true;
 
+			k = late_node(w, 0);
+			if (k >= 0) {
+				learn(w, k);
+				continue;
+			}
 			for (k = 0; k < n; k++)
 				if (!w->nd[k].dead && w->nd[k].in_doubt) {
 					if (!w->nd[k].in_round)
@@ -574,11 +644,11 @@ static bool test_rules(int unused)
 	ok &= sdsm_destroy_commits(true, true);
 	ok &= !sdsm_destroy_commits(true, false);
 	ok &= !sdsm_destroy_commits(false, true);
-	ok &= sdsm_destroy_view(false, false, false, false) == SDSM_DESTROY_GONE;
-	ok &= sdsm_destroy_view(true, true, false, true) == SDSM_DESTROY_WAIT;
-	ok &= sdsm_destroy_view(true, true, true, true) == SDSM_DESTROY_KEPT;
-	ok &= sdsm_destroy_view(true, true, false, false) == SDSM_DESTROY_KEPT;
-	ok &= sdsm_destroy_view(true, false, false, true) == SDSM_DESTROY_KEPT;
+	ok &= sdsm_destroy_view(true, false, false, false) == SDSM_DESTROY_GONE;
+	ok &= sdsm_destroy_view(false, true, false, true) == SDSM_DESTROY_WAIT;
+	ok &= sdsm_destroy_view(false, true, true, true) == SDSM_DESTROY_KEPT;
+	ok &= sdsm_destroy_view(false, true, false, false) == SDSM_DESTROY_KEPT;
+	ok &= sdsm_destroy_view(false, false, false, true) == SDSM_DESTROY_KEPT;
 	ok &= sdsm_destroy_end(&t) == SDSM_DESTROY_ABORT;
 	sdsm_destroy_tally_add(&t, SDSM_DESTROY_KEPT);
 	ok &= sdsm_destroy_end(&t) == SDSM_DESTROY_ABORT;
@@ -613,6 +683,12 @@ static const struct {
 	  test_planted, MUT_COMMIT_ON_DOWN },
 	{ "planted bug 'the destroyer is asked too' caught",
 	  test_planted, MUT_ASK_DESTROYER },
+	{ "planted bug 'a node that voted without the region learns it unprepared' caught",
+	  test_planted, MUT_LEARN_UNPREPARED },
+	{ "planted bug 'a node without the region answers GONE, tombstone or not' caught",
+	  test_planted, MUT_ABSENT_IS_GONE },
+	{ "planted bug 'a vote without the region ends when the destroyer goes down' caught",
+	  test_planted, MUT_VOTE_DROPPED },
 };
 
 #define NTESTS	((int)(sizeof(tests) / sizeof(tests[0])))
