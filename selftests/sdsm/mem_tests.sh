@@ -1262,15 +1262,18 @@ stats_moved() {
 # taken back between node 1's read and its write (node 1 preempted
 # there, or its guest off the host's CPU for the length of a hold) costs
 # an upgrade and a detection again: 1 to 5 remote write faults in 20
-# rounds were seen over 31 runs, so a quarter of the rounds is allowed;
-# on a kernel whose guests run slower (RUN_ALL_BOUND_SCALE above 1: the
-# debug kernel), where 2 to 10 in 20 rounds were seen, half.  With
-# migratory_sharing=0 every round costs it a read and an upgrade: at
-# least ROUNDS - 1.
+# rounds were seen over 31 runs.  With migratory_sharing=0 every round
+# costs it a read and an upgrade: at least ROUNDS - 1, more on a slow
+# host (44 to 66 in 40 rounds).  So it passes with at most a quarter of
+# the write faults it takes without, in the same run; on a kernel whose
+# guests run slower (RUN_ALL_BOUND_SCALE above 1: the debug kernel), half:
+# 2 to 10 in 20 rounds were seen there, and 26 against 66 without on a
+# slow hour of the host (2026-12-04), which an absolute bound of 20
+# failed.
 test_mem_migratory() {
-	local t=migr rounds=40 rc=0 on b a v pid limit=10
+	local t=migr rounds=40 rc=0 on b a v pid div=4 with=
 	local param=/sys/module/sdsm/parameters/migratory_sharing
-	[ "${RUN_ALL_BOUND_SCALE:-1}" -gt 1 ] && limit=20
+	[ "${RUN_ALL_BOUND_SCALE:-1}" -gt 1 ] && div=2
 	mu 0 create $t $PG bind 0x1 >/dev/null || return 1
 	mu 0 -r $t poke 0 0 || rc=1
 	for on in 1 0; do
@@ -1285,11 +1288,13 @@ test_mem_migratory() {
 		v=$(stats_moved "$b" "$a")
 		log "migratory_sharing=$on: node 1's remote write and read faults: $v"
 		v=${v%% *}
-		if [ "$on" = 1 ] && [ "$v" -gt "$limit" ]; then
-			log "a migratory page still costs node 1 $v write faults"
-			rc=1
-		elif [ "$on" = 0 ] && [ "$v" -lt $((rounds - 1)) ]; then
+		if [ "$on" = 1 ]; then
+			with=$v
+		elif [ "$v" -lt $((rounds - 1)) ]; then
 			log "without migratory sharing only $v write faults: the test cannot tell"
+			rc=1
+		elif [ $((with * div)) -gt "$v" ]; then
+			log "a migratory page still costs node 1 $with write faults, $v without (1/$div allowed)"
 			rc=1
 		fi
 	done
