@@ -201,6 +201,13 @@ static bool blind(struct world *w, int k, unsigned int reach)
 	return false;
 }
 
+/* Node @x sees the commit: the region goes, its tombstone stays. */
+static void saw_commit(struct node *x)
+{
+	x->have = false;
+	x->tomb = true;
+}
+
 /* A node's round of questions is complete: decide, or ask again later. */
 static void round_done(struct world *w, int k)
 {
@@ -215,10 +222,8 @@ static void round_done(struct world *w, int k)
 	   end == SDSM_DESTROY_ABORT ? "abort" : "again");
 	if (end == SDSM_DESTROY_AGAIN)
 		return;
-	if (end == SDSM_DESTROY_COMMIT) {
-		x->have = false;
-		x->tomb = true;
-	}
+	if (end == SDSM_DESTROY_COMMIT)
+		saw_commit(x);
 	x->prepared = false;
 	x->in_doubt = false;
 }
@@ -262,10 +267,8 @@ static void decide(struct world *w)
 	d->phase = 2;
 	d->committed = commit;
 	tr(w, " d:%s", commit ? "COMMIT" : "ABORT");
-	if (commit) {
-		d->have = false;
-		d->tomb = true;
-	}
+	if (commit)
+		saw_commit(d);
 	d->prepared = false;
 	w->commit_sent_all = commit;
 	for (j = 1; j < w->n; j++)
@@ -323,10 +326,8 @@ static void session_end(struct world *w, int a, int b)
 			nx->in_doubt = true;
 			if (w->mut == MUT_ABORT_ON_DOWN ||
 			    w->mut == MUT_COMMIT_ON_DOWN) {
-				if (w->mut == MUT_COMMIT_ON_DOWN) {
-					nx->have = false;
-					nx->tomb = true;
-				}
+				if (w->mut == MUT_COMMIT_ON_DOWN)
+					saw_commit(nx);
 				if (w->mut == MUT_ABORT_ON_DOWN)
 					nx->blind = blind(w, x, reach_of(w, x));
 				nx->prepared = false;
@@ -375,8 +376,7 @@ static void deliver(struct world *w, int from, int to)
 	case M_COMMIT:
 		w->commit_delivered = true;
 		if (x->prepared || !x->have) {
-			x->have = false;
-			x->tomb = true;
+			saw_commit(x);
 			x->prepared = false;
 			x->in_doubt = false;
 		}
