@@ -972,7 +972,6 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 		return 0;
 	if (!r && sdsm_tombstone_check(id))
 		return -ENOENT;	/* a stale answer about a destroyed region */
-	vote = xa_load(&sdsm_absent_votes, id);
 	if (r || named) {
 		pr_warn("region %u '%s' from a peer conflicts with region %u '%s'\n",
 			id, name, r ? r->id : named->id,
@@ -987,6 +986,7 @@ static int sdsm_region_learn(u16 src, const struct sdsm_wire_region *w)
 	r->mode = mode;
 	r->manager = manager;
 	/* A destroy this node voted on is under way: prepared by it. */
+	vote = xa_load(&sdsm_absent_votes, id);
 	if (vote) {
 		r->dying = sdsm_vote_token(vote);
 		r->in_doubt = xa_to_value(vote) & SDSM_VOTE_IN_DOUBT;
