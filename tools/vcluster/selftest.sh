@@ -7,10 +7,12 @@
 #
 # Boots a few small clusters without sdsm.ko (the 1-node ones beside the
 # 2-node ones, at most 3 guests at once) and checks: rxe0 is ACTIVE, the
-# guests ping each other (jumbo frames too), on_node/wait_until/cluster_barrier behave, --on
-# runs on one node only, a failing command gives exit 1, --timeout gives 5, a
-# kernel WARNING gives 4, a guest panic ends the run with 4, bad usage gives
-# 2, and no QEMU or vcluster-hub of any of these clusters is left behind.
+# guests ping each other (jumbo frames too), on_node/wait_until/
+# cluster_barrier behave, --on runs on one node only, a failing command
+# gives exit 1, --timeout gives 5, so does a node that does not shut down
+# in time, a kernel WARNING gives 4, a guest panic ends the run with 4, bad
+# usage gives 2, and no QEMU or vcluster-hub of any of these clusters is
+# left behind.
 # A file that is not a module (VCLUSTER_KO) checks that a failing insmod
 # gives 6.  On the host: the kernel log patterns match what they must
 # (sdsm's protocol errors among them) and not lines that look alike.
@@ -333,6 +335,11 @@ ok "$(grep -q 'fake.mon: transmit ring stalled (avail 10, used 5' "$WORK/fake.lo
 	# A text file is a module that insmod must refuse.
 	VCLUSTER_KO=$VC_DIR/bad-log-patterns vc insmod -n 1 -- true
 	echo $? > "$WORK/insmod.rc"
+	# A shutdown slower than VCLUSTER_SHUTDOWN_TIMEOUT, as a hung rmmod
+	# or leak scan is: its checks never ran.
+	VCLUSTER_SHUTDOWN_TIMEOUT=5 VCLUSTER_INJECT_SHUTDOWN_DELAY=120 \
+		vc slowdown -n 1 --no-module -- true
+	echo $? > "$WORK/slowdown.rc"
 ) &
 small=$!
 
@@ -403,6 +410,12 @@ ok "$([ "$rc" = 6 ]; echo $?)" "failing insmod gives exit 6 (got $rc)"
 ok "$(grep -q 'node 0: insmod' "$WORK/insmod.err"; echo $?)" \
 	"failing insmod is reported"
 check_clean insmod
+
+rc=$(bg_rc slowdown)
+ok "$([ "$rc" = 5 ]; echo $?)" "a node not shut down in time gives exit 5 (got $rc)"
+ok "$(grep -q 'node 0 did not shut down in 5s' "$WORK/slowdown.err"; echo $?)" \
+	"the node not shut down is named"
+check_clean slowdown
 
 echo "1..$n"
 exit $((fails > 0))
