@@ -252,6 +252,7 @@ static struct kobject *sdsm_regions_kobj;
  * @waiting: nodes that have not answered
  * @status: first error (positive errno) an answer or a death reported
  * @home: HOME_REP: the answer
+ * @next: HOME_REP: what it told of the next pages (struct sdsm_wire_home)
  * @have_region: REPLY carried a region
  * @region: that region
  * @enoent_ok: an answer ENOENT counts as success (a destroy: a node that
@@ -266,6 +267,7 @@ struct sdsm_call {
 	u64 waiting;
 	int status;
 	s32 home;
+	u8 next[SDSM_WIRE_HOME_NEXT];
 	bool have_region;
 	bool enoent_ok;
 	struct sdsm_wire_region region;
@@ -324,7 +326,12 @@ static int sdsm_call_wait(struct sdsm_call *call)
 	return sdsm_call_wait_ms(call, sdsm_fault_timeout_ms);
 }
 
+/*
+ * Answer @cookie from @src: @status a positive errno; a HOME_REP's @home
+ * and @next (NULL for a REPLY), a REPLY's @region (or NULL).
+ */
 static void sdsm_call_answer(u16 src, u64 cookie, int status, s32 home,
+			     const u8 *next,
 			     const struct sdsm_wire_region *region)
 {
 	struct sdsm_call *call;
@@ -339,6 +346,8 @@ static void sdsm_call_answer(u16 src, u64 cookie, int status, s32 home,
 		if (status && !call->status)
 			call->status = status;
 		call->home = home;
+		if (next)
+			memcpy(call->next, next, sizeof(call->next));
 		if (region) {
 			call->region = *region;
 			call->have_region = true;
@@ -517,12 +526,13 @@ bool sdsm_page_home_computable(struct sdsm_region *r, u64 idx)
  * sdsm_manager_decide - the home of a page, at its manager
  * @r: region
  * @idx: page
- * @pg: its state here
+ * @pg: its state here; NULL if it has none (only if !@assign: a page
+ *	without state here has no home fixed)
  * @requester: the node whose first touch this is
  * @assign: fix the home now if it is not yet (a fault); else only tell
  *
  * Return: a node id, or -ENOENT if !@assign and the page has no home yet.
- * Locks: the page's mutex.
+ * Locks: the page's mutex, if @pg.
  */
 int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 			u16 requester, bool assign)
@@ -531,9 +541,11 @@ int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 	u64 mask;
 	int home;
 
-	if (pg->mgr_home != SDSM_PROTO_NO_NODE)
+	if (WARN_ON_ONCE(!pg && assign))
+		return -EIO;
+	if (pg && pg->mgr_home != SDSM_PROTO_NO_NODE)
 		return pg->mgr_home;
-	if (pg->flags & SDSM_PAGE_TOUCHED) {
+	if (pg && (pg->flags & SDSM_PAGE_TOUCHED)) {
 		pg->mgr_home = sdsm_cl.node_id;
 		return pg->mgr_home;
 	}
@@ -569,17 +581,22 @@ int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 }
 
 /*
- * The homes this manager fixed already of the SDSM_WIRE_HOME_NEXT pages
- * after @idx that it manages, into @next (SDSM_WIRE_HOME_UNKNOWN for the
- * others): a node reading a run of pages learns their homes with the
- * first, and reads the rest ahead (sdsm_prefetch()).  Locks: none (takes
- * each page's mutex).
+ * What this manager tells of the SDSM_WIRE_HOME_NEXT pages after @idx that
+ * it manages, into @next (SDSM_WIRE_HOME_UNKNOWN for the others).  To a
+ * fault (!@query): the homes it fixed already, so that a node reading a
+ * run of pages learns their homes with the first and reads the rest ahead
+ * (sdsm_prefetch()).  To a query of @src: the answer to a query of each,
+ * SDSM_WIRE_HOME_NONE for no home yet, so that QUERY_HOME of a run of
+ * pages asks once per SDSM_WIRE_HOME_NEXT + 1 of them.  Allocates nothing.
+ * Locks: none (takes each page's mutex).
  */
-static void sdsm_home_next(struct sdsm_region *r, u64 idx, u8 *next)
+static void sdsm_home_next(struct sdsm_region *r, u64 idx, u16 src,
+			   bool query, u8 *next)
 {
 	struct sdsm_page *pg;
 	struct mutex *lock;	/* the page's, sdsm_page_lock() */
 	unsigned int i;
+	int home;
 	u64 j;
 
 	memset(next, SDSM_WIRE_HOME_UNKNOWN, SDSM_WIRE_HOME_NEXT);
@@ -590,14 +607,21 @@ static void sdsm_home_next(struct sdsm_region *r, u64 idx, u8 *next)
 		if (sdsm_page_manager(r, j) != sdsm_cl.node_id)
 			continue;
 		pg = sdsm_page_get(r, j, false);
-		if (!pg)
+		if (!pg && !query)
 			continue;
 		lock = sdsm_page_lock(r, j);
 		mutex_lock(lock);
-		if (pg->mgr_home != SDSM_PROTO_NO_NODE)
+		if (query) {
+			home = sdsm_manager_decide(r, j, pg, src, false);
+			if (home >= 0)
+				next[i] = home;
+			else if (home == -ENOENT)
+				next[i] = SDSM_WIRE_HOME_NONE;
+		} else if (pg->mgr_home != SDSM_PROTO_NO_NODE) {
 			next[i] = pg->mgr_home;
-		else if (pg->flags & SDSM_PAGE_TOUCHED)
+		} else if (pg->flags & SDSM_PAGE_TOUCHED) {
 			next[i] = sdsm_cl.node_id;
+		}
 		mutex_unlock(lock);
 	}
 }
@@ -632,9 +656,7 @@ void sdsm_home_req_recv(u16 src, const struct sdsm_wire_home *w)
 	home = sdsm_manager_decide(r, idx, pg, src,
 				   be32_to_cpu(w->flags) & SDSM_WIRE_HOME_ASSIGN);
 	mutex_unlock(lock);
-	/* Only a faulting node's request (cookie 0) caches the next homes. */
-	if (!w->cookie)
-		sdsm_home_next(r, idx, rep.next);
+	sdsm_home_next(r, idx, src, !!w->cookie, rep.next);
 out_put:
 	sdsm_region_put(r);
 reply:
@@ -1343,7 +1365,7 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 			goto short_msg;
 		memcpy(&u.reply, payload, sizeof(u.reply));
 		sdsm_call_answer(src, be64_to_cpu(u.reply.cookie),
-				 be32_to_cpu(u.reply.status), 0,
+				 be32_to_cpu(u.reply.status), 0, NULL,
 				 u.reply.region.id ? &u.reply.region : NULL);
 		return;
 	case SDSM_MSG_HOME_REP:
@@ -1351,7 +1373,8 @@ void sdsm_region_msg(struct sdsm_peer *peer, u16 type, const void *payload,
 			goto short_msg;
 		memcpy(&u.home, payload, sizeof(u.home));
 		sdsm_call_answer(src, be64_to_cpu(u.home.cookie), 0,
-				 (s32)be32_to_cpu(u.home.home), NULL);
+				 (s32)be32_to_cpu(u.home.home), u.home.next,
+				 NULL);
 		return;
 	default:
 		pr_warn_ratelimited("node %u: unexpected message type %u\n",
@@ -1960,8 +1983,48 @@ out_put:
 	return ret;
 }
 
-/* The home of one address of this process, or a negative errno. */
-static int sdsm_query_one(u64 addr)
+/**
+ * struct sdsm_query_window - what one QUERY_HOME learnt of a run of pages
+ * @valid: @next holds a HOME_REP's answer
+ * @region: region id of that answer
+ * @mgr: the manager that answered
+ * @page: the page it was asked; @next tells of the pages after it
+ * @next: struct sdsm_wire_home.next of the answer
+ *
+ * Kept for one ioctl only: an answer SDSM_WIRE_HOME_NONE (no home yet) is
+ * true only when it is given.
+ */
+struct sdsm_query_window {
+	bool valid;
+	u32 region;
+	u16 mgr;
+	u64 page;
+	u8 next[SDSM_WIRE_HOME_NEXT];
+};
+
+/*
+ * The home @win knows of page @idx of @r, managed by @mgr: a node id,
+ * -ENOENT, or -EAGAIN when it does not know.
+ */
+static int sdsm_query_window_home(const struct sdsm_query_window *win,
+				  struct sdsm_region *r, u64 idx, u16 mgr)
+{
+	u8 h;
+
+	if (!win->valid || win->region != r->id || win->mgr != mgr ||
+	    idx <= win->page || idx - win->page > SDSM_WIRE_HOME_NEXT)
+		return -EAGAIN;
+	h = win->next[idx - win->page - 1];
+	if (h == SDSM_WIRE_HOME_NONE)
+		return -ENOENT;
+	return h < sdsm_cl.nr_nodes ? h : -EAGAIN;
+}
+
+/*
+ * The home of one address of this process, or a negative errno; what its
+ * manager answers of the pages after it goes into @win.
+ */
+static int sdsm_query_one(u64 addr, struct sdsm_query_window *win)
 {
 	struct mm_struct *mm = current->mm;
 	struct sdsm_wire_home w = {};
@@ -1996,7 +2059,7 @@ static int sdsm_query_one(u64 addr)
 	else if (mgr == sdsm_cl.node_id)
 		home = sdsm_manager_decide(r, idx, pg, sdsm_cl.node_id, false);
 	else
-		home = -EAGAIN;	/* ask the manager */
+		home = sdsm_query_window_home(win, r, idx, mgr);
 	mutex_unlock(lock);
 	if (home != -EAGAIN)
 		goto out_put;
@@ -2011,8 +2074,14 @@ static int sdsm_query_one(u64 addr)
 	w.page = cpu_to_be64(idx);
 	sdsm_queue(mgr, SDSM_MSG_HOME_REQ, &w, sizeof(w), NULL);
 	home = sdsm_call_wait(&call);
-	if (!home)
+	if (!home) {
 		home = call.home;
+		win->valid = true;
+		win->region = r->id;
+		win->mgr = mgr;
+		win->page = idx;
+		memcpy(win->next, call.next, sizeof(win->next));
+	}
 out_put:
 	sdsm_region_put(r);
 	return home;
@@ -2023,6 +2092,7 @@ int sdsm_cmd_query_home(struct file *file, void *cmd)
 	struct sdsm_query_home *q = cmd;
 	u64 __user *addrs = u64_to_user_ptr(q->addrs);
 	s32 __user *homes = u64_to_user_ptr(q->homes);
+	struct sdsm_query_window win = {};
 	u32 i;
 
 	if (q->flags)
@@ -2035,7 +2105,7 @@ int sdsm_cmd_query_home(struct file *file, void *cmd)
 
 		if (get_user(addr, &addrs[i]))
 			return -EFAULT;
-		home = sdsm_query_one(addr);
+		home = sdsm_query_one(addr, &win);
 		if (home == -EINTR)
 			return -EINTR;
 		if (put_user(home, &homes[i]))

@@ -610,6 +610,8 @@ static_assert(sizeof(struct sdsm_wire_rc) == 32);
 #define SDSM_WIRE_HOME_NEXT	32
 /* sdsm_wire_home.next[] of a page whose home is not fixed yet */
 #define SDSM_WIRE_HOME_UNKNOWN	0xff
+/* sdsm_wire_home.next[] of a query's answer: the page has no home yet */
+#define SDSM_WIRE_HOME_NONE	0xfe
 
 /**
  * struct sdsm_wire_home - HOME_REQ and HOME_REP
@@ -623,8 +625,13 @@ static_assert(sizeof(struct sdsm_wire_rc) == 32);
  * @next: HOME_REP to a faulting node (@cookie 0): the homes of pages
  *	@page + 1 ... @page + SDSM_WIRE_HOME_NEXT that the same node manages
  *	and has fixed already, SDSM_WIRE_HOME_UNKNOWN for the others (a home
- *	never moves once fixed, so the requester may cache them); else all
- *	SDSM_WIRE_HOME_UNKNOWN; HOME_REQ: zero
+ *	never moves once fixed, so the requester may cache them); HOME_REP
+ *	to a query (@cookie non-zero): for each of those pages that the same
+ *	node manages, what it would answer a query of that page, a node id
+ *	or SDSM_WIRE_HOME_NONE (no home yet: the requester may use it for
+ *	this query only), SDSM_WIRE_HOME_UNKNOWN for the others; HOME_REQ:
+ *	zero.  A node that sends a query's answer all SDSM_WIRE_HOME_UNKNOWN
+ *	(version 11 did) only costs the requester more questions.
  */
 struct sdsm_wire_home {
 	__be64 cookie;

@@ -14,6 +14,7 @@
 MEM_UTIL=$HERE/sdsm_mem_util
 RC_UTIL=$HERE/rc_util
 MEM_TEST=$HERE/sdsm_mem_test
+SDSMCTL=$HERE/../../tools/sdsmctl/sdsmctl
 PG=4096
 
 # shellcheck disable=SC2034 # used by run_cluster_tests.sh
@@ -308,7 +309,8 @@ tx_to() {
 # A first-touch region whose manager is node 0 (SDSM_REGION_F_MANAGER, as
 # a job's heap has): node 0's own first touches ask nobody, node 1's ask
 # node 0 alone, never node 2, every node sees the homes they fixed, and a
-# node reading a run of pages asks their homes once per 33 pages.
+# node reading a run of pages, or asking their homes (sdsmctl region
+# show), asks once per 33 pages.
 # With managers interleaved over the 3 nodes a third of the pages would be
 # managed by each: 160 of node 0's 480 first touches would ask node 1 and
 # 160 node 2.  The bound, half of that, leaves room for the PINGs (one per
@@ -326,6 +328,19 @@ test_mem_manager() {
 	c=$(tx_to 0 1); d=$(tx_to 0 2)
 	log "node 0 touched $n pages first: sent node 1 $((c - a)), node 2 $((d - b)) messages"
 	[ $((c - a)) -lt $((n / 6)) ] && [ $((d - b)) -lt $((n / 6)) ] || rc=1
+	# Node 2 asks the homes of all 2 n pages (sdsmctl region show: one
+	# QUERY_HOME): each HOME_REP to a query tells what node 0 knows of
+	# the next 32 pages too, no home yet included, so about 2 n / 33
+	# HOME_REQs go (2 n, one a page, before).
+	a=$(tx_to 2 0)
+	t0=$(vc_now_ms)
+	got=$(run_on 2 "$SDSMCTL" region show $t 2>&1)
+	c=$(tx_to 2 0)
+	log "node 2 asked the homes of $((2 * n)) pages in $(( $(vc_now_ms) - t0 )) ms: sent node 0 $((c - a)) messages"
+	[ "$(grep -E '^(node [0-9]+|untouched):' <<< "$got" | paste -sd' ')" = \
+	  "node 0: $n untouched: $n" ] ||
+		{ log "node 2: region show: $got"; rc=1; }
+	[ $((c - a)) -lt $((n / 3)) ] || rc=1
 	a=$(tx_to 1 0); b=$(tx_to 1 2)
 	mu 1 -r $t fill $((n * PG)) $((n * PG)) 6 || rc=1
 	c=$(tx_to 1 0); d=$(tx_to 1 2)
