@@ -66,15 +66,15 @@ ALL_TESTS="run run_user kernel_logs all_up no_leak reload"
 # once, each for SECONDS (and its share of FUZZ_CALLS), node K with seed
 # SEED + K; each must exit 0.
 fuzz_all() {
-	local secs=$1 seed=$2 k rc=0 names='' calls=0 c args
+	local secs=$1 seed=$2 k rc=0 names='' calls=0 c args share=unbounded
 	shift 2
 	if [ ! -x "$FUZZ" ]; then
 		log "$FUZZ missing: run 'make selftests' on the host"
 		return 1
 	fi
 	args="--seconds $secs --threads $FUZZ_THREADS"
-	[ -n "$FUZZ_CALLS" ] &&
-		args="$args --calls $(( (FUZZ_CALLS + N - 1) / N ))"
+	[ -n "$FUZZ_CALLS" ] && share=$(( (FUZZ_CALLS + N - 1) / N )) &&
+		args="$args --calls $share"
 	[ -n "$FUZZ_OPS" ] && args="$args --ops $FUZZ_OPS"
 	for k in $(nodes); do
 		# A result of the run before would end the wait at once.
@@ -91,6 +91,10 @@ fuzz_all() {
 		log "---- node $k: exit status $(cat "$WORK/fuzz.$k.rc" 2>/dev/null)"
 		cat "$WORK/fuzz.$k.out" 2>/dev/null
 		[ "$(cat "$WORK/fuzz.$k.rc" 2>/dev/null)" = 0 ] || rc=1
+		# Its first line says what it ran, to reproduce it by.
+		grep -q "^sdsm_fuzz: seed=$((seed + k)) calls=$share seconds=$secs threads=$FUZZ_THREADS " \
+			"$WORK/fuzz.$k.out" 2>/dev/null ||
+			{ log "node $k: no line 'sdsm_fuzz: seed=$((seed + k)) calls=$share seconds=$secs threads=$FUZZ_THREADS ...'"; rc=1; }
 		c=$(sed -n 's/^calls=\([0-9]*\) .*/\1/p' "$WORK/fuzz.$k.out" 2>/dev/null)
 		calls=$((calls + ${c:-0}))
 	done

@@ -2400,6 +2400,23 @@ static void usage(void)
 	exit(2);
 }
 
+/* The number @opt was given, whole and in range, else usage. */
+static unsigned long long num_arg(const char *opt, const char *arg,
+				  unsigned long long max)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-' || v > max) {
+		fprintf(stderr, "sdsm_fuzz: %s '%s': want a number up to %llu\n",
+			opt, arg, max);
+		usage();
+	}
+	return v;
+}
+
 static void thr_init(struct thr *t, int idx)
 {
 	int i;
@@ -2424,6 +2441,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_fault, .sa_flags = SA_NODEFER };
 	pthread_rwlockattr_t rwa;
 	pthread_t wd;
+	char calls[24];
 	struct timespec ts;
 	uint64_t t0;
 	unsigned int i;
@@ -2447,17 +2465,18 @@ int main(int argc, char **argv)
 		if (i + 1 >= (unsigned int)argc)
 			usage();
 		if (!strcmp(argv[i], "--seed"))
-			g.seed = strtoull(argv[++i], NULL, 0);
+			g.seed = num_arg(argv[i], argv[i + 1], UINT64_MAX);
 		else if (!strcmp(argv[i], "--calls"))
-			g.max_calls = strtoul(argv[++i], NULL, 0);
+			g.max_calls = num_arg(argv[i], argv[i + 1], ULONG_MAX);
 		else if (!strcmp(argv[i], "--seconds"))
-			g.seconds = strtoul(argv[++i], NULL, 0);
+			g.seconds = num_arg(argv[i], argv[i + 1], UINT_MAX);
 		else if (!strcmp(argv[i], "--threads"))
-			g.threads = strtoul(argv[++i], NULL, 0);
+			g.threads = num_arg(argv[i], argv[i + 1], MAX_THREADS);
 		else if (!strcmp(argv[i], "--ops"))
-			only_ops(argv[++i]);
+			only_ops(argv[i + 1]);
 		else
 			usage();
+		i++;
 	}
 	if (!g.threads || g.threads > MAX_THREADS)
 		usage();
@@ -2485,8 +2504,12 @@ int main(int argc, char **argv)
 				  4096) << 20;
 	snprintf(g.priv_prefix, sizeof(g.priv_prefix), "fz.%u.%u.", g.node_id,
 		 (unsigned int)(g.seed % 1000000));
-	printf("sdsm_fuzz: seed=%" PRIu64 " calls=%lu seconds=%u threads=%u node=%u of %u prefix=%s uid=%u\n",
-	       g.seed, g.max_calls, g.seconds, g.threads, g.node_id,
+	if (g.max_calls == ULONG_MAX)
+		snprintf(calls, sizeof(calls), "unbounded");
+	else
+		snprintf(calls, sizeof(calls), "%lu", g.max_calls);
+	printf("sdsm_fuzz: seed=%" PRIu64 " calls=%s seconds=%u threads=%u node=%u of %u prefix=%s uid=%u\n",
+	       g.seed, calls, g.seconds, g.threads, g.node_id,
 	       g.nr_nodes, g.priv_prefix, (unsigned int)geteuid());
 
 	sigemptyset(&sa.sa_mask);
