@@ -75,6 +75,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plain_node.h"
+
 #define MAXT 16
 
 struct arg {
@@ -102,19 +104,6 @@ static long slots[MAXT];		/* .bss */
 static int data_base = 1000;		/* .data */
 static pthread_t selfs[MAXT];
 static volatile int detached_ran;
-
-static int node_id(void)
-{
-	FILE *f = fopen("/sys/kernel/sdsm/node_id", "r");
-	int n = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
 
 static void *worker(void *p)
 {

@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plain_node.h"
+
 #define MAXT	32
 #define CELLS	2048		/* 4 pages of ints, interleaved over threads */
 #define STEPS	8
@@ -73,19 +75,6 @@ static long once_bad;			/* under mx */
 
 static pthread_spinlock_t spin;
 static long spin_count;
-
-static int node_id(void)
-{
-	FILE *f = fopen("/sys/kernel/sdsm/node_id", "r");
-	int n = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
 
 static void fail(const char *what)
 {

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plain_node.h"
+
 #define MAXT 32
 
 static int nt = 6, rounds = 50, bad;
@@ -56,19 +58,6 @@ static long spin_count;
 static atomic_long c11;
 static __thread int mine;
 static int tls_bad;
-
-static int node_id(void)
-{
-	FILE *f = fopen("/sys/kernel/sdsm/node_id", "r");
-	int n = -1;
-
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
-}
 
 static void fail(const char *what)
 {

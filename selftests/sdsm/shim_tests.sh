@@ -24,6 +24,7 @@ SDSMD=$ROOT/tools/sdsmd/sdsmd
 PROG=$ROOT/userlib/build/shim_prog
 SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
 RC_PROG=$ROOT/userlib/build/shim_rc_prog
+OMP_PROG=$ROOT/userlib/build/shim_omp_prog
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
 # shellcheck source=selftests/sdsm/tap_runner.sh
@@ -33,7 +34,7 @@ RC_PROG=$ROOT/userlib/build/shim_rc_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync release thread_calls signal_exit_race
+ALL_TESTS="agents run_native_checksum sync openmp place_refused release thread_calls signal_exit_race
 map_file cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
@@ -211,6 +212,68 @@ test_sync() {
 	[ -z "$dup" ] || { log "thread ids not unique across nodes: $dup"; rc=1; }
 	nothing_left "$lpid" || rc=1
 	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
+# An OpenMP program whose team is libgomp's default: libgomp sizes it in
+# its constructor, before the shim's and before any worker runs, from the
+# CPUs it may run on, which must be those of every node of the job (each
+# node's sdsmd counts its own).  Results as a native run of a team that
+# size.  By default thread 1 goes to the first node of the list, main()'s
+# (OpenMP's thread 0); with SDSM_PLACE=1,...,0 thread k goes to node k.
+test_openmp() {
+	local rc=0 k c cpus=0 team run place=''
+	for k in $(nodes); do
+		c=$(run_on "$k" nproc) || return 1
+		cpus=$((cpus + c))
+		[ "$k" = 0 ] || place=$place$k,
+	done
+	place=${place}0
+	OMP_NUM_THREADS=$cpus "$OMP_PROG" > "$T/omp-native.out" 2>/dev/null ||
+		{ log "the native run failed: $(cat "$T/omp-native.out")"; return 1; }
+	unset OMP_NUM_THREADS
+	for run in omp omp-placed; do
+		if [ $run = omp ]; then
+			LPROG=$OMP_PROG launch $run
+		else
+			SDSM_PLACE=$place LPROG=$OMP_PROG launch $run
+		fi
+		finish $run 300
+		[ "$st" = 0 ] || { log "$run: want status 0"; rc=1; }
+		team=$(sed -n 's/^team //p' "$T/$run.out")
+		[ "$team" = "$cpus" ] ||
+			{ log "$run: a team of '$team' threads, want $cpus (the CPUs of the job's nodes)"; rc=1; }
+		diff "$T/omp-native.out" "$T/$run.out" > "$T/$run.diff" ||
+			{ log "$run: results differ from native: $(tr '\n' '|' < "$T/$run.diff")"; rc=1; }
+		nothing_left "$lpid" || rc=1
+	done
+	# The default: main()'s node, then the next ones.
+	for k in 0 1; do
+		grep -q "on node $k tid" "$T/omp.err" ||
+			{ log "omp: no thread of the team ran on node $k"; rc=1; }
+	done
+	for k in $(nodes); do
+		grep -q "^thread $k on node $k tid" "$T/omp-placed.err" ||
+			{ log "omp-placed (SDSM_PLACE=$place): thread $k not on node $k"; rc=1; }
+	done
+	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
+# A bad SDSM_PLACE is refused before main() runs, naming what is wrong.
+test_place_refused() {
+	local rc=0 v want
+	for v in "7:node 7 is not a node of the job" \
+		 "1,x:want node ids separated by commas" \
+		 "1,:want node ids separated by commas"; do
+		want=${v#*:}
+		SDSM_PLACE=${v%%:*} launch place
+		finish place 60
+		[ "$st" = 127 ] || { log "SDSM_PLACE=${v%%:*}: status $st, want 127"; rc=1; }
+		grep -q "SDSM_PLACE=${v%%:*}: $want" "$T/place.err" ||
+			{ log "SDSM_PLACE=${v%%:*}: no message '$want'"; rc=1; }
+		nothing_left "$lpid" || rc=1
+	done
 	return "$rc"
 }
 

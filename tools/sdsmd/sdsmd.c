@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -365,6 +366,8 @@ int main(int argc, char **argv)
 		       sdsm_last_error());
 		return 1;
 	}
+	/* What a job's launcher counts before its workers run (CPUs). */
+	__atomic_store_n(&in->ncpus, (uint32_t)get_nprocs(), __ATOMIC_RELEASE);
 	pid_max_init();
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);

@@ -268,8 +268,44 @@ static uint32_t key_tag(void)
 	return !tag || tag == SHIM_INBOX_LOCK >> 48 ? 1 : tag;
 }
 
-static int launcher_init(const char *nodes, const struct sdsm_policy *pol,
-			 unsigned int cflags)
+/*
+ * SDSM_PLACE=@list: the nodes threads 1, 2, ... of the job run on, cycled,
+ * into shim_job->place (each a node of the job's @mask; a node may come
+ * again).  0, or -EINVAL after a message.
+ */
+static int place_parse(const char *list, uint64_t mask)
+{
+	const char *p = list;
+	unsigned long k;
+	char *end;
+
+	while (*p) {
+		errno = 0;
+		k = strtoul(p, &end, 10);
+		if (end == p || errno || *p == '-' || *p == '+' ||
+		    (*end && *end != ',') || (end[0] == ',' && !end[1])) {
+			shim_say("SDSM_PLACE=%s: want node ids separated by commas, e.g. 1,2,0",
+				 list);
+			return -EINVAL;
+		}
+		if (k >= SDSM_MAX_NODES || !(mask >> k & 1)) {
+			shim_say("SDSM_PLACE=%s: node %lu is not a node of the job (SDSM_CPUNODES)",
+				 list, k);
+			return -EINVAL;
+		}
+		if (shim_job->place_len == SHIM_PLACE_MAX) {
+			shim_say("SDSM_PLACE=%s: more than %d nodes", list,
+				 SHIM_PLACE_MAX);
+			return -EINVAL;
+		}
+		shim_job->place[shim_job->place_len++] = k;
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int launcher_init(const char *nodes, const char *placing,
+			 const struct sdsm_policy *pol, unsigned int cflags)
 {
 	struct sdsm_policy cpol = { .mode = SDSM_POLICY_BIND };
 	const char *given = getenv("SDSM_POLICY");
@@ -321,6 +357,11 @@ static int launcher_init(const char *nodes, const struct sdsm_policy *pol,
 	for (k = 0; k < SDSM_MAX_NODES; k++)
 		if (mask >> k & 1)
 			place_list[place_n++] = k;
+	if (placing && *placing) {
+		ret = place_parse(placing, mask);
+		if (ret)
+			return ret;
+	}
 	ret = map_heaps(given && *given ? pol : NULL, true);
 	if (ret)
 		return ret;
@@ -365,6 +406,7 @@ static int worker_init(const char *job)
 int shim_init(const struct sdsm_policy *pol, unsigned int cflags)
 {
 	const char *job = getenv("SDSM_JOB"), *nodes = getenv("SDSM_CPUNODES");
+	const char *placing = getenv("SDSM_PLACE");
 
 	if (!(job && *job) && !(nodes && *nodes))
 		return 0;
@@ -374,12 +416,13 @@ int shim_init(const struct sdsm_policy *pol, unsigned int cflags)
 	/* The program's own children are not part of the job. */
 	unsetenv("SDSM_JOB");
 	unsetenv("SDSM_CPUNODES");
+	unsetenv("SDSM_PLACE");
 	if (job && *job) {
 		sdsm_shim_role = 2;
 		return worker_init(job);
 	}
 	sdsm_shim_role = 1;
-	return launcher_init(nodes, pol, cflags);
+	return launcher_init(nodes, placing, pol, cflags);
 }
 
 /* The globals region's name, or NULL outside a job. */
@@ -773,6 +816,8 @@ static unsigned int place(void)
 	unsigned int i = __atomic_fetch_add(&shim_job->place_next, 1,
 					    __ATOMIC_SEQ_CST);
 
+	if (shim_job->place_len)
+		return shim_job->place[i % shim_job->place_len];
 	return place_list[i % place_n];
 }
 
@@ -1605,8 +1650,11 @@ EXPORT void exit(int status)
 
 /* ---- CPUs: those of the job's nodes ---- */
 
-/* The CPUs online on the job's nodes, or 0 outside a job or before it runs. */
-static int job_cpus(void)
+/*
+ * The CPUs online on the job's nodes as its workers counted them, or 0
+ * outside a job or before every worker is ready.
+ */
+static int job_cpus_ready(void)
 {
 	unsigned int i;
 	int sum = 0;
@@ -1622,6 +1670,65 @@ static int job_cpus(void)
 		sum += c;
 	}
 	return sum;
+}
+
+/*
+ * The CPUs online on the nodes of SDSM_CPUNODES as their sdsmd counted
+ * them at its start (struct shim_inbox.ncpus), this node's own asked of
+ * glibc: what a job is told before its workers are ready.  Libraries
+ * size their thread pools in their constructors, which run before this
+ * library's (libgomp's before anything of the job exists, so OpenMP's
+ * default team would be one node's).  Counted once; 0 outside a job, or
+ * when a node's sdsmd cannot be read (the job then fails to start).
+ */
+static int job_cpus_early(void)
+{
+	static int counted = -1;
+	const char *nodes = getenv("SDSM_CPUNODES");
+	uint64_t mask = 0;
+	int sum = 0, me, k, n;
+
+	n = __atomic_load_n(&counted, __ATOMIC_ACQUIRE);
+	if (n >= 0)
+		return n;
+	if (shim_job)
+		mask = shim_job->nodemask;
+	else if (!nodes || !*nodes ||
+		 sdsm_parse_nodemask(nodes, sdsm_num_nodes(), &mask) < 0)
+		mask = 0;
+	me = sdsm_node_id();
+	for (k = 0; k < SDSM_MAX_NODES && mask; k++) {
+		struct shim_inbox *in;
+		char name[SDSM_NAME_MAX];
+		size_t len;
+
+		if (!(mask >> k & 1))
+			continue;
+		if (k == me) {
+			sum += local_cpus();
+			continue;
+		}
+		snprintf(name, sizeof(name), "sdsmd.%d", k);
+		in = sdsm_region_open(name, &len);
+		n = in ? (int)__atomic_load_n(&in->ncpus, __ATOMIC_ACQUIRE) : 0;
+		if (in)
+			sdsm_region_unmap(in, len);
+		if (n <= 0) {
+			sum = 0;
+			break;
+		}
+		sum += n;
+	}
+	__atomic_store_n(&counted, sum, __ATOMIC_RELEASE);
+	return sum;
+}
+
+/* The CPUs online on the job's nodes, or 0 outside a job. */
+static int job_cpus(void)
+{
+	int n = job_cpus_ready();
+
+	return n > 0 ? n : job_cpus_early();
 }
 
 EXPORT long sysconf(int name)
@@ -1718,7 +1825,7 @@ EXPORT int sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
 
 	if (!real)
 		real = dlsym(RTLD_NEXT, "sched_setaffinity");
-	if (job_cpus() <= 0 || (pid && pid != gettid()))
+	if (job_cpus_ready() <= 0 || (pid && pid != gettid()))
 		return real(pid, size, set);
 	ret = local_cpuset(size, set, &local);
 	if (ret) {
@@ -1764,7 +1871,7 @@ EXPORT int pthread_setaffinity_np(pthread_t th, size_t size,
 	resolve();
 	if (!real)
 		real = dlsym(RTLD_NEXT, "pthread_setaffinity_np");
-	if (job_cpus() > 0) {
+	if (job_cpus_ready() > 0) {
 		ret = -local_cpuset(size, set, &local);
 		set = &local;
 		size = sizeof(local);

@@ -35,6 +35,7 @@
 /* ... of a call on a thread of node %u (shim_say(), with the call). */
 #define SHIM_REMOTE_FMT		"%s of a thread on node %u is not supported in a job over several nodes (sdsmctl -N): call it in that thread"
 #define SHIM_THREADS		256
+#define SHIM_PLACE_MAX		64	/* entries of SDSM_PLACE */
 #define SHIM_RING		32768
 #define SHIM_BLOB		65536
 #define SHIM_PATH		4096
@@ -167,7 +168,8 @@ struct shim_ctl {
 	uint32_t sig_gen;	/* bumped after a change of sigact[] */
 	uint32_t consistency;	/* enum sdsm_consistency of P.g and P.h<k> */
 	uint32_t key_tag;	/* shim_key(): this job's lock and barrier ids */
-	uint32_t pad;
+	uint32_t place_len;	/* entries of place[]: SDSM_PLACE, or 0 */
+	uint8_t place[SHIM_PLACE_MAX];	/* node of thread k: place[k % len] */
 	struct shim_sigact sigact[SHIM_NSIG];
 	uint64_t globals_addr, globals_len;
 	char prefix[SDSM_NAME_MAX];
@@ -187,6 +189,7 @@ struct shim_inbox {
 	uint32_t seq;		/* futex: bumped by a launcher */
 	uint32_t ack;		/* = seq once sdsmd took the job */
 	char job[SDSM_NAME_MAX];
+	uint32_t ncpus;		/* CPUs online on this node, set before ready */
 };
 
 /* Futex words 4-aligned; the control region far from the heaps. */
