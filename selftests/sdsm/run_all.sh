@@ -56,7 +56,7 @@ suites=(
 	"futex|600||futex_tests.sh"
 	"sdsmctl|300||sdsmctl_tests.sh"
 	"preload|400||preload_tests.sh"
-	"shim|650||shim_tests.sh"
+	"shim|800||shim_tests.sh"
 	"auth|500||auth_tests.sh"
 	"coherent-memory|1500||run_cluster_tests.sh @mem"
 	"packages|1000||pkg_tests.sh"
