@@ -54,6 +54,9 @@
  *         them to a thread on node 1, which frees them (and munmaps a
  *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
  *         a node's heap: "xfree ok" only if the blocks are given back.
+ *   bigstack  THREADS threads made with a 16 MiB stack
+ *         (pthread_attr_setstacksize), each with 12 MiB of locals:
+ *         "bigstack N sum S";
  *   calloc  main (node 0) callocs 2 MiB and a thread on node 1 checks it
  *         is zero and writes it; main checks the writes: "calloc ok
  *         writer node N" (the test counts node 0's write faults: calloc
@@ -700,6 +703,56 @@ static int calloc_fresh(void)
 	return 0;
 }
 
+/* 12 MiB of locals, each page written and read back: a checksum. */
+static __attribute__((noinline)) long deep(long seed)
+{
+	volatile unsigned char buf[12 << 20];
+	long sum = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(buf); i += 4096)
+		buf[i] = (unsigned char)(seed + i / 4096);
+	for (i = 0; i < sizeof(buf); i += 4096)
+		sum += buf[i];
+	return sum;
+}
+
+static void *bigstack_thread(void *p)
+{
+	long idx = (long)p;
+
+	fprintf(stderr, "thread %ld on node %d\n", idx, node_id());
+	return (void *)deep(idx);
+}
+
+/*
+ * THREADS threads made with a 16 MiB stack (pthread_attr_setstacksize),
+ * each using 12 MiB of it: "bigstack N sum S".
+ */
+static int bigstack(int nt)
+{
+	pthread_t t[MAXT];
+	pthread_attr_t a;
+	long sum = 0;
+	void *r;
+	int i;
+
+	pthread_attr_init(&a);
+	if (pthread_attr_setstacksize(&a, 16 << 20))
+		return 1;
+	for (i = 0; i < nt; i++)
+		if (pthread_create(&t[i], &a, bigstack_thread, (void *)(long)i))
+			return 1;
+	for (i = 0; i < nt; i++) {
+		if (pthread_join(t[i], &r))
+			return 1;
+		sum += (long)r;
+	}
+	pthread_attr_destroy(&a);
+	printf("bigstack %d sum %ld\n", nt, sum);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int stack_slots[MAXT], nt = argc > 2 ? atoi(argv[2]) : 3, i;
@@ -759,6 +812,8 @@ int main(int argc, char **argv)
 		return race(nt);
 	if (!strcmp(mode, "churn"))
 		return churn(nt);
+	if (!strcmp(mode, "bigstack"))
+		return bigstack(nt);
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)
 			pthread_create(&tids[i], NULL, busy, (void *)(long)i);

@@ -35,7 +35,7 @@ C11_PROG=$ROOT/userlib/build/shim_c11_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads release thread_calls signal_exit_race
+ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads big_stacks release thread_calls signal_exit_race
 map_file cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
@@ -286,6 +286,27 @@ test_c11_threads() {
 		done
 		nothing_left "$lpid" || rc=1
 	done
+	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
+# Threads made with a 16 MiB stack (pthread_attr_setstacksize), each with
+# 12 MiB of locals, on nodes 0, 1 and 2: they get that stack (a job's
+# threads have 2 MiB otherwise), with a native run's checksum.
+test_big_stacks() {
+	local rc=0 k
+	"$PROG" bigstack 3 > "$T/big-native.out" 2>/dev/null ||
+		{ log "the native run failed: $(cat "$T/big-native.out")"; return 1; }
+	launch big bigstack 3
+	finish big 300
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	diff "$T/big-native.out" "$T/big.out" > "$T/big.diff" ||
+		{ log "results differ from native: $(tr '\n' '|' < "$T/big.diff")"; rc=1; }
+	for k in $(nodes); do
+		grep -q "on node $k\$" "$T/big.err" ||
+			{ log "no thread ran on node $k"; rc=1; }
+	done
+	nothing_left "$lpid" || rc=1
 	[ "$rc" = 0 ] || agent_logs
 	return "$rc"
 }

@@ -594,12 +594,16 @@ static struct {
 	struct {
 		pthread_t real;
 		void *stack;
+		size_t len;
 	} live[SHIM_STACKS];		/* started, not yet seen ended */
-	void *idle[SHIM_STACKS];	/* ended threads' */
+	struct {
+		void *stack;
+		size_t len;
+	} idle[SHIM_STACKS];		/* ended threads' */
 } stacks = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* A stack for a new thread: an ended thread's, or a new one. */
-static void *stack_get(void)
+/* A stack of @len bytes for a new thread: an ended thread's, or new. */
+static void *stack_get(size_t len)
 {
 	void *stack = NULL;
 	unsigned int i;
@@ -610,23 +614,34 @@ static void *stack_get(void)
 			i++;
 			continue;
 		}
-		stacks.idle[stacks.nr_idle++] = stacks.live[i].stack;
+		stacks.idle[stacks.nr_idle].stack = stacks.live[i].stack;
+		stacks.idle[stacks.nr_idle++].len = stacks.live[i].len;
 		stacks.live[i] = stacks.live[--stacks.nr_live];
 	}
-	if (stacks.nr_idle)
-		stack = stacks.idle[--stacks.nr_idle];
+	for (i = 0; i < stacks.nr_idle; i++) {
+		if (stacks.idle[i].len != len)
+			continue;
+		stack = stacks.idle[i].stack;
+		stacks.idle[i] = stacks.idle[--stacks.nr_idle];
+		break;
+	}
 	pthread_mutex_unlock(&stacks.lock);
-	return stack ? stack : shim_stack_alloc(SHIM_STACK);
+	return stack ? stack : shim_stack_alloc(len);
 }
 
-/* @stack's thread @real started (@ret 0), or could not be (@stack free). */
-static void stack_started(void *stack, pthread_t real, int ret)
+/*
+ * @stack (@len bytes): its thread @real started (@ret 0), or could not be
+ * (the stack is free).
+ */
+static void stack_started(void *stack, size_t len, pthread_t real, int ret)
 {
 	pthread_mutex_lock(&stacks.lock);
 	if (ret) {
-		stacks.idle[stacks.nr_idle++] = stack;
+		stacks.idle[stacks.nr_idle].stack = stack;
+		stacks.idle[stacks.nr_idle++].len = len;
 	} else if (stacks.nr_live < SHIM_STACKS) {
 		stacks.live[stacks.nr_live].real = real;
+		stacks.live[stacks.nr_live].len = len;
 		stacks.live[stacks.nr_live++].stack = stack;
 	} else {
 		real_detach(real);	/* not reused: cannot happen */
@@ -634,27 +649,50 @@ static void stack_started(void *stack, pthread_t real, int ret)
 	pthread_mutex_unlock(&stacks.lock);
 }
 
+/*
+ * The stack a thread created with @attr gets: SHIM_STACK, or the size the
+ * program set in @attr (pthread_attr_setstacksize()) if larger, rounded
+ * up to SHIM_STACK.  A size equal to glibc's default (RLIMIT_STACK) counts
+ * as not set: glibc reports it for an attribute nobody sized.
+ */
+static uint64_t stack_len(const pthread_attr_t *attr)
+{
+	size_t len = 0, dflt = 0;
+	pthread_attr_t d;
+
+	if (!attr || pthread_attr_getstacksize(attr, &len) || len <= SHIM_STACK)
+		return 0;
+	if (!pthread_getattr_default_np(&d)) {
+		pthread_attr_getstacksize(&d, &dflt);
+		pthread_attr_destroy(&d);
+	}
+	if (len == dflt)
+		return 0;
+	return (len + SHIM_STACK - 1) / SHIM_STACK * SHIM_STACK;
+}
+
 /* Start @t here, on a stack in sdsm memory, with its creator's mask. */
 static int spawn(struct shim_thread *t)
 {
+	size_t len = t->stack ? t->stack : SHIM_STACK;
 	pthread_attr_t a;
 	pthread_t tid;
 	sigset_t mask;
 	void *stack;
 	int ret;
 
-	stack = stack_get();
+	stack = stack_get(len);
 	if (!stack)
 		return EAGAIN;
 	pthread_attr_init(&a);
-	pthread_attr_setstack(&a, stack, SHIM_STACK);
+	pthread_attr_setstack(&a, stack, len);
 	set_of(t->sigmask, &mask);
 	pthread_attr_setsigmask_np(&a, &mask);
 	ret = real_create(&tid, &a, trampoline, t);
 	pthread_attr_destroy(&a);
 	if (!ret)	/* before pthread_create() returns: thread_get() */
 		__atomic_store_n(&t->real, (uintptr_t)tid, __ATOMIC_RELEASE);
-	stack_started(stack, tid, ret);
+	stack_started(stack, len, tid, ret);
 	return ret;
 }
 
@@ -849,6 +887,7 @@ static struct shim_thread *slot_claim(uintptr_t fn, uintptr_t arg,
 		t->sigpend = 0;
 		t->cancel = 0;
 		t->sigmask = sigmask;
+		t->stack = 0;
 		return t;
 	}
 	return NULL;
@@ -880,6 +919,7 @@ EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 		       detach == PTHREAD_CREATE_DETACHED, mask_of(&now));
 	if (!t)
 		return EAGAIN;
+	t->stack = stack_len(attr);
 	shim_rc_sync();		/* a release of what the thread may read */
 	node = place();
 	t->node = node;

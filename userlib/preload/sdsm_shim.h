@@ -117,6 +117,7 @@ struct shim_thread {
 	uint64_t real;		/* its pthread_t on its node; 0 until it runs */
 	uint64_t sigmask;	/* its creator's signal mask, signals 1..64 */
 	uint64_t sigpend;	/* pthread_kill() signals not yet sent */
+	uint64_t stack;		/* stack size asked (attr), 0: SHIM_STACK */
 };
 
 /*
