@@ -357,7 +357,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	me = sdsm_node_id();
-	snprintf(name, sizeof(name), "sdsmd.%d", me);
+	shim_inbox_name(name, me);
 	pol.mode = SDSM_POLICY_BIND;
 	pol.nodemask = 1ULL << me;
 	in = shim_create_owned(name, 4096, &pol);

@@ -1527,7 +1527,7 @@ static int post(unsigned int k)
 	uint32_t seq;
 	int ret = -ETIMEDOUT;
 
-	snprintf(name, sizeof(name), "sdsmd.%u", k);
+	shim_inbox_name(name, k);
 	in = sdsm_region_open(name, NULL);
 	if (!in && errno == EACCES) {
 		/* sdsmd's inbox is root's, mode 0600: its workers run as root. */
@@ -1736,7 +1736,7 @@ static int job_cpus_early(void)
 	else if (!nodes || !*nodes ||
 		 sdsm_parse_nodemask(nodes, sdsm_num_nodes(), &mask) < 0)
 		mask = 0;
-	me = sdsm_node_id();
+	me = mask ? sdsm_node_id() : -1;
 	for (k = 0; k < SDSM_MAX_NODES && mask; k++) {
 		struct shim_inbox *in;
 		char name[SDSM_NAME_MAX];
@@ -1748,7 +1748,7 @@ static int job_cpus_early(void)
 			sum += local_cpus();
 			continue;
 		}
-		snprintf(name, sizeof(name), "sdsmd.%d", k);
+		shim_inbox_name(name, k);
 		in = sdsm_region_open(name, &len);
 		n = in ? (int)__atomic_load_n(&in->ncpus, __ATOMIC_ACQUIRE) : 0;
 		if (in)

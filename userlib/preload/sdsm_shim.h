@@ -186,6 +186,12 @@ struct shim_ctl {
 	struct shim_barrier_slot barriers[SHIM_BARRIERS];
 };
 
+/* Node @k's inbox, "sdsmd.<k>", into @buf of SDSM_NAME_MAX bytes. */
+static inline void shim_inbox_name(char *buf, unsigned int k)
+{
+	snprintf(buf, SDSM_NAME_MAX, "sdsmd.%u", k);
+}
+
 struct shim_inbox {
 	uint32_t seq;		/* futex: bumped by a launcher */
 	uint32_t ack;		/* = seq once sdsmd took the job */
