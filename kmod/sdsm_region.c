@@ -522,6 +522,20 @@ bool sdsm_page_home_computable(struct sdsm_region *r, u64 idx)
 	return !sdsm_policy_of(r, idx, &p) && sdsm_policy_computes_home(&p);
 }
 
+/*
+ * The home a page's manager has for it already: the one it fixed, else
+ * this node if the page was touched here (before a first touch anywhere
+ * else); -ENOENT if none.  Fixes nothing.  Locks: the page's mutex.
+ */
+static int sdsm_manager_fixed(const struct sdsm_page *pg)
+{
+	if (pg->mgr_home != SDSM_PROTO_NO_NODE)
+		return pg->mgr_home;
+	if (pg->flags & SDSM_PAGE_TOUCHED)
+		return sdsm_cl.node_id;
+	return -ENOENT;
+}
+
 /**
  * sdsm_manager_decide - the home of a page, at its manager
  * @r: region
@@ -543,11 +557,10 @@ int sdsm_manager_decide(struct sdsm_region *r, u64 idx, struct sdsm_page *pg,
 
 	if (WARN_ON_ONCE(!pg && assign))
 		return -EIO;
-	if (pg && pg->mgr_home != SDSM_PROTO_NO_NODE)
-		return pg->mgr_home;
-	if (pg && (pg->flags & SDSM_PAGE_TOUCHED)) {
-		pg->mgr_home = sdsm_cl.node_id;
-		return pg->mgr_home;
+	home = pg ? sdsm_manager_fixed(pg) : -ENOENT;
+	if (home >= 0) {
+		pg->mgr_home = home;
+		return home;
 	}
 	sdsm_policy_of(r, idx, &p);
 	switch (p.mode) {
@@ -617,10 +630,10 @@ static void sdsm_home_next(struct sdsm_region *r, u64 idx, u16 src,
 				next[i] = home;
 			else if (home == -ENOENT)
 				next[i] = SDSM_WIRE_HOME_NONE;
-		} else if (pg->mgr_home != SDSM_PROTO_NO_NODE) {
-			next[i] = pg->mgr_home;
-		} else if (pg->flags & SDSM_PAGE_TOUCHED) {
-			next[i] = sdsm_cl.node_id;
+		} else {
+			home = sdsm_manager_fixed(pg);
+			if (home >= 0)
+				next[i] = home;
 		}
 		mutex_unlock(lock);
 	}
