@@ -8,8 +8,9 @@
  *         them, checks pthread_self/pthread_equal and a detached thread,
  *         prints "cpus" (sysconf and get_nprocs) and "checksum N" (the
  *         same as a native run);
- *   exit  thread 1 calls exit(42) while main waits in pthread_join;
- *   segv  thread 1 writes through a NULL pointer;
+ *   exit  thread 0 (in a job: on the node after main's) calls exit(42)
+ *         while main waits in pthread_join;
+ *   segv  thread 0 writes through a NULL pointer;
  *   sleep main prints "sleeping" and sleeps 600 s (the test sends SIGINT).
  *   spawn fork(), system(), popen(), execl(), posix_spawn(), vfork(2) and
  *         clone(2) without CLONE_VM, each result printed ("fork -1 errno
@@ -44,10 +45,11 @@
  *         pthread_getattr_np(), reads its CPUs with pthread_getaffinity_np()
  *         and sets them again: "churn N named N stack N affinity N sum S",
  *         then "churn node K threads M" per node; then two threads (in a
- *         job: one on main's node, one on the next) named by main
+ *         job of 3 nodes after 29 rounds: one on main's node, one on the
+ *         next) named by main
  *         ("setname R1 R2", the calls' results), and a robust and a
  *         priority-inheritance mutex in .bss ("robust R pi R"); a
- *         thread (in a job: the next node's) signals main()'s pthread_t:
+ *         thread (in that job: the third node's) signals main()'s pthread_t:
  *         "main-kill R from node K handled on node M self S" (S: 1 if
  *         the handler ran on the thread whose pthread_self() is main's).
  *   xfree  20 rounds: main (node 0) mallocs 4 blocks of 16 MiB and hands
@@ -117,9 +119,9 @@ static void *worker(void *p)
 	printf("thread %d on node %d\n", a->idx, node_id());
 	fflush(stdout);
 	selfs[a->idx] = pthread_self();
-	if (a->idx == 1 && !strcmp(mode, "segv"))
+	if (a->idx == 0 && !strcmp(mode, "segv"))
 		*null = 1;
-	if (a->idx == 1 && !strcmp(mode, "exit"))
+	if (a->idx == 0 && !strcmp(mode, "exit"))
 		exit(42);
 	slots[a->idx] += data_base + a->idx;
 	__atomic_add_fetch(a->heap_obj, a->idx + 1, __ATOMIC_SEQ_CST);
@@ -259,11 +261,6 @@ static int map_file(int nt)
 	return 0;
 }
 
-static void *xf_idle_fn(void *unused)
-{
-	return unused;
-}
-
 static void *th_node(void *unused)
 {
 	(void)unused;
@@ -355,15 +352,13 @@ static int threads(void)
 {
 	struct sigaction sa;
 	struct timespec ts;
-	pthread_t idle, t;
+	pthread_t t;
 	void *ret;
 	int r1, r2;
 
-	/* Round-robin from node 0: idle 0, nester 1, its threads 2, 0, 1. */
-	if (pthread_create(&idle, NULL, xf_idle_fn, NULL) ||
-	    pthread_create(&t, NULL, th_nester, NULL))
+	/* Round-robin after main's node 0: nester 1, its threads 2, 0, 1. */
+	if (pthread_create(&t, NULL, th_nester, NULL))
 		return 1;
-	pthread_join(idle, NULL);
 	pthread_join(t, &ret);
 	printf("nested %ld\n", (long)ret);
 
@@ -612,14 +607,12 @@ static void *xf_freer(void *unused)
 
 static int xfree(void)
 {
-	pthread_t idle, freer;
+	pthread_t freer;
 	int r, i, rc = 0;
 
-	/* Threads go round-robin from node 0: the freer runs on node 1. */
-	if (pthread_create(&idle, NULL, xf_idle_fn, NULL) ||
-	    pthread_create(&freer, NULL, xf_freer, NULL))
+	/* Threads go round-robin after main's node 0: the freer on node 1. */
+	if (pthread_create(&freer, NULL, xf_freer, NULL))
 		return 1;
-	pthread_join(idle, NULL);
 	for (r = 0; r < XF_ROUNDS && !rc; r++) {
 		pthread_mutex_lock(&xf_lock);
 		while (xf_full)
@@ -676,15 +669,12 @@ static void *ca_writer(void *p)
 
 static int calloc_fresh(void)
 {
-	pthread_t idle, writer;
+	pthread_t writer;
 	void *ret = (void *)1;
 	long *a;
 	size_t i;
 
-	/* Threads go round-robin from node 0: the writer runs on node 1. */
-	if (pthread_create(&idle, NULL, xf_idle_fn, NULL))
-		return 1;
-	pthread_join(idle, NULL);
+	/* Threads go round-robin after main's node 0: the writer on node 1. */
 	a = calloc(CA_SIZE / sizeof(*a), sizeof(*a));
 	if (!a || pthread_create(&writer, NULL, ca_writer, a))
 		return 1;

@@ -158,8 +158,9 @@ test_agents() {
 	return "$rc"
 }
 
-# 3 threads on nodes 0, 1, 2; joins, return values, globals, heap, main's
-# stack; output of the workers; the checksum of a native run.
+# 3 threads on nodes 1, 2, 0 (round-robin after main()'s node); joins,
+# return values, globals, heap, main's stack; output of the workers; the
+# checksum of a native run.
 test_run_native_checksum() {
 	local native rc=0 k cpus
 	native=$("$PROG" run | grep '^checksum')
@@ -167,8 +168,8 @@ test_run_native_checksum() {
 	finish run 120
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	for k in 0 1 2; do
-		grep -qx "thread $k on node $k" "$T/run.out" ||
-			{ log "thread $k did not report node $k"; rc=1; }
+		grep -qx "thread $k on node $(((k + 1) % 3))" "$T/run.out" ||
+			{ log "thread $k did not report node $(((k + 1) % 3))"; rc=1; }
 	done
 	grep -qx "$native" "$T/run.out" ||
 		{ log "checksum differs from native: $native"; rc=1; }
@@ -220,16 +221,18 @@ test_sync() {
 # its constructor, before the shim's and before any worker runs, from the
 # CPUs it may run on, which must be those of every node of the job (each
 # node's sdsmd counts its own).  Results as a native run of a team that
-# size.  By default thread 1 goes to the first node of the list, main()'s
-# (OpenMP's thread 0); with SDSM_PLACE=1,...,0 thread k goes to node k.
+# size.  By default thread 1 goes to the node after main()'s (OpenMP's
+# thread 0 on node 0), so thread k runs on node k (before, thread 1 went
+# to node 0 and the last node had none); with SDSM_PLACE=2,1 thread 1
+# goes to node 2 and thread 2 to node 1.
 test_openmp() {
-	local rc=0 k c cpus=0 team run place=''
+	local rc=0 k c cpus=0 team run place='' n=0
 	for k in $(nodes); do
 		c=$(run_on "$k" nproc) || return 1
 		cpus=$((cpus + c))
-		[ "$k" = 0 ] || place=$place$k,
+		n=$((n + 1))
+		[ "$k" = 0 ] || place=$k${place:+,}$place
 	done
-	place=${place}0
 	OMP_NUM_THREADS=$cpus "$OMP_PROG" > "$T/omp-native.out" 2>/dev/null ||
 		{ log "the native run failed: $(cat "$T/omp-native.out")"; return 1; }
 	unset OMP_NUM_THREADS
@@ -248,14 +251,15 @@ test_openmp() {
 			{ log "$run: results differ from native: $(tr '\n' '|' < "$T/$run.diff")"; rc=1; }
 		nothing_left "$lpid" || rc=1
 	done
-	# The default: main()'s node, then the next ones.
-	for k in 0 1; do
-		grep -q "on node $k tid" "$T/omp.err" ||
-			{ log "omp: no thread of the team ran on node $k"; rc=1; }
+	# The default: the nodes after main()'s, in turn.
+	for k in $(nodes); do
+		grep -q "^thread $k on node $k tid" "$T/omp.err" ||
+			{ log "omp: thread $k not on node $k"; rc=1; }
 	done
 	for k in $(nodes); do
-		grep -q "^thread $k on node $k tid" "$T/omp-placed.err" ||
-			{ log "omp-placed (SDSM_PLACE=$place): thread $k not on node $k"; rc=1; }
+		c=$(((n - k) % n))
+		grep -q "^thread $k on node $c tid" "$T/omp-placed.err" ||
+			{ log "omp-placed (SDSM_PLACE=$place): thread $k not on node $c"; rc=1; }
 	done
 	[ "$rc" = 0 ] || agent_logs
 	return "$rc"
@@ -445,8 +449,8 @@ test_map_file() {
 	finish mapfile 120
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	for k in 0 1 2; do
-		has_line "$T/mapfile.out" "thread $k node $k" \
-			"thread $k did not run on node $k" || rc=1
+		has_line "$T/mapfile.out" "thread $k node $(((k + 1) % 3))" \
+			"thread $k did not run on node $(((k + 1) % 3))" || rc=1
 	done
 	want=$(grep -E '^(sums |rw\[|file )' <<< "$native")
 	[ "$(grep -E '^(sums |rw\[|file )' "$T/mapfile.out")" = "$want" ] ||
@@ -628,9 +632,10 @@ test_spawn() {
 # no stack of the thread's); on a thread of another node they are refused,
 # naming the call, and so are robust and PI mutexes in job memory.
 # main()'s pthread_t is a handle of the job: a thread on node 2 signals
-# main() on node 0 with it.
+# main() on node 0 with it.  29 rounds over 3 nodes (the first thread on
+# node 1) put the named pair on nodes 0 and 1 and the signaller on 2.
 test_thread_churn() {
-	local native rc=0 k line
+	local native rc=0 k line want
 	native=$("$PROG" churn 600 | head -n 1)
 	LOPTS="-N 0" launch churn1 churn 600
 	finish churn1 300
@@ -638,19 +643,21 @@ test_thread_churn() {
 	has_line "$T/churn1.out" "$native" "-N 0: want '$native'" || rc=1
 	has_line "$T/churn1.out" "churn node 0 threads 600" \
 		"-N 0: want 600 threads on node 0" || rc=1
-	native=$("$PROG" churn 30 | head -n 1)
-	launch churn3 churn 30
+	native=$("$PROG" churn 29 | head -n 1)
+	launch churn3 churn 29
 	finish churn3 200
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
-	# Thread 33 of the job is on node 2; main()'s handle means main()
+	# Thread 32 of the job is on node 2; main()'s handle means main()
 	# there too (before, it was node 2's own main thread).
 	for line in "$native" 'setname 0 95' 'robust 95 pi 95' \
 		'main-kill 0 from node 2 handled on node 0 self 1'; do
 		has_line "$T/churn3.out" "$line" "want '$line'" || rc=1
 	done
 	for k in 0 1 2; do
-		has_line "$T/churn3.out" "churn node $k threads 10" \
-			"want 10 threads on node $k" || rc=1
+		want=10
+		[ "$k" = 0 ] && want=9
+		has_line "$T/churn3.out" "churn node $k threads $want" \
+			"want $want threads on node $k" || rc=1
 	done
 	for line in 'pthread_setname_np() of a thread on node 1' \
 		'pthread_mutex_init() of a robust mutex' \

@@ -354,10 +354,21 @@ static int launcher_init(const char *nodes, const char *placing,
 	if (n < 0)
 		goto toolong;
 	shim_job->env_len = n;
-	for (k = 0; k < SDSM_MAX_NODES; k++)
-		if (mask >> k & 1)
-			place_list[place_n++] = k;
+	/*
+	 * Threads 1, 2, ... start on the node after main()'s: main() is
+	 * thread 0 of the launcher's node, so n threads over n nodes (a
+	 * waiting main() and its workers) and an OpenMP team of n (main()
+	 * works) both give every node one.
+	 */
+	for (k = 0; k < SDSM_MAX_NODES; k++) {
+		if (!(mask >> k & 1))
+			continue;
+		place_list[place_n++] = k;
+		if (k <= (unsigned int)my_node)
+			shim_job->place_next = place_n;
+	}
 	if (placing && *placing) {
+		shim_job->place_next = 0;
 		ret = place_parse(placing, mask);
 		if (ret)
 			return ret;

@@ -165,7 +165,7 @@ struct shim_ctl {
 	uint32_t state;		/* futex: SHIM_JOB_* */
 	uint32_t event;		/* futex: wakes the launcher's service thread */
 	uint32_t exit_req;	/* 0, or 0x100 | status of an exit() on a worker */
-	uint32_t place_next;	/* round-robin counter */
+	uint32_t place_next;	/* round-robin: index of the next thread */
 	uint32_t sig_gen;	/* bumped after a change of sigact[] */
 	uint32_t consistency;	/* enum sdsm_consistency of P.g and P.h<k> */
 	uint32_t key_tag;	/* shim_key(): this job's lock and barrier ids */
