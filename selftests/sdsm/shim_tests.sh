@@ -26,6 +26,7 @@ SYNC_PROG=$ROOT/userlib/build/shim_sync_prog
 RC_PROG=$ROOT/userlib/build/shim_rc_prog
 OMP_PROG=$ROOT/userlib/build/shim_omp_prog
 C11_PROG=$ROOT/userlib/build/shim_c11_prog
+CXX_PROG=$ROOT/userlib/build/shim_cxx_prog
 # shellcheck source=tools/vcluster/guest-lib.sh
 . "$VCLUSTER_LIB" || { echo "Bail out! VCLUSTER_LIB not set"; exit 1; }
 # shellcheck source=selftests/sdsm/tap_runner.sh
@@ -35,7 +36,7 @@ C11_PROG=$ROOT/userlib/build/shim_c11_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads big_stacks release thread_calls signal_exit_race
+ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads big_stacks release thread_calls signal_exit_race
 map_file cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
@@ -290,6 +291,36 @@ test_c11_threads() {
 		done
 		nothing_left "$lpid" || rc=1
 	done
+	[ "$rc" = 0 ] || agent_logs
+	return "$rc"
+}
+
+# A C++20 program (std::thread, std::mutex, std::condition_variable,
+# std::shared_mutex; std::atomic wait/notify, std::barrier,
+# std::counting_semaphore, std::latch, std::async and std::promise, whose
+# futex(2) calls libstdc++ makes inline in the program; std::jthread's
+# stop token): a native run's results, its 6 threads 2 on each node, and
+# std::thread::hardware_concurrency() the CPUs of the job's nodes.
+test_cxx_threads() {
+	local rc=0 k cpus=0 hw
+	for k in $(nodes); do
+		cpus=$((cpus + $(run_on "$k" nproc)))
+	done
+	"$CXX_PROG" 6 40 > "$T/cxx-native.out" 2>/dev/null ||
+		{ log "the native run failed: $(cat "$T/cxx-native.out")"; return 1; }
+	LPROG=$CXX_PROG launch cxx 6 40
+	finish cxx 300
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	diff "$T/cxx-native.out" "$T/cxx.out" > "$T/cxx.diff" ||
+		{ log "results differ from native: $(tr '\n' '|' < "$T/cxx.diff")"; rc=1; }
+	for k in $(nodes); do
+		[ "$(grep -c "on node $k tid" "$T/cxx.err")" = 2 ] ||
+			{ log "want 2 threads on node $k"; rc=1; }
+	done
+	hw=$(sed -n 's/^hardware_concurrency //p' "$T/cxx.err")
+	[ "$hw" = "$cpus" ] ||
+		{ log "hardware_concurrency '$hw', want $cpus (the CPUs of the job's nodes)"; rc=1; }
+	nothing_left "$lpid" || rc=1
 	[ "$rc" = 0 ] || agent_logs
 	return "$rc"
 }
