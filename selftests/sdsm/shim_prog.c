@@ -59,6 +59,8 @@
  *   bigstack  THREADS threads made with a 16 MiB stack
  *         (pthread_attr_setstacksize), each with 12 MiB of locals:
  *         "bigstack N sum S";
+ *   fds   main opens a 10-byte file as descriptor 8 and THREADS threads
+ *         pread it: "thread I node N pread R errno E";
  *   calloc  main (node 0) callocs 2 MiB and a thread on node 1 checks it
  *         is zero and writes it; main checks the writes: "calloc ok
  *         writer node N" (the test counts node 0's write faults: calloc
@@ -743,6 +745,48 @@ static int bigstack(int nt)
 	return 0;
 }
 
+#define FD_AT	8	/* where fds puts its file */
+
+static void *fd_reader(void *p)
+{
+	char buf[16];
+	ssize_t n;
+
+	errno = 0;
+	n = pread(FD_AT, buf, sizeof(buf), 0);
+	printf("thread %ld node %d pread %zd errno %d\n", (long)p, node_id(),
+	       n, n < 0 ? errno : 0);
+	return NULL;
+}
+
+/*
+ * main opens a 10-byte file of its node's /tmp as descriptor 8 and
+ * THREADS threads pread it: "thread I node N pread R errno E".
+ */
+static int fds(int nt)
+{
+	char path[64];
+	pthread_t t[MAXT];
+	long i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/shim_fds.%d", (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, "0123456789", 10) != 10 ||
+	    dup2(fd, FD_AT) != FD_AT)
+		return 1;
+	close(fd);
+	unlink(path);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (i = 0; i < nt && i < MAXT; i++)
+		if (pthread_create(&t[i], NULL, fd_reader, (void *)i))
+			return 1;
+	while (i--)
+		pthread_join(t[i], NULL);
+	close(FD_AT);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int stack_slots[MAXT], nt = argc > 2 ? atoi(argv[2]) : 3, i;
@@ -804,6 +848,8 @@ int main(int argc, char **argv)
 		return churn(nt);
 	if (!strcmp(mode, "bigstack"))
 		return bigstack(nt);
+	if (!strcmp(mode, "fds"))
+		return fds(nt);
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)
 			pthread_create(&tids[i], NULL, busy, (void *)(long)i);

@@ -36,8 +36,8 @@ CXX_PROG=$ROOT/userlib/build/shim_cxx_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads big_stacks release thread_calls signal_exit_race
-map_file cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
+ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz big_stacks release thread_calls signal_exit_race
+map_file descriptors cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -325,6 +325,33 @@ test_cxx_threads() {
 	return "$rc"
 }
 
+# A program of the distribution, unmodified: xz compresses 1 MB with 3
+# threads (blocks of 128 KiB: the main thread reads and writes the files,
+# the threads of nodes 1, 2 and 0 compress) to the bytes of a native run,
+# and a job of xz -d gives the input back.
+test_xz() {
+	local rc=0 want
+	head -c 750000 /dev/urandom | base64 > "$T/xz.in" || return 1
+	want=$(xz -T3 --block-size=128KiB -3 -c "$T/xz.in" | md5sum) ||
+		{ log "the native run failed"; return 1; }
+	LPROG=xz launch xz -vv -T3 --block-size=128KiB -3 -k "$T/xz.in"
+	finish xz 300
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	grep -q 'Using up to 3 threads' "$T/xz.err" ||
+		{ log "xz did not use 3 threads"; rc=1; }
+	[ "$(md5sum < "$T/xz.in.xz")" = "$want" ] ||
+		{ log "the output differs from a native run's"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	mv "$T/xz.in" "$T/xz.orig"
+	LPROG=xz launch xzd -T3 -d -k "$T/xz.in.xz"
+	finish xzd 300
+	[ "$st" = 0 ] || { log "xz -d: want status 0"; rc=1; }
+	cmp -s "$T/xz.in" "$T/xz.orig" ||
+		{ log "xz -d did not give the input back"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
 # Threads made with a 16 MiB stack (pthread_attr_setstacksize), each with
 # 12 MiB of locals, on nodes 0, 1 and 2: they get that stack (a job's
 # threads have 2 MiB otherwise), with a native run's checksum.
@@ -490,6 +517,26 @@ test_map_file() {
 		"want the writable MAP_SHARED mapping refused (ENOSYS)" || rc=1
 	grep -qF 'sdsm: mmap(MAP_SHARED, PROT_WRITE) of a file is not supported in a job' \
 		"$T/mapfile.err" || { log "no message naming the mmap"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# Descriptors are per process: main on node 0 opens a file as descriptor
+# 8; a thread on node 0 reads it, threads on nodes 1 and 2 get EBADF.
+# Before, sdsmd's worker inherited its /dev/null as descriptor 8 (and
+# whatever sdsmd's starter left open), and those reads gave 0 bytes, an
+# end of file, as if the file were empty.
+test_descriptors() {
+	local rc=0 k
+	launch fds fds 3
+	finish fds 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	has_line "$T/fds.out" "thread 2 node 0 pread 10 errno 0" \
+		"node 0's thread did not read the file" || rc=1
+	for k in 1 2; do
+		has_line "$T/fds.out" "thread $((k - 1)) node $k pread -1 errno 9" \
+			"want EBADF on node $k" || rc=1
+	done
 	nothing_left "$lpid" || rc=1
 	return "$rc"
 }

@@ -222,6 +222,14 @@ run_worker(struct shim_ctl *c, int out, int err)
 	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out, 1) < 0 ||
 	    dup2(err, 2) < 0 || !argv || !envp)
 		_exit(126);
+	/*
+	 * Nothing of sdsmd's (this /dev/null, its device, what its starter
+	 * left open) reaches the worker: a thread of the job here that uses
+	 * a descriptor the launcher opened must get EBADF, not another file
+	 * under the same number (preload.rst, "Limits of jobs").
+	 */
+	if (close_range(3, ~0U, 0) < 0)
+		_exit(126);
 	if (chdir(c->cwd) < 0) {
 		dprintf(2, "sdsmd: node %d: chdir %s: %s\n", me, c->cwd,
 			strerror(errno));
