@@ -59,6 +59,9 @@
  *   bigstack  THREADS threads made with a 16 MiB stack
  *         (pthread_attr_setstacksize), each with 12 MiB of locals:
  *         "bigstack N sum S";
+ *   keys  main makes a key with a destructor and a thread makes a second;
+ *         THREADS threads set and read both: "keys seen N destroyed N
+ *         bad 0" (every destructor ran before its thread was joined);
  *   fds   main opens a 10-byte file as descriptor 8 and THREADS threads
  *         pread it: "thread I node N pread R errno E";
  *   calloc  main (node 0) callocs 2 MiB and a thread on node 1 checks it
@@ -745,6 +748,73 @@ static int bigstack(int nt)
 	return 0;
 }
 
+static pthread_key_t key_main, key_late;
+static int keys_destroyed, keys_seen;
+
+static void key_destr(void *v)
+{
+	__atomic_add_fetch(&keys_destroyed, 1, __ATOMIC_SEQ_CST);
+	free(v);
+}
+
+static void *key_user(void *p)
+{
+	long i = (long)p, *mine = malloc(sizeof(*mine));
+
+	if (!mine)
+		return (void *)1;
+	*mine = i;
+	if (pthread_setspecific(key_main, mine) ||
+	    pthread_setspecific(key_late, (void *)(i + 1)))
+		return (void *)1;
+	sched_yield();
+	if (pthread_getspecific(key_main) == mine &&
+	    *(long *)pthread_getspecific(key_main) == i &&
+	    pthread_getspecific(key_late) == (void *)(i + 1))
+		__atomic_add_fetch(&keys_seen, 1, __ATOMIC_SEQ_CST);
+	fprintf(stderr, "thread %ld on node %d\n", i, node_id());
+	return NULL;
+}
+
+/* The second key, made by a thread (in a job: on the node after main's). */
+static void *key_maker(void *unused)
+{
+	(void)unused;
+	return (void *)(long)pthread_key_create(&key_late, NULL);
+}
+
+/*
+ * Keys made by main and by a thread; THREADS threads set and read both
+ * ("keys seen N destroyed N"), and main's own value stays its own.
+ */
+static int keys(int nt)
+{
+	pthread_t t[MAXT];
+	void *ret = (void *)1;
+	long i, here = -1;
+	int bad = 0;
+
+	if (pthread_key_create(&key_main, key_destr) ||
+	    pthread_create(&t[0], NULL, key_maker, NULL) ||
+	    pthread_join(t[0], &ret) || ret ||
+	    pthread_setspecific(key_main, &here))
+		return 1;
+	for (i = 0; i < nt && i < MAXT; i++)
+		if (pthread_create(&t[i], NULL, key_user, (void *)i))
+			return 1;
+	while (i--) {
+		pthread_join(t[i], &ret);
+		bad += ret != NULL;
+	}
+	if (pthread_getspecific(key_main) != &here ||
+	    pthread_getspecific(key_late))
+		bad++;
+	printf("keys seen %d destroyed %d bad %d\n", keys_seen,
+	       keys_destroyed, bad);
+	return pthread_key_delete(key_main) || pthread_key_delete(key_late) ||
+	       bad;
+}
+
 #define FD_AT	8	/* where fds puts its file */
 
 static void *fd_reader(void *p)
@@ -850,6 +920,8 @@ int main(int argc, char **argv)
 		return bigstack(nt);
 	if (!strcmp(mode, "fds"))
 		return fds(nt);
+	if (!strcmp(mode, "keys"))
+		return keys(nt);
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)
 			pthread_create(&tids[i], NULL, busy, (void *)(long)i);

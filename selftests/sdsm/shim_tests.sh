@@ -37,7 +37,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz big_stacks release thread_calls signal_exit_race
-map_file descriptors cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
+map_file descriptors keys cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -109,6 +109,17 @@ has_line() {
 	grep -qxF -- "$2" "$1" && return 0
 	log "$3"
 	return 1
+}
+
+# ran_on_every_node FILE: FILE (a job's stderr) has a line ending in
+# "on node K" for each node K of the cluster.
+ran_on_every_node() {
+	local k rc=0
+	for k in $(nodes); do
+		grep -q "on node $k\$" "$1" ||
+			{ log "no thread ran on node $k"; rc=1; }
+	done
+	return "$rc"
 }
 
 start_agents() {
@@ -356,7 +367,7 @@ test_xz() {
 # 12 MiB of locals, on nodes 0, 1 and 2: they get that stack (a job's
 # threads have 2 MiB otherwise), with a native run's checksum.
 test_big_stacks() {
-	local rc=0 k
+	local rc=0
 	"$PROG" bigstack 3 > "$T/big-native.out" 2>/dev/null ||
 		{ log "the native run failed: $(cat "$T/big-native.out")"; return 1; }
 	launch big bigstack 3
@@ -364,10 +375,7 @@ test_big_stacks() {
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	diff "$T/big-native.out" "$T/big.out" > "$T/big.diff" ||
 		{ log "results differ from native: $(tr '\n' '|' < "$T/big.diff")"; rc=1; }
-	for k in $(nodes); do
-		grep -q "on node $k\$" "$T/big.err" ||
-			{ log "no thread ran on node $k"; rc=1; }
-	done
+	ran_on_every_node "$T/big.err" || rc=1
 	nothing_left "$lpid" || rc=1
 	[ "$rc" = 0 ] || agent_logs
 	return "$rc"
@@ -443,10 +451,7 @@ test_release() {
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	diff "$T/rc-native.out" "$T/rc.out" > "$T/rc.diff" ||
 		{ log "results differ from native: $(tr '\n' '|' < "$T/rc.diff")"; rc=1; }
-	for k in 0 1 2; do
-		grep -q "on node $k\$" "$T/rc.err" ||
-			{ log "no thread ran on node $k"; rc=1; }
-	done
+	ran_on_every_node "$T/rc.err" || rc=1
 	log "diffs sent by the nodes: $((d1 - d0))"
 	[ "$d1" -gt "$d0" ] || { log "no diff sent: not release-consistent"; rc=1; }
 	nothing_left "$lpid" || rc=1
@@ -537,6 +542,23 @@ test_descriptors() {
 		has_line "$T/fds.out" "thread $((k - 1)) node $k pread -1 errno 9" \
 			"want EBADF on node $k" || rc=1
 	done
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# Thread-specific keys are the job's: main makes one with a destructor, a
+# thread on node 1 makes another, and threads on nodes 2, 0 and 1 set and
+# read both; every destructor runs before its thread is joined.  Before,
+# a key was glibc's, of one process: pthread_setspecific() failed with
+# EINVAL on the other nodes.
+test_keys() {
+	local rc=0
+	launch keys keys 3
+	finish keys 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	has_line "$T/keys.out" "keys seen 3 destroyed 3 bad 0" \
+		"want every thread to see its values and its destructor run" || rc=1
+	ran_on_every_node "$T/keys.err" || rc=1
 	nothing_left "$lpid" || rc=1
 	return "$rc"
 }

@@ -54,6 +54,7 @@ void shim_free_remote(void *p, size_t len);
 uint64_t *shim_take_remote(void);
 int shim_map_globals(uintptr_t addr, size_t len, const char *name);
 void *shim_stack_alloc(size_t len);
+void shim_keys_start(void);
 
 #define EXPORT		__attribute__((visibility("default")))
 #define PG		4096UL
@@ -758,6 +759,7 @@ static void sdsm_preload_init(void)
 	pthread_atfork(NULL, NULL, globals_atfork_child);
 	tcache_on = !getenv("SDSM_PRELOAD_NO_TCACHE") &&
 		    !pthread_key_create(&tcache_key, tcache_flush);
+	shim_keys_start();	/* keys made from now on are the job's */
 	if (getenv("SDSM_PRELOAD_VERBOSE") &&
 	    sdsm_format_policy(&policy, pol, sizeof(pol)) == 0)
 		say("heap, globals [%p, +%zu) and anonymous mmaps under %s, %s consistency",

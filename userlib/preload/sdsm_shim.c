@@ -49,6 +49,18 @@ struct shim_ctl *shim_job;
 static int my_node;
 static unsigned int place_list[SDSM_MAX_NODES], place_n;
 static __thread struct shim_thread *cur_thread;
+/*
+ * This thread's values of the job's keys (SHIM_KEYS, calloc'ed at its
+ * first pthread_setspecific), and whether keys made now are the job's:
+ * from the launcher's set-up on, and on a worker once its globals are the
+ * job's (a key its constructors made went with their private globals).
+ */
+struct shim_spec {
+	uint32_t seq;		/* the key's seq when the value was set */
+	void *val;
+};
+static __thread struct shim_spec *cur_spec;
+static bool job_keys;
 static struct shim_thread *main_thread;	/* launcher: main()'s entry */
 static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool ending;
@@ -521,6 +533,8 @@ static struct shim_thread *ours(pthread_t t)
 	return s;
 }
 
+static void keys_destroy(void);
+
 static void thread_end(struct shim_thread *t, void *ret)
 {
 	uint32_t ex = SHIM_T_EXITED;
@@ -541,6 +555,7 @@ static void cancelled(void *arg)
 
 	if (!t || cur_thread != t)
 		return;		/* pthread_exit() ended it already */
+	keys_destroy();
 	cur_thread = NULL;
 	thread_here(t, false);
 	thread_end(t, PTHREAD_CANCELED);
@@ -559,6 +574,7 @@ static void *trampoline(void *arg)
 	pthread_cleanup_push(cancelled, t);
 	ret = fn((void *)(uintptr_t)t->arg);
 	pthread_cleanup_pop(0);
+	keys_destroy();
 	cur_thread = NULL;
 	thread_here(t, false);
 	thread_end(t, ret);
@@ -1105,6 +1121,7 @@ EXPORT void pthread_exit(void *ret)
 
 	resolve();
 	if (t) {
+		keys_destroy();
 		cur_thread = NULL;
 		thread_here(t, false);
 		thread_end(t, ret);
@@ -1124,6 +1141,157 @@ EXPORT pthread_t pthread_self(void)
 EXPORT int pthread_equal(pthread_t a, pthread_t b)
 {
 	return a == b;
+}
+
+/*
+ * Thread-specific keys.  glibc keeps its keys in each process's libc, so a
+ * key main() made on one node is no key in another node's process: there
+ * pthread_setspecific() fails with EINVAL (CPython aborts: "Couldn't
+ * create autoTSSkey mapping").  A key made while the job runs is the
+ * job's, in P.c; values stay per thread (cur_spec), and a thread of the
+ * job runs the destructors at its end, as glibc does, before its joiner
+ * sees it ended.  glibc's keys (made before, and the preload's own) pass
+ * through.
+ */
+/* From the preload constructor, once its own keys are made: the launcher's. */
+void shim_keys_start(void)
+{
+	job_keys = sdsm_shim_role == 1;
+}
+
+static struct shim_key *job_key(pthread_key_t key)
+{
+	if (!job_keys || key < SHIM_KEY_BASE || key - SHIM_KEY_BASE >= SHIM_KEYS)
+		return NULL;
+	return &shim_job->keys[key - SHIM_KEY_BASE];
+}
+
+EXPORT int pthread_key_create(pthread_key_t *key, void (*destr)(void *))
+{
+	static int (*real)(pthread_key_t *, void (*)(void *));
+	struct shim_key *k;
+	uint32_t seq;
+	unsigned int i;
+
+	if (!job_keys) {
+		if (!real)
+			real = dlsym(RTLD_NEXT, "pthread_key_create");
+		return real(key, destr);
+	}
+	for (i = 0; i < SHIM_KEYS; i++) {
+		k = &shim_job->keys[i];
+		seq = __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST);
+		/* In use, or its seq would wrap to a value a thread holds. */
+		if ((seq & 1) || seq + 2 < seq ||
+		    !__atomic_compare_exchange_n(&k->seq, &seq, seq + 1, false,
+						 __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			continue;
+		__atomic_store_n(&k->destr, (uintptr_t)destr, __ATOMIC_SEQ_CST);
+		*key = SHIM_KEY_BASE + i;
+		return 0;
+	}
+	return EAGAIN;
+}
+
+EXPORT int pthread_key_delete(pthread_key_t key)
+{
+	static int (*real)(pthread_key_t);
+	struct shim_key *k = job_key(key);
+	uint32_t seq;
+
+	if (!k) {
+		if (!real)
+			real = dlsym(RTLD_NEXT, "pthread_key_delete");
+		return real(key);
+	}
+	seq = __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST);
+	if (!(seq & 1) ||
+	    !__atomic_compare_exchange_n(&k->seq, &seq, seq + 1, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return EINVAL;
+	return 0;
+}
+
+EXPORT void *pthread_getspecific(pthread_key_t key)
+{
+	static void *(*real)(pthread_key_t);
+	struct shim_key *k = job_key(key);
+	struct shim_spec *e;
+
+	if (!k) {
+		if (!real)
+			real = dlsym(RTLD_NEXT, "pthread_getspecific");
+		return real(key);
+	}
+	if (!cur_spec)
+		return NULL;
+	e = &cur_spec[k - shim_job->keys];
+	if (e->seq != __atomic_load_n(&k->seq, __ATOMIC_RELAXED))
+		return NULL;
+	return e->val;
+}
+
+EXPORT int pthread_setspecific(pthread_key_t key, const void *val)
+{
+	static int (*real)(pthread_key_t, const void *);
+	struct shim_key *k = job_key(key);
+	struct shim_spec *e;
+	uint32_t seq;
+
+	if (!k) {
+		if (!real)
+			real = dlsym(RTLD_NEXT, "pthread_setspecific");
+		return real(key, val);
+	}
+	seq = __atomic_load_n(&k->seq, __ATOMIC_RELAXED);
+	if (!(seq & 1))
+		return EINVAL;
+	if (!cur_spec) {
+		cur_spec = calloc(SHIM_KEYS, sizeof(*cur_spec));
+		if (!cur_spec)
+			return ENOMEM;
+	}
+	e = &cur_spec[k - shim_job->keys];
+	e->seq = seq;
+	e->val = (void *)val;
+	return 0;
+}
+
+/*
+ * At a job thread's end: the destructors of its non-NULL values of live
+ * keys, in rounds while they set values again (glibc's
+ * PTHREAD_DESTRUCTOR_ITERATIONS), then its values go.
+ */
+static void keys_destroy(void)
+{
+	struct shim_spec *e;
+	struct shim_key *k;
+	unsigned int i, round;
+	uintptr_t destr;
+	bool again = true;
+	void *val;
+
+	for (round = 0; cur_spec && again &&
+	     round < PTHREAD_DESTRUCTOR_ITERATIONS; round++) {
+		again = false;
+		for (i = 0; i < SHIM_KEYS; i++) {
+			e = &cur_spec[i];
+			k = &shim_job->keys[i];
+			val = e->val;
+			if (!val)
+				continue;
+			e->val = NULL;
+			destr = __atomic_load_n(&k->destr, __ATOMIC_SEQ_CST);
+			if (e->seq != __atomic_load_n(&k->seq, __ATOMIC_SEQ_CST) ||
+			    !destr)
+				continue;
+			((void (*)(void *))destr)(val);
+			again = true;
+		}
+	}
+	free(cur_spec);
+	cur_spec = NULL;
 }
 
 /*
@@ -1651,6 +1819,7 @@ static int worker_main(int argc, char **argv, char **envp)
 	if (shim_map_globals(shim_job->globals_addr, shim_job->globals_len,
 			     name))
 		_exit(127);
+	job_keys = true;
 	if (shim_futex_trap_init(shim_job->globals_addr,
 				 shim_job->globals_addr +
 				 shim_job->globals_len))

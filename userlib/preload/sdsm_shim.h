@@ -51,6 +51,13 @@
  */
 #define SHIM_CONDS		512
 #define SHIM_BARRIERS		256
+/*
+ * Thread-specific keys made while a job runs are the job's (any node's
+ * thread may use any of them): key SHIM_KEY_BASE + i is keys[i] of P.c.
+ * glibc's own keys are below PTHREAD_KEYS_MAX (1024).
+ */
+#define SHIM_KEYS		1024
+#define SHIM_KEY_BASE		0x4000U
 
 /*
  * Where every process of the job maps P.c: pthread_t values are addresses
@@ -158,6 +165,17 @@ struct shim_barrier_slot {
 	uint64_t arrivals;
 };
 
+/*
+ * A thread-specific key of the job: @seq odd while it exists (bumped by
+ * pthread_key_create and pthread_key_delete, as glibc's), @destr its
+ * destructor's address, the same in every process of the job.
+ */
+struct shim_key {
+	uint32_t seq;
+	uint32_t pad;
+	uint64_t destr;
+};
+
 struct shim_ctl {
 	uint32_t magic;
 	uint32_t launcher;	/* node of main() */
@@ -184,6 +202,7 @@ struct shim_ctl {
 	/* Release consistency only (sdsm_shim_sync.c): */
 	struct sdsm_cond conds[SHIM_CONDS] __attribute__((aligned(4096)));
 	struct shim_barrier_slot barriers[SHIM_BARRIERS];
+	struct shim_key keys[SHIM_KEYS] __attribute__((aligned(4096)));
 };
 
 /* Node @k's inbox, "sdsmd.<k>", into @buf of SDSM_NAME_MAX bytes. */
