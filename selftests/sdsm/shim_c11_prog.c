@@ -6,7 +6,8 @@
  * (thrd_create) add to a counter under a plain mtx_t and a recursive one
  * taken twice, pass ROUNDS items each through a queue of one slot
  * (mtx_t, two cnd_t; half the threads produce, half consume), run a
- * call_once, and return an int that main collects with thrd_join.
+ * call_once, keep a block in a tss_t whose destructor frees it at the
+ * thread's end, and return an int that main collects with thrd_join.
  *
  * stdout holds only results, the same in a native run and in a job;
  * stderr tells which node each thread ran on.  Exit status 1 if a result
@@ -29,6 +30,17 @@ static cnd_t nonempty, nonfull;
 static long count, rec_count, slot, full, consumed_sum;
 static once_flag once = ONCE_FLAG_INIT;
 static int once_runs;
+static tss_t tss;
+static int tss_seen, tss_destroyed;
+
+/* Counted under a mutex: under release consistency atomics are no sync. */
+static void tss_destr(void *v)
+{
+	mtx_lock(&plain);
+	tss_destroyed++;
+	mtx_unlock(&plain);
+	free(v);
+}
 
 static void once_fn(void)
 {
@@ -42,6 +54,16 @@ static int worker(void *p)
 	fprintf(stderr, "thread %d on node %d tid %ld\n", idx, node_id(),
 		(long)syscall(SYS_gettid));
 	call_once(&once, once_fn);
+	{
+		int *mine = malloc(sizeof(*mine));
+
+		if (!mine || tss_set(tss, mine) != thrd_success)
+			return -1;
+		*mine = idx;
+		mtx_lock(&plain);
+		tss_seen += tss_get(tss) == mine && *mine == idx;
+		mtx_unlock(&plain);
+	}
 	for (r = 0; r < rounds; r++) {
 		if (mtx_lock(&plain) != thrd_success)
 			return -1;
@@ -90,7 +112,8 @@ int main(int argc, char **argv)
 	    mtx_init(&rec, mtx_plain | mtx_recursive) != thrd_success ||
 	    mtx_init(&qm, mtx_plain) != thrd_success ||
 	    cnd_init(&nonempty) != thrd_success ||
-	    cnd_init(&nonfull) != thrd_success)
+	    cnd_init(&nonfull) != thrd_success ||
+	    tss_create(&tss, tss_destr) != thrd_success)
 		return 1;
 	for (i = 0; i < nt; i++)
 		if (thrd_create(&t[i], worker, (void *)(long)i) != thrd_success)
@@ -105,7 +128,9 @@ int main(int argc, char **argv)
 	}
 	printf("count %ld recursive %ld once %d returns %ld consumed %ld\n",
 	       count, rec_count, once_runs, ret_sum, consumed_sum);
+	printf("tss seen %d destroyed %d\n", tss_seen, tss_destroyed);
 	bad = count != (long)nt * rounds || rec_count != count ||
+	      tss_seen != nt || tss_destroyed != nt ||
 	      once_runs != 1 || consumed_sum != want_sum ||
 	      ret_sum != 100L * nt + (long)nt * (nt - 1) / 2;
 	printf("%s\n", bad ? "wrong" : "right");
@@ -114,5 +139,6 @@ int main(int argc, char **argv)
 	mtx_destroy(&qm);
 	cnd_destroy(&nonempty);
 	cnd_destroy(&nonfull);
+	tss_delete(tss);
 	return bad;
 }

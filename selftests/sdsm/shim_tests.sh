@@ -278,10 +278,12 @@ test_openmp() {
 }
 
 # A C11 threads program (thrd_create, mtx_t plain and recursive, cnd_t,
-# call_once, thrd_join's int): glibc makes them of its pthread functions
-# inside libc, past the job's interposers.  Its 6 threads run 2 on each
-# node with a native run's results, in a sequential job and in a job of
-# release consistency (whose mtx_lock must be an acquire).
+# call_once, a tss_t with a destructor, thrd_join's int): glibc makes
+# them of its pthread functions inside libc, past the job's interposers.
+# Its 6 threads run 2 on each node with a native run's results, in a
+# sequential job and in a job of release consistency (whose mtx_lock
+# must be an acquire).  Before tss_* were interposed, the tss_t was a
+# key of node 0's process and the threads of nodes 1 and 2 failed.
 test_c11_threads() {
 	local rc=0 k run
 	"$C11_PROG" 6 40 > "$T/c11-native.out" 2>/dev/null ||

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * C11 threads (<threads.h>) in a job (sdsmctl -N).  glibc implements
- * thrd_*, mtx_*, cnd_* and call_once with its pthread functions, called
- * inside libc where no interposer sees them: a thrd_create() would start
- * its thread on this node only, and under release consistency an
- * mtx_lock() would be no acquire.  So they are interposed too, as the
- * same pthread calls the program would have made, which the job's own
- * interposers (sdsm_shim.c, sdsm_shim_sync.c) then place and
- * synchronize.  Outside a job the thread calls are glibc's own; the
- * others are glibc's either way once they reach the pthread calls.
- * Documentation/preload.rst, "Threads".
+ * thrd_*, mtx_*, cnd_*, tss_* and call_once with its pthread functions,
+ * called inside libc where no interposer sees them: a thrd_create() would
+ * start its thread on this node only, under release consistency an
+ * mtx_lock() would be no acquire, and a tss_create() would make a key of
+ * this process only.  So they are interposed too, as the same pthread
+ * calls the program would have made, which the job's own interposers
+ * (sdsm_shim.c, sdsm_shim_sync.c) then place and synchronize.  Outside a
+ * job the thread calls are glibc's own; the others are glibc's either way
+ * once they reach the pthread calls.  Documentation/preload.rst,
+ * "Threads".
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -210,4 +211,27 @@ EXPORT void call_once(once_flag *flag, void (*fn)(void))
 	_Static_assert(sizeof(once_flag) == sizeof(pthread_once_t),
 		       "once_flag is glibc's pthread_once_t");
 	pthread_once((pthread_once_t *)flag, fn);
+}
+
+/* Thread-specific storage: the job's keys when made in a job. */
+EXPORT int tss_create(tss_t *key, tss_dtor_t destr)
+{
+	_Static_assert(sizeof(tss_t) == sizeof(pthread_key_t),
+		       "tss_t is glibc's pthread_key_t");
+	return c11_result(pthread_key_create((pthread_key_t *)key, destr));
+}
+
+EXPORT void *tss_get(tss_t key)
+{
+	return pthread_getspecific(key);
+}
+
+EXPORT int tss_set(tss_t key, void *val)
+{
+	return c11_result(pthread_setspecific(key, val));
+}
+
+EXPORT void tss_delete(tss_t key)
+{
+	pthread_key_delete(key);
 }
