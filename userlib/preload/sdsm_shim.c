@@ -548,6 +548,18 @@ static void thread_end(struct shim_thread *t, void *ret)
 	sdsm_futex_wake(&t->state, INT_MAX);
 }
 
+/*
+ * In job thread @t, at its end (a return, pthread_exit() or a
+ * cancellation): its keys' destructors, then it ends with @ret.
+ */
+static void thread_leave(struct shim_thread *t, void *ret)
+{
+	keys_destroy();
+	cur_thread = NULL;
+	thread_here(t, false);
+	thread_end(t, ret);
+}
+
 /* Cancelled (unwinding from a cancellation point): joiners get that. */
 static void cancelled(void *arg)
 {
@@ -555,10 +567,7 @@ static void cancelled(void *arg)
 
 	if (!t || cur_thread != t)
 		return;		/* pthread_exit() ended it already */
-	keys_destroy();
-	cur_thread = NULL;
-	thread_here(t, false);
-	thread_end(t, PTHREAD_CANCELED);
+	thread_leave(t, PTHREAD_CANCELED);
 }
 
 static void *trampoline(void *arg)
@@ -574,10 +583,7 @@ static void *trampoline(void *arg)
 	pthread_cleanup_push(cancelled, t);
 	ret = fn((void *)(uintptr_t)t->arg);
 	pthread_cleanup_pop(0);
-	keys_destroy();
-	cur_thread = NULL;
-	thread_here(t, false);
-	thread_end(t, ret);
+	thread_leave(t, ret);
 	return NULL;
 }
 
@@ -1121,10 +1127,7 @@ EXPORT void pthread_exit(void *ret)
 
 	resolve();
 	if (t) {
-		keys_destroy();
-		cur_thread = NULL;
-		thread_here(t, false);
-		thread_end(t, ret);
+		thread_leave(t, ret);
 		real_exit(NULL);
 	}
 	real_exit(ret);
