@@ -8,8 +8,10 @@
 #ifndef SDSM_INTERNAL_H
 #define SDSM_INTERNAL_H
 
-#include "sdsm.h"
+#include <string.h>
+#include <time.h>
 
+#include "sdsm.h"
 
 /* Most addresses SDSM_IOC_QUERY_HOME takes in one call. */
 #define SDSM_QUERY_MAX	4096
@@ -30,6 +32,24 @@ int sdsm_dev_ioctl(unsigned long req, void *arg, uint64_t feature,
 int sdsm_barrier_out(uint64_t barrier_id, unsigned int count,
 		     uint64_t nodemask, unsigned int timeout_ms,
 		     uint32_t *out_flags);
+
+/*
+ * The request of SDSM_IOC_FUTEX: @op on @addr with @val, any bitset,
+ * CLOCK_MONOTONIC, @timeout_ns relative (negative: none).
+ */
+static inline void sdsm_futex_req(struct sdsm_futex *f, uint32_t op,
+				  const uint32_t *addr, uint32_t val,
+				  int64_t timeout_ns)
+{
+	memset(f, 0, sizeof(*f));
+	f->size = sizeof(*f);
+	f->op = op;
+	f->val = val;
+	f->addr = (uintptr_t)addr;
+	f->bitset = SDSM_FUTEX_BITSET_ANY;
+	f->clockid = CLOCK_MONOTONIC;
+	f->timeout_ns = timeout_ns < 0 ? -1 : timeout_ns;
+}
 
 /* nr_nodes of the live cluster, from sysfs or GET_INFO; 0 if unknown. */
 unsigned int sdsm_live_nr_nodes(void);

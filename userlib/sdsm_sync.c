@@ -122,14 +122,7 @@ int sdsm_futex_wait(const uint32_t *addr, uint32_t val, int64_t timeout_ns)
 {
 	struct sdsm_futex f;
 
-	memset(&f, 0, sizeof(f));
-	f.size = sizeof(f);
-	f.op = SDSM_FUTEX_WAIT;
-	f.val = val;
-	f.addr = (uintptr_t)addr;
-	f.bitset = SDSM_FUTEX_BITSET_ANY;
-	f.clockid = CLOCK_MONOTONIC;
-	f.timeout_ns = timeout_ns < 0 ? -1 : timeout_ns;
+	sdsm_futex_req(&f, SDSM_FUTEX_WAIT, addr, val, timeout_ns);
 	return sdsm_dev_ioctl(SDSM_IOC_FUTEX, &f, SDSM_FEATURE_FUTEX,
 			      "futex wait");
 }
@@ -138,14 +131,7 @@ int sdsm_futex_wake(const uint32_t *addr, unsigned int n)
 {
 	struct sdsm_futex f;
 
-	memset(&f, 0, sizeof(f));
-	f.size = sizeof(f);
-	f.op = SDSM_FUTEX_WAKE;
-	f.val = n;
-	f.addr = (uintptr_t)addr;
-	f.bitset = SDSM_FUTEX_BITSET_ANY;
-	f.clockid = CLOCK_MONOTONIC;
-	f.timeout_ns = -1;
+	sdsm_futex_req(&f, SDSM_FUTEX_WAKE, addr, n, -1);
 	if (sdsm_dev_ioctl(SDSM_IOC_FUTEX, &f, SDSM_FEATURE_FUTEX,
 			   "futex wake"))
 		return -1;

@@ -85,12 +85,7 @@ static long trap_futex(uint32_t *uaddr, int op, uint32_t val,
 	struct sdsm_futex f;
 	int cmd = op & FUTEX_CMD_MASK, ret;
 
-	memset(&f, 0, sizeof(f));
-	f.size = sizeof(f);
-	f.addr = (uintptr_t)uaddr;
-	f.bitset = SDSM_FUTEX_BITSET_ANY;
-	f.clockid = CLOCK_MONOTONIC;
-	f.timeout_ns = -1;
+	sdsm_futex_req(&f, 0, uaddr, 0, -1);
 	switch (cmd) {
 	case FUTEX_WAIT_BITSET:
 		f.bitset = val3;
