@@ -79,6 +79,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -816,43 +817,95 @@ static int keys(int nt)
 }
 
 #define FD_AT	8	/* where fds puts its file */
+/* Above the job's windows: memory a thread maps at an address of its own. */
+#define FD_PRIVATE	0x600000000000UL
+static char fds_path[64];	/* main's file */
 
 static void *fd_reader(void *p)
 {
-	char buf[16];
-	ssize_t n;
+	long k = (long)p;
+	char buf[16], line[17], *priv;
+	ssize_t n, np = -1;
+	struct stat st;
+	int fl, fst, d, dup_ok = 0, map_ok = 0, chd, n2;
+	void *m;
 
 	errno = 0;
-	n = pread(FD_AT, buf, sizeof(buf), 0);
-	printf("thread %ld node %d pread %zd errno %d\n", (long)p, node_id(),
-	       n, n < 0 ? errno : 0);
+	n = pread(FD_AT, buf, 10, 0);
+	if (n == 10 && memcmp(buf, "0123456789", 10))
+		n = -2;
+	/* Not the job's memory: the read goes through the shim's own page. */
+	priv = mmap((void *)(FD_PRIVATE + (k << 21)), 4096,
+		    PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (priv != MAP_FAILED) {
+		np = pread(FD_AT, priv, 10, 0);
+		if (np == 10 && memcmp(priv, "0123456789", 10))
+			np = -2;
+		munmap(priv, 4096);
+	}
+	fl = fcntl(FD_AT, F_GETFL);
+	fst = !fstat(FD_AT, &st) && st.st_size >= 10;
+	d = dup(FD_AT);
+	if (d >= 0) {
+		dup_ok = pread(d, buf, 3, 7) == 3 && !memcmp(buf, "789", 3);
+		dup_ok &= !close(d);
+	}
+	memset(line, ' ', sizeof(line));
+	n2 = snprintf(line, sizeof(line), "node %d thr %ld", node_id(), k);
+	if (n2 > 0 && n2 < 15)
+		line[n2] = ' ';
+	line[15] = '\n';
+	if (pwrite(FD_AT, line, 16, 16 + 16 * k) != 16)
+		printf("thread %ld: pwrite: %s\n", k, strerror(errno));
+	m = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, FD_AT, 0);
+	if (m != MAP_FAILED) {
+		map_ok = !memcmp(m, "0123456789", 10);
+		munmap(m, 4096);
+	}
+	errno = 0;
+	chd = fchdir(FD_AT);
+	printf("thread %ld node %d pread %zd private %zd fstat %d fl %d dup %d mmap %d fchdir %d errno %d\n",
+	       k, node_id(), n, np, fst, fl < 0 ? -1 : fl & O_ACCMODE, dup_ok,
+	       map_ok, chd,
+	       chd < 0 ? errno : 0);
 	return NULL;
 }
 
 /*
  * main opens a 10-byte file of its node's /tmp as descriptor 8 and
- * THREADS threads pread it: "thread I node N pread R errno E".
+ * unlinks it; THREADS threads read, stat, dup, map and write it (a line
+ * each at 16 + 16 * thread): "thread I node N pread 10 private 10 fstat 1
+ * fl 2 dup 1 mmap 1 fchdir -1 errno 9".  Then main prints the lines:
+ * "line I: node N thr I".
  */
 static int fds(int nt)
 {
-	char path[64];
+	char lines[16 * MAXT + 1];
 	pthread_t t[MAXT];
 	long i;
 	int fd;
 
-	snprintf(path, sizeof(path), "/tmp/shim_fds.%d", (int)getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	snprintf(fds_path, sizeof(fds_path), "/tmp/shim_fds.%d", (int)getpid());
+	fd = open(fds_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || write(fd, "0123456789", 10) != 10 ||
 	    dup2(fd, FD_AT) != FD_AT)
 		return 1;
 	close(fd);
-	unlink(path);
+	unlink(fds_path);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < nt && i < MAXT; i++)
 		if (pthread_create(&t[i], NULL, fd_reader, (void *)i))
 			return 1;
 	while (i--)
 		pthread_join(t[i], NULL);
+	memset(lines, 0, sizeof(lines));
+	if (pread(FD_AT, lines, 16 * nt, 16) != 16 * nt)
+		return 1;
+	for (i = 0; i < nt; i++) {
+		lines[16 * i + 15] = 0;
+		printf("line %ld: %s\n", i, lines + 16 * i);
+	}
 	close(FD_AT);
 	return 0;
 }

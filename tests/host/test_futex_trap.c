@@ -31,7 +31,33 @@
 
 /* The unit under test, built in; its device calls are replaced below. */
 #include "../../userlib/preload/sdsm_futex_trap.c"
+#include "../../userlib/preload/sdsm_fd.c"
 #include "tap_args.h"
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
+/* A job of this process alone, for sdsm_fd.c: its slot 0 is this test's. */
+struct shim_ctl *shim_job;
+static __thread int fd_slot = -1;
+
+int shim_thread_slot(void)
+{
+	return fd_slot;
+}
+
+int shim_native_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int ret;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	ret = pthread_create(&t, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return ret;
+}
 
 int sdsm_fd(void)
 {
@@ -70,7 +96,11 @@ static int alias_backend(struct sdsm_futex *f)
 	long r;
 
 	__atomic_add_fetch(&backend_calls, 1, __ATOMIC_RELAXED);
-	if (f->addr < (uintptr_t)win || f->addr >= (uintptr_t)win + WIN)
+	/* The fake job's control region: not trapped, the word itself. */
+	if (shim_job && f->addr >= (uintptr_t)shim_job &&
+	    f->addr < (uintptr_t)(shim_job + 1))
+		a = (uint32_t *)(uintptr_t)f->addr;
+	else if (f->addr < (uintptr_t)win || f->addr >= (uintptr_t)win + WIN)
 		return -EFAULT;
 	if (f->timeout_ns >= 0) {
 		ts.tv_sec = f->timeout_ns / 1000000000LL;
@@ -687,6 +717,125 @@ static int t_refuse_process(void)
 	return 1;
 }
 
+/* ---- descriptors of the launcher (sdsm_fd.c) ---- */
+
+/*
+ * The launcher's descriptor n is this process's n + FD_OFF (past the
+ * trapped range, so its calls are not trapped): what a launcher's server
+ * thread does, with the descriptors moved.
+ */
+#define FD_LIMIT	64
+#define FD_OFF		200
+#define FD_DEV		62	/* the launcher's /dev/sdsm */
+
+static long moved_exec(unsigned int nr, const uint64_t *a)
+{
+	uint64_t b[6];
+	long ret;
+
+	memcpy(b, a, sizeof(b));
+	b[0] += FD_OFF;
+	if (nr == SYS_dup2 || nr == SYS_dup3)
+		b[1] += FD_OFF;
+	ret = syscall(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+	return ret < 0 ? -errno : ret;
+}
+
+static void *fd_service(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		shim_fd_serve();
+		usleep(2000);
+	}
+	return NULL;
+}
+
+static int t_fds(void)
+{
+	size_t len = (sizeof(struct shim_ctl) + 4095) & ~4095UL;
+	char buf[16], *big, *job;
+	struct stat st;
+	pthread_t t;
+	int f, i;
+
+	shim_job = mmap((void *)SHIM_CTL_ADDR, len, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
+			-1, 0);
+	CHECK(shim_job == (void *)SHIM_CTL_ADDR, "no fake job at %#lx",
+	      SHIM_CTL_ADDR);
+	shim_job->fd_limit = FD_LIMIT;
+	shim_job->dev_fd = FD_DEV;
+	shim_job->threads[0].node = 1;
+	job = shim_job->blob;	/* the job's memory: calls go as they are */
+	fd_exec = moved_exec;
+	f = open("/tmp", O_TMPFILE | O_RDWR, 0600);
+	CHECK(f >= 0 && write(f, "0123456789", 10) == 10, "tmpfile: %s",
+	      strerror(errno));
+	CHECK(dup2(f, 40 + FD_OFF) == 40 + FD_OFF &&
+	      dup2(f, FD_LIMIT - 1 + FD_OFF) == FD_LIMIT - 1 + FD_OFF &&
+	      dup2(f, FD_LIMIT + 6) == FD_LIMIT + 6, "dup2: %s",
+	      strerror(errno));
+	close(f);
+	CHECK(!install_filter((uintptr_t)win, (uintptr_t)win + WIN, 0, 0,
+			      FD_LIMIT), "cannot add the descriptor filter");
+	CHECK(!pthread_create(&t, NULL, fd_service, NULL), "no service");
+	pthread_detach(t);
+	fd_slot = 0;
+
+	/* A buffer outside the job's memory goes through the slot. */
+	memset(buf, 0, sizeof(buf));
+	CHECK(pread(40, buf, sizeof(buf), 0) == 10 &&
+	      !memcmp(buf, "0123456789", 10), "pread into the stack: %s",
+	      strerror(errno));
+	/* One in it, as it is: the slot's page stays as it was. */
+	memset(shim_job->fdcalls[0].data, 'X', 16);
+	CHECK(pread(40, job, 10, 0) == 10 && !memcmp(job, "0123456789", 10) &&
+	      shim_job->fdcalls[0].data[0] == 'X', "pread into the job: %s",
+	      strerror(errno));
+	CHECK(write(40, "abc", 3) == 3 && lseek(40, 0, SEEK_END) == 13,
+	      "write, lseek: %s", strerror(errno));
+	CHECK(!fstat(40, &st) && st.st_size == 13, "fstat: %s",
+	      strerror(errno));
+	CHECK((fcntl(40, F_GETFL) & O_ACCMODE) == O_RDWR, "fcntl: %s",
+	      strerror(errno));
+	/* A page at a time from outside, straight in from inside. */
+	big = malloc(10000);
+	CHECK(big, "malloc");
+	for (i = 0; i < 10000; i++)
+		big[i] = 'a' + i % 23;
+	CHECK(pwrite(40, big, 10000, 13) == 10000, "pwrite of 10000: %s",
+	      strerror(errno));
+	CHECK(pread(40, job, 10000, 13) == 10000 && !memcmp(job, big, 10000),
+	      "pread of 10000 differs");
+	free(big);
+	/* The range's edges: 63 is the launcher's, 70 and 2 this process's. */
+	CHECK(pread(FD_LIMIT - 1, buf, 3, 0) == 3 && !memcmp(buf, "012", 3),
+	      "descriptor %d not passed on", FD_LIMIT - 1);
+	CHECK(pread(FD_LIMIT + 6, buf, 3, 0) == 3, "descriptor %d passed on",
+	      FD_LIMIT + 6);
+	CHECK(write(2, "", 0) == 0, "descriptor 2 passed on");
+	/* Refused, named; the launcher's /dev/sdsm is never a program's. */
+	said[0] = 0;
+	errno = 0;
+	CHECK(fchdir(40) < 0 && errno == EBADF &&
+	      strstr(said, "fchdir() on descriptor 40 from a thread on node 1"),
+	      "fchdir: errno %d, said '%.160s'", errno, said);
+	errno = 0;
+	CHECK(read(FD_DEV, buf, 1) < 0 && errno == EBADF &&
+	      strstr(said, "/dev/sdsm"), "read of the launcher's /dev/sdsm");
+	/* Not a thread of the job: nothing goes. */
+	fd_slot = -1;
+	errno = 0;
+	CHECK(pread(40, buf, 3, 0) < 0 && errno == EBADF,
+	      "a thread outside the job passed on a call");
+	fd_slot = 0;
+	CHECK(!close(40) && fcntl(40 + FD_OFF, F_GETFD) < 0 && errno == EBADF,
+	      "close was not passed on");
+	fd_slot = -1;
+	return 1;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -705,6 +854,8 @@ static const struct {
 	{ "futex trap: SIGSYS and SIGBUS stay unblocked", t_sigmask },
 	{ "futex trap: a thread cancelled in pthread_cond_wait can still use futexes", t_cancel },
 	{ "job filter: vfork(2) and clone(2) without CLONE_VM refused (ENOSYS, named); threads still made", t_refuse_process },
+	/* Last: it adds the workers' filter of descriptors for good. */
+	{ "job filter: a worker's calls on the launcher's descriptors go there; refused ones named", t_fds },
 };
 
 #define NTESTS	((int)(sizeof(tests) / sizeof(tests[0])))
@@ -756,7 +907,7 @@ int main(int argc, char **argv)
 	futex_backend = alias_backend;
 	i = install_handler();
 	if (!i)
-		i = install_filter((uintptr_t)win, (uintptr_t)win + WIN, 0, 0);
+		i = install_filter((uintptr_t)win, (uintptr_t)win + WIN, 0, 0, 0);
 	if (i) {
 		printf("Bail out! cannot install the trap: %s\n", strerror(-i));
 		return 1;
@@ -769,6 +920,14 @@ int main(int argc, char **argv)
 
 		diag[0] = 0;
 		cur = i;
+#ifdef __SANITIZE_ADDRESS__
+		/*
+		 * The leak check now: t_fds() traps getdents64(2) on low
+		 * descriptors, which LeakSanitizer's tracer reads at exit.
+		 */
+		if (tests[i].fn == t_fds)
+			__lsan_do_leak_check();
+#endif
 		alarm(60);
 		ok = tests[i].fn();
 		alarm(0);

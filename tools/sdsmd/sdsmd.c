@@ -29,6 +29,7 @@
 #include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -209,27 +210,67 @@ static char **split(const char *blob, uint32_t len, const char *extra)
 	return v;
 }
 
+/*
+ * Descriptors 0 and 3 to @limit - 1 of the worker stand for the
+ * launcher's (sdsm_fd.c): an O_PATH descriptor of /dev/null holds each
+ * number, so the worker's own descriptors come after them, and a call the
+ * job's filter does not pass on (poll(2)) fails there.
+ */
+static int hold_launcher_fds(uint32_t limit)
+{
+	struct rlimit rl;
+	uint32_t fd;
+	int ph;
+
+	close(0);
+	if (limit <= 3)		/* an old launcher: stdin is /dev/null */
+		return open("/dev/null", O_RDONLY) == 0 ? 0 : -EBADF;
+	if (limit > SHIM_FDS_MAX)
+		return -EINVAL;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return -errno;
+	if (rl.rlim_cur < (rlim_t)limit + 1024) {
+		rl.rlim_cur = (rlim_t)limit + 1024;
+		if (rl.rlim_max < rl.rlim_cur)
+			rl.rlim_max = rl.rlim_cur;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			return -errno;
+	}
+	ph = open("/dev/null", O_PATH);
+	if (ph < 0)
+		return -errno;
+	if (ph != 0)
+		return -EBADF;
+	for (fd = 3; fd < limit; fd++)
+		if (dup2(ph, fd) < 0)
+			return -errno;
+	return 0;
+}
+
 static void __attribute__((noreturn))
 run_worker(struct shim_ctl *c, int out, int err)
 {
 	char job[SDSM_NAME_MAX + 16], **argv, **envp;
-	int fd;
+	int ret;
 
 	snprintf(job, sizeof(job), "SDSM_JOB=%s", c->prefix);
 	argv = split(c->blob, c->argv_len, NULL);
 	envp = split(c->blob + c->argv_len, c->env_len, job);
-	fd = open("/dev/null", O_RDONLY);
-	if (fd < 0 || dup2(fd, 0) < 0 || dup2(out, 1) < 0 ||
-	    dup2(err, 2) < 0 || !argv || !envp)
+	if (dup2(out, 1) < 0 || dup2(err, 2) < 0 || !argv || !envp)
 		_exit(126);
 	/*
-	 * Nothing of sdsmd's (this /dev/null, its device, what its starter
-	 * left open) reaches the worker: a thread of the job here that uses
-	 * a descriptor the launcher opened must get EBADF, not another file
-	 * under the same number (preload.rst, "Limits of jobs").
+	 * Nothing of sdsmd's (its device, what its starter left open)
+	 * reaches the worker: its descriptors below the launcher's limit
+	 * are the launcher's.
 	 */
 	if (close_range(3, ~0U, 0) < 0)
 		_exit(126);
+	ret = hold_launcher_fds(c->fd_limit);
+	if (ret) {
+		dprintf(2, "sdsmd: node %d: cannot keep descriptors below %u for the launcher's: %s\n",
+			me, c->fd_limit, strerror(-ret));
+		_exit(126);
+	}
 	if (chdir(c->cwd) < 0) {
 		dprintf(2, "sdsmd: node %d: chdir %s: %s\n", me, c->cwd,
 			strerror(errno));

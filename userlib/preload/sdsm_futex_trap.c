@@ -28,6 +28,10 @@
  * in memory, where a filter cannot look, and which glibc makes its threads
  * with.
  *
+ * On a worker, the filter also traps the calls of sdsm_fd.c whose first
+ * argument is one of the launcher's descriptors, and the handler passes
+ * them on to the launcher there.
+ *
  * PI futexes, FUTEX_WAKE_OP and the requeue-PI operations on job memory
  * fail with ENOSYS (the job's pthread_mutex_init() refuses robust and
  * PTHREAD_PRIO_INHERIT mutexes there first, sdsm_shim.c); FUTEX_REQUEUE and FUTEX_CMP_REQUEUE wake every waiter, which
@@ -77,6 +81,24 @@ static int sdsm_backend(struct sdsm_futex *f)
 /* Performs a trapped futex: SDSM_IOC_FUTEX (the host test has its own). */
 static int (*futex_backend)(struct sdsm_futex *f) = sdsm_backend;
 static bool trap_on;
+
+/*
+ * SDSM_FUTEX_WAIT or SDSM_FUTEX_WAKE on @addr, @timeout_ns relative (-1:
+ * none); safe in a signal handler (sdsm_fd.c waits in its SIGSYS).  The
+ * threads woken, 0, or -errno.
+ */
+int shim_futex_op(uint32_t *addr, uint32_t op, uint32_t val,
+		  int64_t timeout_ns)
+{
+	struct sdsm_futex f;
+	int ret;
+
+	sdsm_futex_req(&f, op, addr, val, timeout_ns);
+	ret = futex_backend(&f);
+	if (ret)
+		return ret;
+	return f.woken > INT_MAX ? INT_MAX : (int)f.woken;
+}
 
 /* futex(2) with the trapped registers; returns what the syscall returns. */
 static long trap_futex(uint32_t *uaddr, int op, uint32_t val,
@@ -152,6 +174,15 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 		errno = saved;
 		return;
 	}
+	if (si->si_code == SYS_SECCOMP && si->si_syscall != SYS_futex &&
+	    shim_fd_trapped(si->si_syscall)) {
+		uint64_t a[6] = { r[REG_RDI], r[REG_RSI], r[REG_RDX],
+				  r[REG_R10], r[REG_R8], r[REG_R9] };
+
+		r[REG_RAX] = shim_fd_trap(si->si_syscall, a);
+		errno = saved;
+		return;
+	}
 	if (si->si_code != SYS_SECCOMP || si->si_syscall != SYS_futex) {
 		/* Not ours: what an untrapped SIGSYS would have done. */
 		signal(SIGSYS, SIG_DFL);
@@ -180,14 +211,17 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 				 offsetof(struct seccomp_data, field))
 #define ARG_LO(n)	(offsetof(struct seccomp_data, args[n]))
 #define ARG_HI(n)	(offsetof(struct seccomp_data, args[n]) + 4)
+#define FILTER_MAX	256
 
 /*
  * The filter: trap vfork(2), clone(2) without CLONE_VM, and futex(2)
  * on [lo0, hi0) or [lo1, hi1) (64-bit bounds, compared as two 32-bit
- * halves); allow everything else.
+ * halves); with @fd_hi > 3 (a worker), trap the calls of sdsm_fd.c
+ * whose first argument, an int, is 0 or in [3, fd_hi); allow everything
+ * else.
  */
 static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
-			  uint64_t hi1)
+			  uint64_t hi1, unsigned int fd_hi)
 {
 /*
  * 11 instructions: TRAP if lo <= arg0 < hi, else on to the next one.  A
@@ -205,7 +239,15 @@ static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 	BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),			\
 	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (uint32_t)(hi), 1, 0), \
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP)
-	struct sock_filter insns[] = {
+	static const struct sock_filter fd_check[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 3, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0 /* fd_hi */, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+	};
+	const struct sock_filter head[] = {
 		LOAD(arch),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -215,17 +257,35 @@ static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
 		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_VM, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		/* futex(2): on to its ranges, else past them */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_futex, 0, 23),
 		RANGE(lo0, hi0),
 		RANGE(lo1, hi1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
 #undef RANGE
-	struct sock_fprog prog = {
-		.len = sizeof(insns) / sizeof(insns[0]),
-		.filter = insns,
-	};
+	unsigned int nfd = fd_hi > 3 ? shim_fd_ncalls : 0, n, j;
+	struct sock_filter insns[FILTER_MAX];
+	struct sock_fprog prog = { .filter = insns };
+
+	_Static_assert(sizeof(head) / sizeof(head[0]) == 33, "jump over futex");
+	if (nfd > 255 ||
+	    33 + nfd + 1 + sizeof(fd_check) / sizeof(fd_check[0]) > FILTER_MAX)
+		return -E2BIG;
+	memcpy(insns, head, sizeof(head));
+	n = sizeof(head) / sizeof(head[0]);
+	/* Each call of the list jumps to fd_check, past the ALLOW after it. */
+	for (j = 0; j < nfd; j++)
+		insns[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ |
+			BPF_K, shim_fd_call_nr(j), nfd - j, 0);
+	insns[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+						  SECCOMP_RET_ALLOW);
+	if (nfd) {
+		memcpy(insns + n, fd_check, sizeof(fd_check));
+		insns[n + 3].k = fd_hi;
+		n += sizeof(fd_check) / sizeof(fd_check[0]);
+	}
+	prog.len = n;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
@@ -263,16 +323,18 @@ static int install_handler(void)
 /*
  * Redirect futex(2) on the job's memory to SDSM_IOC_FUTEX, in every thread
  * of this process (and every thread it makes later).  @glo/@ghi: the
- * executable's .data/.bss in sdsm memory, or 0/0.
+ * executable's .data/.bss in sdsm memory, or 0/0.  @fd_limit: on a worker,
+ * the launcher's fd_limit (its descriptors' calls go to sdsm_fd.c), else 0.
  */
-int shim_futex_trap_init(uintptr_t glo, uintptr_t ghi)
+int shim_futex_trap_init(uintptr_t glo, uintptr_t ghi, unsigned int fd_limit)
 {
 	int ret;
 
 	ret = install_handler();
 	if (!ret)
 		ret = install_filter(SHIM_CTL_ADDR,
-				     shim_heap_base(SDSM_MAX_NODES), glo, ghi);
+				     shim_heap_base(SDSM_MAX_NODES), glo, ghi,
+				     fd_limit);
 	if (ret)
 		shim_say("cannot redirect futex(2) to sdsm (seccomp): %s",
 			 strerror(-ret));

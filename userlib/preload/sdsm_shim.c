@@ -316,6 +316,25 @@ static int place_parse(const char *list, uint64_t mask)
 	return 0;
 }
 
+/*
+ * The launcher's descriptors are the job's (sdsm_fd.c): a worker keeps
+ * numbers below fd_limit for them, so the launcher may not open more
+ * than SHIM_FDS_MAX.
+ */
+static void fd_limit_set(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		rl.rlim_cur = 1024;
+	if (rl.rlim_cur > SHIM_FDS_MAX) {
+		rl.rlim_cur = SHIM_FDS_MAX;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	shim_job->fd_limit = rl.rlim_cur;
+	shim_job->dev_fd = sdsm_fd();
+}
+
 static int launcher_init(const char *nodes, const char *placing,
 			 const struct sdsm_policy *pol, unsigned int cflags)
 {
@@ -389,6 +408,7 @@ static int launcher_init(const char *nodes, const char *placing,
 	if (ret)
 		return ret;
 	shim_job->node[my_node].ncpus = local_cpus();
+	fd_limit_set();
 	shim_job->magic = SHIM_MAGIC;
 	return 0;
 toolong:
@@ -520,6 +540,26 @@ static void thread_here(struct shim_thread *t, bool running)
 	pthread_mutex_lock(&here_lock[i]);
 	here_running[i] = running;
 	pthread_mutex_unlock(&here_lock[i]);
+}
+
+int shim_thread_slot(void)
+{
+	return cur_thread ? (int)(cur_thread - shim_job->threads) : -1;
+}
+
+/* A thread of this process only (not the job's), detached. */
+int shim_native_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t a;
+	pthread_t tid;
+	int ret;
+
+	resolve();
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	ret = real_create(&tid, &a, fn, arg);
+	pthread_attr_destroy(&a);
+	return ret;
 }
 
 static struct shim_thread *ours(pthread_t t)
@@ -1685,6 +1725,7 @@ static void *service(void *arg)
 			serve_threads();
 		}
 		drain_all();
+		shim_fd_serve();
 		req = __atomic_load_n(&shim_job->exit_req, __ATOMIC_SEQ_CST);
 		if (req)
 			exit(req & 0xff);
@@ -1825,7 +1866,7 @@ static int worker_main(int argc, char **argv, char **envp)
 	job_keys = true;
 	if (shim_futex_trap_init(shim_job->globals_addr,
 				 shim_job->globals_addr +
-				 shim_job->globals_len))
+				 shim_job->globals_len, shim_job->fd_limit))
 		_exit(125);
 	catch_sigbus();
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2149,7 +2190,7 @@ static int launcher_main(int argc, char **argv, char **envp)
 	resolve();
 	if (shim_futex_trap_init(shim_job->globals_addr,
 				 shim_job->globals_addr +
-				 shim_job->globals_len))
+				 shim_job->globals_len, 0))
 		_exit(125);
 	catch_sigbus();
 	ret = start_workers();

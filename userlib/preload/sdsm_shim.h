@@ -58,6 +58,12 @@
  */
 #define SHIM_KEYS		1024
 #define SHIM_KEY_BASE		0x4000U
+/*
+ * Descriptors are the launcher's (sdsm_fd.c): on a worker, descriptor 0
+ * and 3 to fd_limit - 1 stand for the launcher's own, whose soft
+ * RLIMIT_NOFILE is fd_limit, at most SHIM_FDS_MAX.
+ */
+#define SHIM_FDS_MAX		65536
 
 /*
  * Where every process of the job maps P.c: pthread_t values are addresses
@@ -176,6 +182,25 @@ struct shim_key {
 	uint64_t destr;
 };
 
+/*
+ * A call on a descriptor of the launcher made by a job thread on another
+ * node (sdsm_fd.c): slot i of job thread i, a page of its own.  The thread
+ * fills in @nr and @args, bumps @seq and waits until @done equals it; a
+ * thread of the launcher (started when @server is 0 and the thread asked
+ * for one in fd_want) makes the call with the same arguments, which point
+ * into the job's memory (the same address on every node) or into @data,
+ * and sets @ret and then @done.
+ */
+struct shim_fdcall {
+	uint32_t seq;		/* futex: bumped by the thread that asks */
+	uint32_t done;		/* futex: = seq once @ret is in */
+	uint32_t server;	/* 1: a launcher thread serves this slot */
+	uint32_t nr;		/* the system call */
+	uint64_t args[6];
+	int64_t ret;		/* what it returned, or -errno */
+	uint8_t data[4096 - 72];	/* buffers outside the job's memory */
+};
+
 struct shim_ctl {
 	uint32_t magic;
 	uint32_t launcher;	/* node of main() */
@@ -189,6 +214,9 @@ struct shim_ctl {
 	uint32_t key_tag;	/* shim_key(): this job's lock and barrier ids */
 	uint32_t place_len;	/* entries of place[]: SDSM_PLACE, or 0 */
 	uint8_t place[SHIM_PLACE_MAX];	/* node of thread k: place[k % len] */
+	uint32_t fd_limit;	/* the launcher's soft RLIMIT_NOFILE */
+	int32_t dev_fd;		/* the launcher's /dev/sdsm: never a worker's */
+	uint64_t fd_want[SHIM_THREADS / 64];	/* slots that want a server */
 	struct shim_sigact sigact[SHIM_NSIG];
 	uint64_t globals_addr, globals_len;
 	char prefix[SDSM_NAME_MAX];
@@ -203,6 +231,7 @@ struct shim_ctl {
 	struct sdsm_cond conds[SHIM_CONDS] __attribute__((aligned(4096)));
 	struct shim_barrier_slot barriers[SHIM_BARRIERS];
 	struct shim_key keys[SHIM_KEYS] __attribute__((aligned(4096)));
+	struct shim_fdcall fdcalls[SHIM_THREADS] __attribute__((aligned(4096)));
 };
 
 /* Node @k's inbox, "sdsmd.<k>", into @buf of SDSM_NAME_MAX bytes. */
@@ -222,6 +251,7 @@ struct shim_inbox {
 _Static_assert(sizeof(struct shim_thread) % 8 == 0, "shim_thread size");
 _Static_assert(sizeof(struct shim_node) % 8 == 0, "shim_node size");
 _Static_assert(sizeof(struct shim_rfree) == 4096, "shim_rfree size");
+_Static_assert(sizeof(struct shim_fdcall) == 4096, "shim_fdcall size");
 _Static_assert(SHIM_CTL_ADDR + sizeof(struct shim_ctl) < SDSM_HEAP_BASE,
 	       "P.c overlaps libsdsm's heap");
 
@@ -300,7 +330,33 @@ bool shim_job_mem(const void *p);
 void shim_rc_handoff(bool take);
 void shim_rc_sync(void);
 
-/* sdsm_futex_trap.c: futex(2) on the job's memory goes to sdsm. */
-int shim_futex_trap_init(uintptr_t globals_lo, uintptr_t globals_hi);
+/*
+ * sdsm_futex_trap.c: futex(2) on the job's memory goes to sdsm; on a
+ * worker (@fd_limit > 3), calls on the launcher's descriptors go to
+ * sdsm_fd.c.
+ */
+int shim_futex_trap_init(uintptr_t globals_lo, uintptr_t globals_hi,
+			 unsigned int fd_limit);
+int shim_futex_op(uint32_t *addr, uint32_t op, uint32_t val,
+		  int64_t timeout_ns);
+
+/*
+ * sdsm_fd.c.  shim_fd_call_nr(0 .. shim_fd_ncalls - 1): the calls trapped
+ * on a worker when their first argument is one of the launcher's
+ * descriptors; shim_fd_trap() performs one, with its six arguments, and
+ * returns what the system call returns.  shim_fd_serve(): on the launcher,
+ * start the threads that slots asked for.
+ */
+extern const unsigned int shim_fd_ncalls;
+unsigned int shim_fd_call_nr(unsigned int j);
+bool shim_fd_trapped(unsigned int nr);
+long shim_fd_trap(unsigned int nr, const uint64_t args[6]);
+long shim_fd_path_call(unsigned int nr, uint64_t args[6], int path1,
+		       int path2, int obj, size_t obj_len);
+void shim_fd_serve(void);
+/* sdsm_shim.c: the slot of this job thread, or -1; a thread of this
+ * process only, detached, every signal blocked. */
+int shim_thread_slot(void);
+int shim_native_thread(void *(*fn)(void *), void *arg);
 
 #endif /* SDSM_SHIM_H */

@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Job mode (sdsmctl -N): one table of descriptors, the launcher's.
+ *
+ * The threads of a process share its descriptors: main() opens a file and
+ * any thread reads it.  In a job, the threads of the other nodes run in
+ * worker processes, whose descriptors are their own.  So on a worker,
+ * descriptor 0 and descriptors 3 to fd_limit - 1 (fd_limit: the launcher's
+ * soft RLIMIT_NOFILE) stand for the launcher's.  sdsmd starts the worker
+ * with those numbers taken by an O_PATH descriptor of /dev/null, so the
+ * worker's own descriptors (its libraries', /dev/sdsm) get numbers from
+ * fd_limit on; and the job's seccomp filter (sdsm_futex_trap.c) traps
+ * every call of calls[] below whose first argument is one of them.
+ *
+ * A trapped call goes to the launcher.  The job thread fills in its slot
+ * of P.c (struct shim_fdcall), and a thread of the launcher, one per slot,
+ * makes the same system call with the same arguments there.  Pointers into
+ * the job's memory (heaps, stacks, globals: the same address on every
+ * node) go as they are, so a read() lands in the caller's buffer through
+ * sdsm; a buffer anywhere else (memory the program mapped at an address of
+ * its own) goes through the slot's page.  Descriptors 1 and 2 stay the
+ * worker's: sdsmd copies them to the launcher's.
+ *
+ * The calls of calls[] that cannot go this way (sockets', descriptors of
+ * directories for *at() calls, ...) fail with EBADF, after one message
+ * naming the call.  Calls whose descriptors are in an array (poll(2),
+ * select(2)) are not trapped: the kernel finds an O_PATH descriptor there.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "sdsm_shim.h"
+
+#define MS		1000000LL
+#define KTERMIOS	36	/* the kernel's struct termios (TCGETS) */
+
+void shim_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void shim_futex_lost(const void *addr, int err) __attribute__((noreturn));
+
+enum fd_kind {
+	FD_PLAIN,	/* no pointer */
+	FD_BUF_OUT,	/* arg 1: a buffer of arg 2 bytes that the call fills */
+	FD_BUF_IN,	/* arg 1: a buffer of arg 2 bytes that the call reads */
+	FD_IOV,		/* arg 1: arg 2 struct iovec */
+	FD_STAT,	/* arg 1: a struct stat that the call fills */
+	FD_STATFS,	/* arg 1: a struct statfs that the call fills */
+	FD_STATAT,	/* newfstatat(fd, "", st, AT_EMPTY_PATH): fstat */
+	FD_STATX,	/* statx(fd, "", AT_EMPTY_PATH, mask, stx) */
+	FD_FCNTL,
+	FD_IOCTL,
+	FD_DUP2,	/* arg 1: a descriptor that must be the launcher's too */
+	FD_REFUSED,
+};
+
+static const struct fd_call {
+	uint16_t nr;
+	uint8_t kind;
+	const char *name;
+} calls[] = {
+	{ SYS_read, FD_BUF_OUT, "read" },
+	{ SYS_write, FD_BUF_IN, "write" },
+	{ SYS_pread64, FD_BUF_OUT, "pread" },
+	{ SYS_pwrite64, FD_BUF_IN, "pwrite" },
+	{ SYS_readv, FD_IOV, "readv" },
+	{ SYS_writev, FD_IOV, "writev" },
+	{ SYS_preadv, FD_IOV, "preadv" },
+	{ SYS_pwritev, FD_IOV, "pwritev" },
+	{ SYS_preadv2, FD_IOV, "preadv2" },
+	{ SYS_pwritev2, FD_IOV, "pwritev2" },
+	{ SYS_getdents64, FD_BUF_OUT, "getdents64" },
+	{ SYS_close, FD_PLAIN, "close" },
+	{ SYS_lseek, FD_PLAIN, "lseek" },
+	{ SYS_fsync, FD_PLAIN, "fsync" },
+	{ SYS_fdatasync, FD_PLAIN, "fdatasync" },
+	{ SYS_syncfs, FD_PLAIN, "syncfs" },
+	{ SYS_sync_file_range, FD_PLAIN, "sync_file_range" },
+	{ SYS_ftruncate, FD_PLAIN, "ftruncate" },
+	{ SYS_fallocate, FD_PLAIN, "fallocate" },
+	{ SYS_fadvise64, FD_PLAIN, "posix_fadvise" },
+	{ SYS_readahead, FD_PLAIN, "readahead" },
+	{ SYS_flock, FD_PLAIN, "flock" },
+	{ SYS_fchmod, FD_PLAIN, "fchmod" },
+	{ SYS_fchown, FD_PLAIN, "fchown" },
+	{ SYS_dup, FD_PLAIN, "dup" },
+	{ SYS_dup2, FD_DUP2, "dup2" },
+	{ SYS_dup3, FD_DUP2, "dup3" },
+	{ SYS_fstat, FD_STAT, "fstat" },
+	{ SYS_fstatfs, FD_STATFS, "fstatfs" },
+	{ SYS_newfstatat, FD_STATAT, "fstatat" },
+	{ SYS_statx, FD_STATX, "statx" },
+	{ SYS_fcntl, FD_FCNTL, "fcntl" },
+	{ SYS_ioctl, FD_IOCTL, "ioctl" },
+	/* Refused, named. */
+	{ SYS_close_range, FD_REFUSED, "close_range" },
+	{ SYS_sendfile, FD_REFUSED, "sendfile" },
+	{ SYS_splice, FD_REFUSED, "splice" },
+	{ SYS_tee, FD_REFUSED, "tee" },
+	{ SYS_vmsplice, FD_REFUSED, "vmsplice" },
+	{ SYS_copy_file_range, FD_REFUSED, "copy_file_range" },
+	{ SYS_fchdir, FD_REFUSED, "fchdir" },
+	{ SYS_openat, FD_REFUSED, "openat" },
+	{ SYS_openat2, FD_REFUSED, "openat2" },
+	{ SYS_mkdirat, FD_REFUSED, "mkdirat" },
+	{ SYS_mknodat, FD_REFUSED, "mknodat" },
+	{ SYS_fchownat, FD_REFUSED, "fchownat" },
+	{ SYS_futimesat, FD_REFUSED, "futimesat" },
+	{ SYS_utimensat, FD_REFUSED, "utimensat" },
+	{ SYS_unlinkat, FD_REFUSED, "unlinkat" },
+	{ SYS_renameat, FD_REFUSED, "renameat" },
+	{ SYS_renameat2, FD_REFUSED, "renameat2" },
+	{ SYS_linkat, FD_REFUSED, "linkat" },
+	{ SYS_readlinkat, FD_REFUSED, "readlinkat" },
+	{ SYS_fchmodat, FD_REFUSED, "fchmodat" },
+	{ SYS_faccessat, FD_REFUSED, "faccessat" },
+	{ SYS_faccessat2, FD_REFUSED, "faccessat2" },
+	{ SYS_name_to_handle_at, FD_REFUSED, "name_to_handle_at" },
+	{ SYS_execveat, FD_REFUSED, "execveat" },
+	{ SYS_fgetxattr, FD_REFUSED, "fgetxattr" },
+	{ SYS_fsetxattr, FD_REFUSED, "fsetxattr" },
+	{ SYS_flistxattr, FD_REFUSED, "flistxattr" },
+	{ SYS_fremovexattr, FD_REFUSED, "fremovexattr" },
+	{ SYS_connect, FD_REFUSED, "connect" },
+	{ SYS_accept, FD_REFUSED, "accept" },
+	{ SYS_accept4, FD_REFUSED, "accept4" },
+	{ SYS_bind, FD_REFUSED, "bind" },
+	{ SYS_listen, FD_REFUSED, "listen" },
+	{ SYS_sendto, FD_REFUSED, "send" },
+	{ SYS_recvfrom, FD_REFUSED, "recv" },
+	{ SYS_sendmsg, FD_REFUSED, "sendmsg" },
+	{ SYS_recvmsg, FD_REFUSED, "recvmsg" },
+	{ SYS_sendmmsg, FD_REFUSED, "sendmmsg" },
+	{ SYS_recvmmsg, FD_REFUSED, "recvmmsg" },
+	{ SYS_shutdown, FD_REFUSED, "shutdown" },
+	{ SYS_getsockname, FD_REFUSED, "getsockname" },
+	{ SYS_getpeername, FD_REFUSED, "getpeername" },
+	{ SYS_getsockopt, FD_REFUSED, "getsockopt" },
+	{ SYS_setsockopt, FD_REFUSED, "setsockopt" },
+	{ SYS_epoll_ctl, FD_REFUSED, "epoll_ctl" },
+	{ SYS_epoll_wait, FD_REFUSED, "epoll_wait" },
+	{ SYS_epoll_pwait, FD_REFUSED, "epoll_pwait" },
+	{ SYS_inotify_add_watch, FD_REFUSED, "inotify_add_watch" },
+	{ SYS_inotify_rm_watch, FD_REFUSED, "inotify_rm_watch" },
+	{ SYS_timerfd_settime, FD_REFUSED, "timerfd_settime" },
+	{ SYS_timerfd_gettime, FD_REFUSED, "timerfd_gettime" },
+};
+
+#define NCALLS	(sizeof(calls) / sizeof(calls[0]))
+
+const unsigned int shim_fd_ncalls = NCALLS;
+
+unsigned int shim_fd_call_nr(unsigned int j)
+{
+	return j < NCALLS ? calls[j].nr : ~0U;
+}
+
+static const struct fd_call *find(unsigned int nr)
+{
+	unsigned int j;
+
+	for (j = 0; j < NCALLS; j++)
+		if (calls[j].nr == nr)
+			return &calls[j];
+	return NULL;
+}
+
+bool shim_fd_trapped(unsigned int nr)
+{
+	return find(nr) != NULL;
+}
+
+/* Makes a call on the launcher (the host test has its own). */
+static long fd_exec_sys(unsigned int nr, const uint64_t *a)
+{
+	long ret = syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static long (*fd_exec)(unsigned int nr, const uint64_t *a) = fd_exec_sys;
+
+/* [a, a + len) is the job's memory: the same bytes on every node. */
+static bool job_range(uint64_t a, uint64_t len)
+{
+	uint64_t glo = shim_job->globals_addr;
+
+	if (!len)
+		return true;
+	if (a + len < a)
+		return false;
+	return (a >= SHIM_CTL_ADDR &&
+		a + len <= shim_heap_base(SDSM_MAX_NODES)) ||
+	       (a >= glo && a + len <= glo + shim_job->globals_len);
+}
+
+/* Whether @fd stands for a launcher's descriptor on this worker. */
+static bool launcher_fd(uint64_t fd)
+{
+	uint32_t f = (uint32_t)fd;
+
+	return f == 0 || (f >= 3 && f < shim_job->fd_limit);
+}
+
+/* One message per call, then EBADF (or @err). */
+static long refuse(const struct fd_call *c, int fd, const char *why, int err)
+{
+	static uint8_t said[NCALLS];
+	unsigned int j = c - calls;
+
+	if (!__atomic_exchange_n(&said[j], 1, __ATOMIC_RELAXED))
+		shim_say("%s() on descriptor %d from a thread on node %d is not supported in a job over several nodes (sdsmctl -N): %s",
+			 c->name, fd, shim_thread_slot() >= 0 ?
+			 (int)shim_job->threads[shim_thread_slot()].node : -1,
+			 why);
+	return -err;
+}
+
+static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
+{
+	uint32_t d;
+	int ret;
+
+	while ((d = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) != seq) {
+		ret = shim_futex_op(&s->done, SDSM_FUTEX_WAIT, d, 1000 * MS);
+		if (ret && ret != -ETIMEDOUT && ret != -EAGAIN &&
+		    ret != -EINTR)
+			shim_futex_lost(&s->done, -ret);
+		if (ret == -ETIMEDOUT &&
+		    !__atomic_load_n(&s->server, __ATOMIC_ACQUIRE)) {
+			/* The launcher could not start its server yet. */
+			__atomic_fetch_or(&shim_job->fd_want[slot / 64],
+					  1ULL << (slot % 64), __ATOMIC_SEQ_CST);
+			__atomic_add_fetch(&shim_job->event, 1,
+					   __ATOMIC_SEQ_CST);
+			shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
+		}
+	}
+}
+
+/* Call @nr with @a on the launcher, through slot @slot. */
+static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
+{
+	struct shim_fdcall *s = &shim_job->fdcalls[slot];
+	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+
+	/* A call of a thread cancelled while it waited may still run. */
+	wait_done(s, slot, seq);
+	s->nr = nr;
+	memcpy(s->args, a, sizeof(s->args));
+	__atomic_store_n(&s->seq, ++seq, __ATOMIC_RELEASE);
+	shim_futex_op(&s->seq, SDSM_FUTEX_WAKE, 1, -1);
+	if (!__atomic_load_n(&s->server, __ATOMIC_ACQUIRE)) {
+		__atomic_fetch_or(&shim_job->fd_want[slot / 64],
+				  1ULL << (slot % 64), __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
+		shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
+	}
+	wait_done(s, slot, seq);
+	return s->ret;
+}
+
+/*
+ * A call whose argument @arg is an object of @len bytes (@in: the call
+ * reads it, @out: writes it): as it is in the job's memory, else through
+ * the slot's page at @off.
+ */
+static long post_obj(unsigned int slot, unsigned int nr, uint64_t a[6],
+		     int arg, size_t len, bool in, bool out, size_t off)
+{
+	struct shim_fdcall *s = &shim_job->fdcalls[slot];
+	void *user = (void *)(uintptr_t)a[arg];
+	long ret;
+
+	if (!user || job_range(a[arg], len))
+		return post(slot, nr, a);
+	if (off + len > sizeof(s->data))
+		return -EFAULT;
+	/* The slot is this thread's: no call of another thread uses it. */
+	if (in)
+		memcpy(s->data + off, user, len);
+	a[arg] = (uintptr_t)(s->data + off);
+	ret = post(slot, nr, a);
+	if (out && ret >= 0)
+		memcpy(user, s->data + off, len);
+	return ret;
+}
+
+/* read(2) and its kind into a buffer elsewhere: at most a page at once. */
+static long buf_out(unsigned int slot, unsigned int nr, uint64_t a[6])
+{
+	struct shim_fdcall *s = &shim_job->fdcalls[slot];
+	void *user = (void *)(uintptr_t)a[1];
+	long ret;
+
+	if (job_range(a[1], a[2]))
+		return post(slot, nr, a);
+	if (a[2] > sizeof(s->data))
+		a[2] = sizeof(s->data);	/* a short read */
+	a[1] = (uintptr_t)s->data;
+	ret = post(slot, nr, a);
+	if (ret > 0)
+		memcpy(user, s->data, ret);
+	return ret;
+}
+
+/* write(2) and pwrite(2) from a buffer elsewhere: a page at a time. */
+static long buf_in(unsigned int slot, unsigned int nr, uint64_t a[6])
+{
+	struct shim_fdcall *s = &shim_job->fdcalls[slot];
+	const char *user = (const char *)(uintptr_t)a[1];
+	uint64_t len = a[2], off = a[3], done = 0, n;
+	long ret;
+
+	if (job_range(a[1], a[2]))
+		return post(slot, nr, a);
+	while (done < len) {
+		n = len - done;
+		if (n > sizeof(s->data))
+			n = sizeof(s->data);
+		memcpy(s->data, user + done, n);
+		a[1] = (uintptr_t)s->data;
+		a[2] = n;
+		a[3] = off + done;	/* pwrite's offset */
+		ret = post(slot, nr, a);
+		if (ret < 0)
+			return done ? (long)done : ret;
+		done += ret;
+		if ((uint64_t)ret < n)
+			break;
+	}
+	return done;
+}
+
+static long iov(const struct fd_call *c, unsigned int slot, uint64_t a[6])
+{
+	const struct iovec *v = (const struct iovec *)(uintptr_t)a[1];
+	uint64_t i;
+
+	if (a[2] > IOV_MAX)
+		return -EINVAL;
+	if (!job_range(a[1], a[2] * sizeof(*v)))
+		return refuse(c, (int)a[0], "its iovec is outside the job's memory",
+			      EFAULT);
+	for (i = 0; i < a[2]; i++)
+		if (!job_range((uintptr_t)v[i].iov_base, v[i].iov_len))
+			return refuse(c, (int)a[0],
+				      "a buffer is outside the job's memory",
+				      EFAULT);
+	return post(slot, c->nr, a);
+}
+
+static long fcntl_call(const struct fd_call *c, unsigned int slot,
+		       uint64_t a[6])
+{
+	switch ((int)a[1]) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+	case F_GETFD:
+	case F_SETFD:
+	case F_GETFL:
+	case F_SETFL:
+	case F_GETPIPE_SZ:
+	case F_SETPIPE_SZ:
+	case F_ADD_SEALS:
+	case F_GET_SEALS:
+		return post(slot, c->nr, a);
+	case F_GETLK:
+	case F_SETLK:
+	case F_SETLKW:
+	case F_OFD_GETLK:
+	case F_OFD_SETLK:
+	case F_OFD_SETLKW:
+		return post_obj(slot, c->nr, a, 2, sizeof(struct flock), true,
+				true, 0);
+	}
+	return refuse(c, (int)a[0], "this command is not passed on to the launcher",
+		      EINVAL);
+}
+
+static long ioctl_call(const struct fd_call *c, unsigned int slot,
+		       uint64_t a[6])
+{
+	switch ((unsigned int)a[1]) {
+	case FIOCLEX:
+	case FIONCLEX:
+		return post(slot, c->nr, a);
+	case TCGETS:
+		return post_obj(slot, c->nr, a, 2, KTERMIOS, false, true, 0);
+	case TIOCGWINSZ:
+		return post_obj(slot, c->nr, a, 2, sizeof(struct winsize),
+				false, true, 0);
+	case FIONREAD:
+		return post_obj(slot, c->nr, a, 2, sizeof(int), false, true,
+				0);
+	case FIONBIO:
+		return post_obj(slot, c->nr, a, 2, sizeof(int), true, false,
+				0);
+	}
+	return refuse(c, (int)a[0], "this request is not passed on to the launcher",
+		      ENOTTY);
+}
+
+/* The SIGSYS handler's: a call on a descriptor of the launcher. */
+long shim_fd_trap(unsigned int nr, const uint64_t args[6])
+{
+	const struct fd_call *c = find(nr);
+	int slot = shim_thread_slot();
+	const char *path;
+	uint64_t a[6];
+
+	if (!c)
+		return -ENOSYS;
+	memcpy(a, args, sizeof(a));
+	if (slot < 0)
+		return refuse(c, (int)a[0], "not a thread of the job", EBADF);
+	if ((int32_t)a[0] == shim_job->dev_fd)
+		return refuse(c, (int)a[0], "that is the launcher's /dev/sdsm",
+			      EBADF);
+	switch (c->kind) {
+	case FD_PLAIN:
+		return post(slot, nr, a);
+	case FD_BUF_OUT:
+		return buf_out(slot, nr, a);
+	case FD_BUF_IN:
+		return buf_in(slot, nr, a);
+	case FD_IOV:
+		return iov(c, slot, a);
+	case FD_STAT:
+		return post_obj(slot, nr, a, 1, sizeof(struct stat), false,
+				true, 0);
+	case FD_STATFS:
+		return post_obj(slot, nr, a, 1, sizeof(struct statfs), false,
+				true, 0);
+	case FD_STATAT:
+		path = (const char *)(uintptr_t)a[1];
+		if (!path || *path || !(a[3] & AT_EMPTY_PATH))
+			break;
+		a[1] = a[2];	/* fstat(fd, st) */
+		return post_obj(slot, SYS_fstat, a, 1, sizeof(struct stat),
+				false, true, 0);
+	case FD_STATX:
+		path = (const char *)(uintptr_t)a[1];
+		if (!path || *path || !(a[2] & AT_EMPTY_PATH))
+			break;
+		shim_job->fdcalls[slot].data[0] = 0;
+		a[1] = (uintptr_t)shim_job->fdcalls[slot].data;
+		return post_obj(slot, nr, a, 4, sizeof(struct statx), false,
+				true, 64);
+	case FD_FCNTL:
+		return fcntl_call(c, slot, a);
+	case FD_IOCTL:
+		return ioctl_call(c, slot, a);
+	case FD_DUP2:
+		if (!launcher_fd(a[1]))
+			return refuse(c, (int)a[0],
+				      "the new descriptor would not be the launcher's",
+				      EBADF);
+		return post(slot, nr, a);
+	}
+	return refuse(c, (int)a[0], "descriptors are the launcher's", EBADF);
+}
+
+/*
+ * A call that names a path (sdsm_paths.c), made on the launcher: @nr with
+ * @a, whose arguments @p1 and @p2 (or -1) are paths, copied into the
+ * slot's page unless they are in the job's memory, and whose argument
+ * @obj (or -1) is an object of @obj_len bytes that the call fills.  What
+ * the system call returns, or -errno.
+ */
+long shim_fd_path_call(unsigned int nr, uint64_t a[6], int p1, int p2,
+		       int obj, size_t obj_len)
+{
+	int slot = shim_thread_slot(), p[2] = { p1, p2 }, i;
+	struct shim_fdcall *s;
+	size_t len;
+
+	if (slot < 0)
+		return -EBADF;
+	s = &shim_job->fdcalls[slot];
+	for (i = 0; i < 2; i++) {
+		const char *path = (const char *)(uintptr_t)a[p[i]];
+
+		if (p[i] < 0 || !path)
+			continue;
+		len = strnlen(path, PATH_MAX) + 1;
+		if (len > PATH_MAX)
+			return -ENAMETOOLONG;
+		if (job_range(a[p[i]], len))
+			continue;
+		/* Paths in the first 3 KiB, objects after. */
+		if (len > 1536)
+			return -ENAMETOOLONG;
+		memcpy(s->data + 1536 * i, path, len);
+		a[p[i]] = (uintptr_t)(s->data + 1536 * i);
+	}
+	if (obj < 0)
+		return post(slot, nr, a);
+	return post_obj(slot, nr, a, obj, obj_len, false, true, 3072);
+}
+
+/* ---- the launcher: a thread per slot in use ---- */
+
+static void *serve(void *arg)
+{
+	struct shim_fdcall *s = arg;
+	uint32_t done = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE), seq;
+	int ret;
+
+	for (;;) {
+		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		if (seq == done) {
+			ret = shim_futex_op(&s->seq, SDSM_FUTEX_WAIT, seq,
+					    1000 * MS);
+			if (ret && ret != -ETIMEDOUT && ret != -EAGAIN &&
+			    ret != -EINTR)
+				usleep(100000);	/* the job is ending */
+			continue;
+		}
+		s->ret = fd_exec(s->nr, s->args);
+		done = seq;
+		__atomic_store_n(&s->done, seq, __ATOMIC_RELEASE);
+		shim_futex_op(&s->done, SDSM_FUTEX_WAKE, INT_MAX, -1);
+	}
+	return NULL;
+}
+
+/* From the launcher's service thread: start the servers asked for. */
+void shim_fd_serve(void)
+{
+	unsigned int w, i;
+	uint64_t bits;
+
+	for (w = 0; w < SHIM_THREADS / 64; w++) {
+		if (!__atomic_load_n(&shim_job->fd_want[w], __ATOMIC_ACQUIRE))
+			continue;
+		bits = __atomic_exchange_n(&shim_job->fd_want[w], 0,
+					   __ATOMIC_SEQ_CST);
+		while (bits) {
+			struct shim_fdcall *s;
+
+			i = __builtin_ctzll(bits);
+			bits &= bits - 1;
+			s = &shim_job->fdcalls[w * 64 + i];
+			if (__atomic_load_n(&s->server, __ATOMIC_ACQUIRE))
+				continue;
+			/* On failure the thread asks again in a second. */
+			if (!shim_native_thread(serve, s))
+				__atomic_store_n(&s->server, 1,
+						 __ATOMIC_RELEASE);
+		}
+	}
+}
