@@ -819,7 +819,7 @@ static int keys(int nt)
 #define FD_AT	8	/* where fds puts its file */
 /* Above the job's windows: memory a thread maps at an address of its own. */
 #define FD_PRIVATE	0x600000000000UL
-static char fds_path[64];	/* main's file */
+static char fds_path[64];	/* main's file; thread I makes fds_path.I */
 
 static void *fd_reader(void *p)
 {
@@ -827,8 +827,10 @@ static void *fd_reader(void *p)
 	char buf[16], line[17], *priv;
 	ssize_t n, np = -1;
 	struct stat st;
-	int fl, fst, d, dup_ok = 0, map_ok = 0, chd, n2;
+	int fl, fst, d, dup_ok = 0, map_ok = 0, fopen_ok = 0, chd, n2;
+	char own[80];
 	void *m;
+	FILE *f;
 
 	errno = 0;
 	n = pread(FD_AT, buf, 10, 0);
@@ -863,30 +865,47 @@ static void *fd_reader(void *p)
 		map_ok = !memcmp(m, "0123456789", 10);
 		munmap(m, 4096);
 	}
+	/* A file of its own, by its path: the launcher's node's too. */
+	snprintf(own, sizeof(own), "%s.%ld", fds_path, k);
+	f = fopen(own, "w");
+	if (f) {
+		fopen_ok = fprintf(f, "from node %d\n", node_id()) > 0;
+		fopen_ok &= !fclose(f);
+	}
+	snprintf(own, sizeof(own), "%s.s", fds_path);
+	st.st_size = -1;
+	stat(own, &st);
 	errno = 0;
 	chd = fchdir(FD_AT);
-	printf("thread %ld node %d pread %zd private %zd fstat %d fl %d dup %d mmap %d fchdir %d errno %d\n",
+	printf("thread %ld node %d pread %zd private %zd fstat %d fl %d dup %d mmap %d fopen %d stat %ld fchdir %d errno %d\n",
 	       k, node_id(), n, np, fst, fl < 0 ? -1 : fl & O_ACCMODE, dup_ok,
-	       map_ok, chd,
+	       map_ok, fopen_ok, (long)st.st_size, chd,
 	       chd < 0 ? errno : 0);
 	return NULL;
 }
 
 /*
  * main opens a 10-byte file of its node's /tmp as descriptor 8 and
- * unlinks it; THREADS threads read, stat, dup, map and write it (a line
- * each at 16 + 16 * thread): "thread I node N pread 10 private 10 fstat 1
- * fl 2 dup 1 mmap 1 fchdir -1 errno 9".  Then main prints the lines:
- * "line I: node N thr I".
+ * unlinks it, and makes a 5-byte file fds_path.s; THREADS threads read,
+ * stat, dup, map and write the first (a line each at 16 + 16 * thread),
+ * write a file fds_path.I of their own with fopen() and stat() the second:
+ * "thread I node N pread 10 private 10 fstat 1 fl 2 dup 1 mmap 1 fopen 1
+ * stat 5 fchdir -1 errno 9".  Then main prints the lines, "line I: node N
+ * thr I", and the files it finds: "file I: from node N".
  */
 static int fds(int nt)
 {
-	char lines[16 * MAXT + 1];
+	char path[80], lines[16 * MAXT + 1], got[64];
 	pthread_t t[MAXT];
 	long i;
 	int fd;
+	FILE *f;
 
 	snprintf(fds_path, sizeof(fds_path), "/tmp/shim_fds.%d", (int)getpid());
+	snprintf(path, sizeof(path), "%s.s", fds_path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || write(fd, "12345", 5) != 5 || close(fd))
+		return 1;
 	fd = open(fds_path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || write(fd, "0123456789", 10) != 10 ||
 	    dup2(fd, FD_AT) != FD_AT)
@@ -906,6 +925,18 @@ static int fds(int nt)
 		lines[16 * i + 15] = 0;
 		printf("line %ld: %s\n", i, lines + 16 * i);
 	}
+	for (i = 0; i < nt; i++) {
+		snprintf(path, sizeof(path), "%s.%ld", fds_path, i);
+		f = fopen(path, "r");
+		if (!f || !fgets(got, sizeof(got), f))
+			snprintf(got, sizeof(got), "missing\n");
+		if (f)
+			fclose(f);
+		unlink(path);
+		printf("file %ld: %s", i, got);
+	}
+	snprintf(path, sizeof(path), "%s.s", fds_path);
+	unlink(path);
 	close(FD_AT);
 	return 0;
 }

@@ -546,13 +546,16 @@ test_map_file() {
 	return "$rc"
 }
 
-# Descriptors are the launcher's: main on node 0 opens a file of its /tmp
-# as descriptor 8 and unlinks it; threads on nodes 1, 2 and 0 pread it
-# (into their stack and into memory they mapped at an address of their
-# own), fstat, fcntl, dup, mmap and pwrite it, and main reads back each
-# thread's line.  A call that is not passed on (fchdir) is refused on the
-# workers with EBADF and a message naming it.  Before, every call on the
-# other nodes failed with EBADF (zstd's reader thread: "Read error").
+# Descriptors and files are the launcher's: main on node 0 opens a file of
+# its /tmp as descriptor 8 and unlinks it; threads on nodes 1, 2 and 0
+# pread it (into their stack and into memory they mapped at an address of
+# their own), fstat, fcntl, dup, mmap and pwrite it, and main reads back
+# each thread's line.  Each thread also writes a file of its own with
+# fopen() and stat()s one of main's: node 0's /tmp has them all.  A call
+# that is not passed on (fchdir) is refused on the workers with EBADF and a
+# message naming it.  Before, every call on the other nodes failed with
+# EBADF (zstd's reader thread: "Read error"), and their files were made in
+# their own node's /tmp.
 test_descriptors() {
 	local rc=0 k
 	launch fds fds 3
@@ -561,10 +564,12 @@ test_descriptors() {
 	for k in 0 1 2; do
 		local want="errno 9"
 		[ "$k" = 0 ] && want="errno 20"
-		has_line "$T/fds.out" "thread $(((k + 2) % 3)) node $k pread 10 private 10 fstat 1 fl 2 dup 1 mmap 1 fchdir -1 $want" \
+		has_line "$T/fds.out" "thread $(((k + 2) % 3)) node $k pread 10 private 10 fstat 1 fl 2 dup 1 mmap 1 fopen 1 stat 5 fchdir -1 $want" \
 			"node $k's thread: not every call worked" || rc=1
 		grep -q "^line $(((k + 2) % 3)): node $k thr $(((k + 2) % 3)) *\$" \
 			"$T/fds.out" || { log "no line of node $k's thread"; rc=1; }
+		has_line "$T/fds.out" "file $(((k + 2) % 3)): from node $k" \
+			"node 0 has no file of node $k's thread" || rc=1
 	done
 	grep -qF 'sdsm: fchdir() on descriptor 8 from a thread on node 1 is not supported' \
 		"$T/fds.err" || { log "no message naming fchdir"; rc=1; }
