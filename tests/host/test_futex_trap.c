@@ -46,6 +46,11 @@ int shim_thread_slot(void)
 	return fd_slot;
 }
 
+/* A sequential job: no hand-offs. */
+void shim_rc_sync(void)
+{
+}
+
 int shim_native_thread(void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t a;
@@ -728,11 +733,15 @@ static int t_refuse_process(void)
 #define FD_OFF		200
 #define FD_DEV		62	/* the launcher's /dev/sdsm */
 
+static int fd_slow;		/* the next call takes 300 ms */
+
 static long moved_exec(unsigned int nr, const uint64_t *a)
 {
 	uint64_t b[6];
 	long ret;
 
+	if (__atomic_exchange_n(&fd_slow, 0, __ATOMIC_SEQ_CST))
+		usleep(300000);
 	memcpy(b, a, sizeof(b));
 	b[0] += FD_OFF;
 	if (nr == SYS_dup2 || nr == SYS_dup3)
@@ -748,6 +757,27 @@ static void *fd_service(void *arg)
 		shim_fd_serve();
 		usleep(2000);
 	}
+	return NULL;
+}
+
+/* A signal handler's call while the thread's own call waits. */
+static long nested_ret;
+static int nested_err;
+
+static void on_usr1(int sig)
+{
+	char c;
+
+	(void)sig;
+	errno = 0;
+	nested_ret = pread(40, &c, 1, 0);
+	nested_err = errno;
+}
+
+static void *send_usr1(void *arg)
+{
+	usleep(100000);
+	pthread_kill(*(pthread_t *)arg, SIGUSR1);
 	return NULL;
 }
 
@@ -824,6 +854,22 @@ static int t_fds(void)
 	errno = 0;
 	CHECK(read(FD_DEV, buf, 1) < 0 && errno == EBADF &&
 	      strstr(said, "/dev/sdsm"), "read of the launcher's /dev/sdsm");
+	/* A signal handler's call during a call: EINTR; the call goes on. */
+	{
+		pthread_t me = pthread_self(), k;
+
+		signal(SIGUSR1, on_usr1);
+		fd_slow = 1;
+		CHECK(!pthread_create(&k, NULL, send_usr1, &me), "no thread");
+		memset(buf, 0, sizeof(buf));
+		CHECK(pread(40, buf, 3, 4) == 3 && !memcmp(buf, "456", 3),
+		      "the interrupted call: %s", strerror(errno));
+		pthread_join(k, NULL);
+		signal(SIGUSR1, SIG_DFL);
+		CHECK(nested_ret == -1 && nested_err == EINTR,
+		      "the handler's call: %ld, errno %d", nested_ret,
+		      nested_err);
+	}
 	/* Not a thread of the job: nothing goes. */
 	fd_slot = -1;
 	errno = 0;

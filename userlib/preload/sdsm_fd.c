@@ -248,14 +248,48 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
 	}
 }
 
-/* Call @nr with @a on the launcher, through slot @slot. */
+/*
+ * The frame of this thread's call in progress (shim_fd_trap(),
+ * shim_fd_path_call()): a call from a frame below it is a signal
+ * handler's that interrupted it; one from above it comes after a
+ * cancellation unwound it.
+ */
+static __thread uintptr_t call_frame;
+
+/*
+ * Enter a call of this thread from frame @here: -EINTR for a signal
+ * handler's during one of the thread's own (whose arguments and data
+ * are in the slot), else 0 once a call of the slot that may still run
+ * (a thread cancelled while it waited) has returned.
+ */
+static int call_enter(unsigned int slot, uintptr_t here)
+{
+	static bool said;
+	struct shim_fdcall *s = &shim_job->fdcalls[slot];
+
+	if (call_frame && here < call_frame) {
+		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+			shim_say("a call on the launcher's descriptors from a signal handler that interrupted another one returns EINTR (sdsmctl -N)");
+		return -EINTR;
+	}
+	call_frame = here;
+	wait_done(s, slot, __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE));
+	return 0;
+}
+
+/*
+ * Call @nr with @a on the launcher, through slot @slot.  Under release
+ * consistency the buffers are the job's release-consistent memory: the
+ * thread releases what it wrote before the call and acquires what the
+ * call wrote after it, and the launcher's server does the converse.
+ */
 static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
 {
 	struct shim_fdcall *s = &shim_job->fdcalls[slot];
 	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	long ret;
 
-	/* A call of a thread cancelled while it waited may still run. */
-	wait_done(s, slot, seq);
+	shim_rc_sync();
 	s->nr = nr;
 	memcpy(s->args, a, sizeof(s->args));
 	__atomic_store_n(&s->seq, ++seq, __ATOMIC_RELEASE);
@@ -267,7 +301,9 @@ static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
 		shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
 	}
 	wait_done(s, slot, seq);
-	return s->ret;
+	ret = s->ret;
+	shim_rc_sync();
+	return ret;
 }
 
 /*
@@ -411,22 +447,11 @@ static long ioctl_call(const struct fd_call *c, unsigned int slot,
 		      ENOTTY);
 }
 
-/* The SIGSYS handler's: a call on a descriptor of the launcher. */
-long shim_fd_trap(unsigned int nr, const uint64_t args[6])
+static long fd_call(const struct fd_call *c, unsigned int slot,
+		    unsigned int nr, uint64_t a[6])
 {
-	const struct fd_call *c = find(nr);
-	int slot = shim_thread_slot();
 	const char *path;
-	uint64_t a[6];
 
-	if (!c)
-		return -ENOSYS;
-	memcpy(a, args, sizeof(a));
-	if (slot < 0)
-		return refuse(c, (int)a[0], "not a thread of the job", EBADF);
-	if ((int32_t)a[0] == shim_job->dev_fd)
-		return refuse(c, (int)a[0], "that is the launcher's /dev/sdsm",
-			      EBADF);
 	switch (c->kind) {
 	case FD_PLAIN:
 		return post(slot, nr, a);
@@ -471,6 +496,31 @@ long shim_fd_trap(unsigned int nr, const uint64_t args[6])
 	return refuse(c, (int)a[0], "descriptors are the launcher's", EBADF);
 }
 
+/* The SIGSYS handler's: a call on a descriptor of the launcher. */
+long shim_fd_trap(unsigned int nr, const uint64_t args[6])
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	const struct fd_call *c = find(nr);
+	int slot = shim_thread_slot();
+	uint64_t a[6];
+	long ret;
+
+	if (!c)
+		return -ENOSYS;
+	memcpy(a, args, sizeof(a));
+	if (slot < 0)
+		return refuse(c, (int)a[0], "not a thread of the job", EBADF);
+	if ((int32_t)a[0] == shim_job->dev_fd)
+		return refuse(c, (int)a[0], "that is the launcher's /dev/sdsm",
+			      EBADF);
+	ret = call_enter(slot, here);
+	if (ret)
+		return ret;
+	ret = fd_call(c, slot, nr, a);
+	call_frame = 0;
+	return ret;
+}
+
 /*
  * A call that names a path (sdsm_paths.c), made on the launcher: @nr with
  * @a, whose arguments @p1 and @p2 (or -1) are paths, copied into the
@@ -481,12 +531,17 @@ long shim_fd_trap(unsigned int nr, const uint64_t args[6])
 long shim_fd_path_call(unsigned int nr, uint64_t a[6], int p1, int p2,
 		       int obj, size_t obj_len)
 {
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	int slot = shim_thread_slot(), p[2] = { p1, p2 }, i;
 	struct shim_fdcall *s;
 	size_t len;
+	long ret;
 
 	if (slot < 0)
 		return -EBADF;
+	ret = call_enter(slot, here);
+	if (ret)
+		return ret;
 	s = &shim_job->fdcalls[slot];
 	for (i = 0; i < 2; i++) {
 		const char *path = (const char *)(uintptr_t)a[p[i]];
@@ -494,19 +549,27 @@ long shim_fd_path_call(unsigned int nr, uint64_t a[6], int p1, int p2,
 		if (p[i] < 0 || !path)
 			continue;
 		len = strnlen(path, PATH_MAX) + 1;
-		if (len > PATH_MAX)
-			return -ENAMETOOLONG;
+		if (len > PATH_MAX) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
 		if (job_range(a[p[i]], len))
 			continue;
 		/* Paths in the first 3 KiB, objects after. */
-		if (len > 1536)
-			return -ENAMETOOLONG;
+		if (len > 1536) {
+			ret = -ENAMETOOLONG;
+			goto out;
+		}
 		memcpy(s->data + 1536 * i, path, len);
 		a[p[i]] = (uintptr_t)(s->data + 1536 * i);
 	}
 	if (obj < 0)
-		return post(slot, nr, a);
-	return post_obj(slot, nr, a, obj, obj_len, false, true, 3072);
+		ret = post(slot, nr, a);
+	else
+		ret = post_obj(slot, nr, a, obj, obj_len, false, true, 3072);
+out:
+	call_frame = 0;
+	return ret;
 }
 
 /* ---- the launcher: a thread per slot in use ---- */
@@ -527,7 +590,9 @@ static void *serve(void *arg)
 				usleep(100000);	/* the job is ending */
 			continue;
 		}
+		shim_rc_sync();		/* what the thread wrote */
 		s->ret = fd_exec(s->nr, s->args);
+		shim_rc_sync();		/* what the call wrote */
 		done = seq;
 		__atomic_store_n(&s->done, seq, __ATOMIC_RELEASE);
 		shim_futex_op(&s->done, SDSM_FUTEX_WAKE, INT_MAX, -1);

@@ -28,7 +28,14 @@
 #include "sdsm_shim.h"
 
 #define EXPORT		__attribute__((visibility("default")))
-#define REAL(name)	((__typeof__(&name))dlsym(RTLD_NEXT, #name))
+/* The C library's @name, looked up once. */
+#define REAL(name) ({							\
+	static __typeof__(&name) real_;					\
+									\
+	if (!real_)							\
+		real_ = (__typeof__(&name))dlsym(RTLD_NEXT, #name);	\
+	real_;								\
+})
 
 static bool under(const char *path, const char *dir)
 {
