@@ -555,8 +555,10 @@ test_map_file() {
 # that is not passed on (fchdir) is refused on the workers with EBADF and a
 # message naming it.  Before, every call on the other nodes failed with
 # EBADF (zstd's reader thread: "Read error"), and their files were made in
-# their own node's /tmp.  Then the same with --consistency=release, where
-# the data a call moves is released and acquired around it.
+# their own node's /tmp, and a worker thread's output reached the terminal
+# after what main() printed once it had joined the thread.  Then the same
+# with --consistency=release, where the data a call moves is released and
+# acquired around it.
 test_descriptors() {
 	local rc=0 k run
 	for run in sequential release; do
@@ -575,6 +577,11 @@ test_descriptors() {
 		done
 		grep -qF 'sdsm: fchdir() on descriptor 8 from a thread on node 1 is not supported' \
 			"$T/fds.err" || { log "$run: no message naming fchdir"; rc=1; }
+		# The launcher writes every thread's output: in order, each
+		# thread's before what main() prints after joining it.
+		awk '/^line /{m=1} /^thread /&&m{bad=1} END{exit bad}' \
+			"$T/fds.out" ||
+			{ log "$run: a thread's output after main()'s"; rc=1; }
 		nothing_left "$lpid" || rc=1
 	done
 	return "$rc"

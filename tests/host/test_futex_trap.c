@@ -734,6 +734,7 @@ static int t_refuse_process(void)
 #define FD_DEV		62	/* the launcher's /dev/sdsm */
 
 static int fd_slow;		/* the next call takes 300 ms */
+static int fd_out_calls;	/* calls on descriptor 1 passed on */
 
 static long moved_exec(unsigned int nr, const uint64_t *a)
 {
@@ -743,7 +744,10 @@ static long moved_exec(unsigned int nr, const uint64_t *a)
 	if (__atomic_exchange_n(&fd_slow, 0, __ATOMIC_SEQ_CST))
 		usleep(300000);
 	memcpy(b, a, sizeof(b));
-	b[0] += FD_OFF;
+	if (b[0] == 1)
+		__atomic_add_fetch(&fd_out_calls, 1, __ATOMIC_SEQ_CST);
+	if (b[0] > 2)		/* standard output and error are the same */
+		b[0] += FD_OFF;
 	if (nr == SYS_dup2 || nr == SYS_dup3)
 		b[1] += FD_OFF;
 	ret = syscall(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
@@ -807,6 +811,8 @@ static int t_fds(void)
 	      dup2(f, FD_LIMIT + 6) == FD_LIMIT + 6, "dup2: %s",
 	      strerror(errno));
 	close(f);
+	shim_fd_worker_init();
+	CHECK(shim_stderr() >= FD_LIMIT, "no own standard error");
 	CHECK(!install_filter((uintptr_t)win, (uintptr_t)win + WIN, 0, 0,
 			      FD_LIMIT), "cannot add the descriptor filter");
 	CHECK(!pthread_create(&t, NULL, fd_service, NULL), "no service");
@@ -839,12 +845,11 @@ static int t_fds(void)
 	CHECK(pread(40, job, 10000, 13) == 10000 && !memcmp(job, big, 10000),
 	      "pread of 10000 differs");
 	free(big);
-	/* The range's edges: 63 is the launcher's, 70 and 2 this process's. */
+	/* The range's edges: 63 is the launcher's, 70 this process's. */
 	CHECK(pread(FD_LIMIT - 1, buf, 3, 0) == 3 && !memcmp(buf, "012", 3),
 	      "descriptor %d not passed on", FD_LIMIT - 1);
 	CHECK(pread(FD_LIMIT + 6, buf, 3, 0) == 3, "descriptor %d passed on",
 	      FD_LIMIT + 6);
-	CHECK(write(2, "", 0) == 0, "descriptor 2 passed on");
 	/* Refused, named; the launcher's /dev/sdsm is never a program's. */
 	said[0] = 0;
 	errno = 0;
@@ -870,8 +875,16 @@ static int t_fds(void)
 		      "the handler's call: %ld, errno %d", nested_ret,
 		      nested_err);
 	}
+	/* Standard output: a job thread's goes, another's is this process's. */
+	i = __atomic_load_n(&fd_out_calls, __ATOMIC_SEQ_CST);
+	CHECK(write(1, "", 0) == 0 &&
+	      __atomic_load_n(&fd_out_calls, __ATOMIC_SEQ_CST) == i + 1,
+	      "a job thread's write(1) was not passed on");
 	/* Not a thread of the job: nothing goes. */
 	fd_slot = -1;
+	CHECK(write(1, "", 0) == 0 &&
+	      __atomic_load_n(&fd_out_calls, __ATOMIC_SEQ_CST) == i + 1,
+	      "write(1) of a thread outside the job was passed on");
 	errno = 0;
 	CHECK(pread(40, buf, 3, 0) < 0 && errno == EBADF,
 	      "a thread outside the job passed on a call");

@@ -5,12 +5,13 @@
  * The threads of a process share its descriptors: main() opens a file and
  * any thread reads it.  In a job, the threads of the other nodes run in
  * worker processes, whose descriptors are their own.  So on a worker,
- * descriptor 0 and descriptors 3 to fd_limit - 1 (fd_limit: the launcher's
- * soft RLIMIT_NOFILE) stand for the launcher's.  sdsmd starts the worker
- * with those numbers taken by an O_PATH descriptor of /dev/null, so the
- * worker's own descriptors (its libraries', /dev/sdsm) get numbers from
- * fd_limit on; and the job's seccomp filter (sdsm_futex_trap.c) traps
- * every call of calls[] below whose first argument is one of them.
+ * descriptors 0 to fd_limit - 1 (fd_limit: the launcher's soft
+ * RLIMIT_NOFILE) stand for the launcher's.  sdsmd starts the worker with
+ * 0 and 3 to fd_limit - 1 taken by an O_PATH descriptor of /dev/null (1
+ * and 2 are its pipes to sdsmd), so the worker's own descriptors (its
+ * libraries', /dev/sdsm) get numbers from fd_limit on; and the job's
+ * seccomp filter (sdsm_futex_trap.c) traps every call of calls[] below
+ * whose first argument is one of them.
  *
  * A trapped call goes to the launcher.  The job thread fills in its slot
  * of P.c (struct shim_fdcall), and a thread of the launcher, one per slot,
@@ -18,8 +19,13 @@
  * the job's memory (heaps, stacks, globals: the same address on every
  * node) go as they are, so a read() lands in the caller's buffer through
  * sdsm; a buffer anywhere else (memory the program mapped at an address of
- * its own) goes through the slot's page.  Descriptors 1 and 2 stay the
- * worker's: sdsmd copies them to the launcher's.
+ * its own) goes through the slot's page.
+ *
+ * A job thread's output on descriptors 1 and 2 is thus written by the
+ * launcher, in order with main()'s.  The calls on 1 and 2 of a thread
+ * that is not the job's (the worker's own, at its end), or of a signal
+ * handler during a call passed on, go to the worker's pipes to sdsmd,
+ * which copies them into the job's rings.
  *
  * The calls of calls[] that cannot go this way (sockets', descriptors of
  * directories for *at() calls, ...) fail with EBADF, after one message
@@ -207,9 +213,28 @@ static bool job_range(uint64_t a, uint64_t len)
 /* Whether @fd stands for a launcher's descriptor on this worker. */
 static bool launcher_fd(uint64_t fd)
 {
-	uint32_t f = (uint32_t)fd;
+	return (uint32_t)fd < shim_job->fd_limit;
+}
 
-	return f == 0 || (f >= 3 && f < shim_job->fd_limit);
+/* The worker's own standard output and error, above fd_limit. */
+static int own_out = 1, own_err = 2;
+
+/* On a worker, before the filter: keep its own descriptors 1 and 2. */
+void shim_fd_worker_init(void)
+{
+	int out = fcntl(1, F_DUPFD_CLOEXEC, shim_job->fd_limit);
+	int err = fcntl(2, F_DUPFD_CLOEXEC, shim_job->fd_limit);
+
+	if (out >= 0)
+		own_out = out;
+	if (err >= 0)
+		own_err = err;
+}
+
+/* Where the preload's own messages go: this process's standard error. */
+int shim_stderr(void)
+{
+	return own_err;
 }
 
 /* One message per call, then EBADF (or @err). */
@@ -226,6 +251,18 @@ static long refuse(const struct fd_call *c, int fd, const char *why, int err)
 	return -err;
 }
 
+/* A slot with no server yet asks the launcher's service thread for one. */
+static void want_server(struct shim_fdcall *s, unsigned int slot)
+{
+	if (__atomic_load_n(&s->server, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_fetch_or(&shim_job->fd_want[slot / 64], 1ULL << (slot % 64),
+			  __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
+	shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
+}
+
+/* Until the slot's call @seq is answered. */
 static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
 {
 	uint32_t d;
@@ -236,15 +273,9 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
 		if (ret && ret != -ETIMEDOUT && ret != -EAGAIN &&
 		    ret != -EINTR)
 			shim_futex_lost(&s->done, -ret);
-		if (ret == -ETIMEDOUT &&
-		    !__atomic_load_n(&s->server, __ATOMIC_ACQUIRE)) {
-			/* The launcher could not start its server yet. */
-			__atomic_fetch_or(&shim_job->fd_want[slot / 64],
-					  1ULL << (slot % 64), __ATOMIC_SEQ_CST);
-			__atomic_add_fetch(&shim_job->event, 1,
-					   __ATOMIC_SEQ_CST);
-			shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
-		}
+		/* The launcher could not start its server yet. */
+		if (ret == -ETIMEDOUT)
+			want_server(s, slot);
 	}
 }
 
@@ -294,12 +325,7 @@ static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
 	memcpy(s->args, a, sizeof(s->args));
 	__atomic_store_n(&s->seq, ++seq, __ATOMIC_RELEASE);
 	shim_futex_op(&s->seq, SDSM_FUTEX_WAKE, 1, -1);
-	if (!__atomic_load_n(&s->server, __ATOMIC_ACQUIRE)) {
-		__atomic_fetch_or(&shim_job->fd_want[slot / 64],
-				  1ULL << (slot % 64), __ATOMIC_SEQ_CST);
-		__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
-		shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
-	}
+	want_server(s, slot);
 	wait_done(s, slot, seq);
 	ret = s->ret;
 	shim_rc_sync();
@@ -508,6 +534,12 @@ long shim_fd_trap(unsigned int nr, const uint64_t args[6])
 	if (!c)
 		return -ENOSYS;
 	memcpy(a, args, sizeof(a));
+	if ((a[0] == 1 || a[0] == 2) &&
+	    (slot < 0 || (call_frame && here < call_frame))) {
+		/* Not through the slot: the worker's own pipe to sdsmd. */
+		a[0] = a[0] == 1 ? own_out : own_err;
+		return fd_exec_sys(nr, a);
+	}
 	if (slot < 0)
 		return refuse(c, (int)a[0], "not a thread of the job", EBADF);
 	if ((int32_t)a[0] == shim_job->dev_fd)

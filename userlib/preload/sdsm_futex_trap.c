@@ -217,8 +217,7 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
  * The filter: trap vfork(2), clone(2) without CLONE_VM, and futex(2)
  * on [lo0, hi0) or [lo1, hi1) (64-bit bounds, compared as two 32-bit
  * halves); with @fd_hi > 3 (a worker), trap the calls of sdsm_fd.c
- * whose first argument, an int, is 0 or in [3, fd_hi); allow everything
- * else.
+ * whose first argument, an int, is below @fd_hi; allow everything else.
  */
 static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 			  uint64_t hi1, unsigned int fd_hi)
@@ -241,8 +240,6 @@ static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 	BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP)
 	static const struct sock_filter fd_check[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 3, 0, 1),
 		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0 /* fd_hi */, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
@@ -282,7 +279,7 @@ static int install_filter(uint64_t lo0, uint64_t hi0, uint64_t lo1,
 						  SECCOMP_RET_ALLOW);
 	if (nfd) {
 		memcpy(insns + n, fd_check, sizeof(fd_check));
-		insns[n + 3].k = fd_hi;
+		insns[n + 1].k = fd_hi;
 		n += sizeof(fd_check) / sizeof(fd_check[0]);
 	}
 	prog.len = n;

@@ -79,7 +79,8 @@ void shim_say(const char *fmt, ...)
 	if (n > (int)sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (write(2, buf, n) < 0)
+	/* A worker's own standard error: not through the launcher. */
+	if (write(shim_stderr(), buf, n) < 0)
 		n = 0;
 }
 
@@ -1496,7 +1497,7 @@ static void end_lost(char *msg, int n, size_t size)
 		if (shim_node_down(place_list[i]))
 			n += snprintf(msg + n, size - n, " %u", place_list[i]);
 	n += snprintf(msg + n, size - n, "); the job ends\n");
-	if (write(2, msg, n) < 0)
+	if (write(shim_stderr(), msg, n) < 0)
 		n = 0;
 	_exit(125);
 }
@@ -1864,6 +1865,7 @@ static int worker_main(int argc, char **argv, char **envp)
 			     name))
 		_exit(127);
 	job_keys = true;
+	shim_fd_worker_init();
 	if (shim_futex_trap_init(shim_job->globals_addr,
 				 shim_job->globals_addr +
 				 shim_job->globals_len, shim_job->fd_limit))

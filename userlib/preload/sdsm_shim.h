@@ -59,9 +59,9 @@
 #define SHIM_KEYS		1024
 #define SHIM_KEY_BASE		0x4000U
 /*
- * Descriptors are the launcher's (sdsm_fd.c): on a worker, descriptor 0
- * and 3 to fd_limit - 1 stand for the launcher's own, whose soft
- * RLIMIT_NOFILE is fd_limit, at most SHIM_FDS_MAX.
+ * Descriptors are the launcher's (sdsm_fd.c): on a worker, descriptors 0
+ * to fd_limit - 1 stand for the launcher's own, whose soft RLIMIT_NOFILE
+ * is fd_limit, at most SHIM_FDS_MAX.
  */
 #define SHIM_FDS_MAX		65536
 
@@ -350,6 +350,8 @@ int shim_futex_op(uint32_t *addr, uint32_t op, uint32_t val,
 extern const unsigned int shim_fd_ncalls;
 unsigned int shim_fd_call_nr(unsigned int j);
 bool shim_fd_trapped(unsigned int nr);
+void shim_fd_worker_init(void);
+int shim_stderr(void);
 long shim_fd_trap(unsigned int nr, const uint64_t args[6]);
 long shim_fd_path_call(unsigned int nr, uint64_t args[6], int path1,
 		       int path2, int obj, size_t obj_len);
