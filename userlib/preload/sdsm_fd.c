@@ -242,11 +242,12 @@ static long refuse(const struct fd_call *c, int fd, const char *why, int err)
 {
 	static uint8_t said[NCALLS];
 	unsigned int j = c - calls;
+	int slot = shim_thread_slot();
 
 	if (!__atomic_exchange_n(&said[j], 1, __ATOMIC_RELAXED))
 		shim_say("%s() on descriptor %d from a thread on node %d is not supported in a job over several nodes (sdsmctl -N): %s",
-			 c->name, fd, shim_thread_slot() >= 0 ?
-			 (int)shim_job->threads[shim_thread_slot()].node : -1,
+			 c->name, fd,
+			 slot >= 0 ? (int)shim_job->threads[slot].node : -1,
 			 why);
 	return -err;
 }
@@ -287,6 +288,12 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
  */
 static __thread uintptr_t call_frame;
 
+/* Whether a call from frame @here interrupted one of this thread's own. */
+static bool nested(uintptr_t here)
+{
+	return call_frame && here < call_frame;
+}
+
 /*
  * Enter a call of this thread from frame @here: -EINTR for a signal
  * handler's during one of the thread's own (whose arguments and data
@@ -298,7 +305,7 @@ static int call_enter(unsigned int slot, uintptr_t here)
 	static bool said;
 	struct shim_fdcall *s = &shim_job->fdcalls[slot];
 
-	if (call_frame && here < call_frame) {
+	if (nested(here)) {
 		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 			shim_say("a call on the launcher's descriptors from a signal handler that interrupted another one returns EINTR (sdsmctl -N)");
 		return -EINTR;
@@ -474,8 +481,9 @@ static long ioctl_call(const struct fd_call *c, unsigned int slot,
 }
 
 static long fd_call(const struct fd_call *c, unsigned int slot,
-		    unsigned int nr, uint64_t a[6])
+		    uint64_t a[6])
 {
+	unsigned int nr = c->nr;
 	const char *path;
 
 	switch (c->kind) {
@@ -535,7 +543,7 @@ long shim_fd_trap(unsigned int nr, const uint64_t args[6])
 		return -ENOSYS;
 	memcpy(a, args, sizeof(a));
 	if ((a[0] == 1 || a[0] == 2) &&
-	    (slot < 0 || (call_frame && here < call_frame))) {
+	    (slot < 0 || nested(here))) {
 		/* Not through the slot: the worker's own pipe to sdsmd. */
 		a[0] = a[0] == 1 ? own_out : own_err;
 		return fd_exec_sys(nr, a);
@@ -548,7 +556,7 @@ long shim_fd_trap(unsigned int nr, const uint64_t args[6])
 	ret = call_enter(slot, here);
 	if (ret)
 		return ret;
-	ret = fd_call(c, slot, nr, a);
+	ret = fd_call(c, slot, a);
 	call_frame = 0;
 	return ret;
 }
