@@ -62,8 +62,9 @@
  *   keys  main makes a key with a destructor and a thread makes a second;
  *         THREADS threads set and read both: "keys seen N destroyed N
  *         bad 0" (every destructor ran before its thread was joined);
- *   fds   main opens a 10-byte file as descriptor 8 and THREADS threads
- *         pread it: "thread I node N pread R errno E";
+ *   fds   main opens a 10-byte file as descriptor 8 and a pipe, and
+ *         THREADS threads use them (fds() below): "thread I node N pread
+ *         R ... poll P select S fchdir F errno E";
  *   calloc  main (node 0) callocs 2 MiB and a thread on node 1 checks it
  *         is zero and writes it; main checks the writes: "calloc ok
  *         writer node N" (the test counts node 0's write faults: calloc
@@ -72,6 +73,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -79,6 +81,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -820,6 +823,7 @@ static int keys(int nt)
 /* Above the job's windows: memory a thread maps at an address of its own. */
 #define FD_PRIVATE	0x600000000000UL
 static char fds_path[64];	/* main's file; thread I makes fds_path.I */
+static int fds_pipe[2];		/* main's pipe, a byte in it */
 
 static void *fd_reader(void *p)
 {
@@ -828,7 +832,13 @@ static void *fd_reader(void *p)
 	ssize_t n, np = -1;
 	struct stat st;
 	int fl, fst, d, dup_ok = 0, map_ok = 0, fopen_ok = 0, chd, n2;
+	struct pollfd pf[2] = { { fds_pipe[0], POLLIN, 0 },
+				{ fds_pipe[1], POLLOUT, 0 } };
+	struct pollfd pri = { fds_pipe[0], POLLPRI, 0 };
+	struct timeval tv = { 5, 0 };
+	int pl, poll_ok, select_ok;
 	char own[80];
+	fd_set rs;
 	void *m;
 	FILE *f;
 
@@ -875,11 +885,28 @@ static void *fd_reader(void *p)
 	snprintf(own, sizeof(own), "%s.s", fds_path);
 	st.st_size = -1;
 	stat(own, &st);
+	/* Waits on main's pipe: readable, writable, no urgent data. */
+	pl = poll(pf, 2, 5000);
+	poll_ok = pl == 2 && pf[0].revents == POLLIN &&
+		  pf[1].revents == POLLOUT && poll(&pri, 1, 100) == 0;
+	if (!poll_ok)
+		printf("thread %ld: poll %d revents %#x %#x\n", k, pl,
+		       pf[0].revents, pf[1].revents);
+	FD_ZERO(&rs);
+	FD_SET(fds_pipe[0], &rs);
+	select_ok = select(fds_pipe[0] + 1, &rs, NULL, NULL, &tv) == 1 &&
+		    FD_ISSET(fds_pipe[0], &rs);
+	/* A pipe's write end is never readable: a timeout. */
+	FD_ZERO(&rs);
+	FD_SET(fds_pipe[1], &rs);
+	tv.tv_sec = 0;
+	tv.tv_usec = 100000;
+	select_ok &= select(fds_pipe[1] + 1, &rs, NULL, NULL, &tv) == 0;
 	errno = 0;
 	chd = fchdir(FD_AT);
-	printf("thread %ld node %d pread %zd private %zd fstat %d fl %d dup %d mmap %d fopen %d stat %ld fchdir %d errno %d\n",
+	printf("thread %ld node %d pread %zd private %zd fstat %d fl %d dup %d mmap %d fopen %d stat %ld poll %d select %d fchdir %d errno %d\n",
 	       k, node_id(), n, np, fst, fl < 0 ? -1 : fl & O_ACCMODE, dup_ok,
-	       map_ok, fopen_ok, (long)st.st_size, chd,
+	       map_ok, fopen_ok, (long)st.st_size, poll_ok, select_ok, chd,
 	       chd < 0 ? errno : 0);
 	return NULL;
 }
@@ -888,9 +915,10 @@ static void *fd_reader(void *p)
  * main opens a 10-byte file of its node's /tmp as descriptor 8 and
  * unlinks it, and makes a 5-byte file fds_path.s; THREADS threads read,
  * stat, dup, map and write the first (a line each at 16 + 16 * thread),
- * write a file fds_path.I of their own with fopen() and stat() the second:
- * "thread I node N pread 10 private 10 fstat 1 fl 2 dup 1 mmap 1 fopen 1
- * stat 5 fchdir -1 errno 9".  Then main prints the lines, "line I: node N
+ * write a file fds_path.I of their own with fopen() and stat() the second,
+ * and poll() and select() a pipe main made: "thread I node N pread 10
+ * private 10 fstat 1 fl 2 dup 1 mmap 1 fopen 1 stat 5 poll 1 select 1
+ * fchdir -1 errno 9".  Then main prints the lines, "line I: node N
  * thr I", and the files it finds: "file I: from node N".
  */
 static int fds(int nt)
@@ -912,6 +940,8 @@ static int fds(int nt)
 		return 1;
 	close(fd);
 	unlink(fds_path);
+	if (pipe(fds_pipe) || write(fds_pipe[1], "x", 1) != 1)
+		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (i = 0; i < nt && i < MAXT; i++)
 		if (pthread_create(&t[i], NULL, fd_reader, (void *)i))
@@ -938,6 +968,8 @@ static int fds(int nt)
 	snprintf(path, sizeof(path), "%s.s", fds_path);
 	unlink(path);
 	close(FD_AT);
+	close(fds_pipe[0]);
+	close(fds_pipe[1]);
 	return 0;
 }
 

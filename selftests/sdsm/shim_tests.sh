@@ -551,7 +551,10 @@ test_map_file() {
 # pread it (into their stack and into memory they mapped at an address of
 # their own), fstat, fcntl, dup, mmap and pwrite it, and main reads back
 # each thread's line.  Each thread also writes a file of its own with
-# fopen() and stat()s one of main's: node 0's /tmp has them all.  A call
+# fopen() and stat()s one of main's: node 0's /tmp has them all; and it
+# poll()s and select()s a pipe main made (readable, writable, a wait for
+# what never comes that times out; before, the workers' polls found the
+# O_PATH placeholder: POLLNVAL, and select() found it ready).  A call
 # that is not passed on (fchdir) is refused on the workers with EBADF and a
 # message naming it.  Before, every call on the other nodes failed with
 # EBADF (zstd's reader thread: "Read error"), and their files were made in
@@ -568,7 +571,7 @@ test_descriptors() {
 		for k in 0 1 2; do
 			local want="errno 9"
 			[ "$k" = 0 ] && want="errno 20"
-			has_line "$T/fds.out" "thread $(((k + 2) % 3)) node $k pread 10 private 10 fstat 1 fl 2 dup 1 mmap 1 fopen 1 stat 5 fchdir -1 $want" \
+			has_line "$T/fds.out" "thread $(((k + 2) % 3)) node $k pread 10 private 10 fstat 1 fl 2 dup 1 mmap 1 fopen 1 stat 5 poll 1 select 1 fchdir -1 $want" \
 				"$run: node $k's thread: not every call worked" || rc=1
 			grep -q "^line $(((k + 2) % 3)): node $k thr $(((k + 2) % 3)) *\$" \
 				"$T/fds.out" || { log "$run: no line of node $k's thread"; rc=1; }

@@ -736,6 +736,59 @@ static int t_refuse_process(void)
 static int fd_slow;		/* the next call takes 300 ms */
 static int fd_out_calls;	/* calls on descriptor 1 passed on */
 
+static int moved(int fd)
+{
+	return fd > 2 ? fd + FD_OFF : fd;
+}
+
+/* ppoll(2) of at most 8 descriptors, moved. */
+static long moved_poll(const uint64_t *a)
+{
+	struct pollfd *u = (struct pollfd *)(uintptr_t)a[0], m[8];
+	unsigned int i, n = a[1];
+	long ret;
+
+	if (n > 8)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		m[i] = u[i];
+		m[i].fd = moved(u[i].fd);
+	}
+	ret = syscall(SYS_ppoll, m, n, a[2], a[3], a[4]);
+	if (ret < 0)
+		return -errno;
+	for (i = 0; i < n; i++)
+		u[i].revents = m[i].revents;
+	return ret;
+}
+
+/* select(2) or pselect6(2) of descriptors below 64, moved. */
+static long moved_select(unsigned int nr, const uint64_t *a)
+{
+	fd_set m[3], *u[3];
+	int k, fd, n = a[0];
+	long ret;
+
+	if (n > 64)
+		return -EINVAL;
+	for (k = 0; k < 3; k++) {
+		u[k] = (fd_set *)(uintptr_t)a[1 + k];
+		FD_ZERO(&m[k]);
+		for (fd = 0; u[k] && fd < n; fd++)
+			if (FD_ISSET(fd, u[k]))
+				FD_SET(moved(fd), &m[k]);
+	}
+	ret = syscall(nr, n + FD_OFF, u[0] ? &m[0] : NULL,
+		      u[1] ? &m[1] : NULL, u[2] ? &m[2] : NULL, a[4], a[5]);
+	if (ret < 0)
+		return -errno;
+	for (k = 0; k < 3; k++)
+		for (fd = 0; u[k] && fd < n; fd++)
+			if (!FD_ISSET(moved(fd), &m[k]))
+				FD_CLR(fd, u[k]);
+	return ret;
+}
+
 static long moved_exec(unsigned int nr, const uint64_t *a)
 {
 	uint64_t b[6];
@@ -746,6 +799,10 @@ static long moved_exec(unsigned int nr, const uint64_t *a)
 	memcpy(b, a, sizeof(b));
 	if (b[0] == 1)
 		__atomic_add_fetch(&fd_out_calls, 1, __ATOMIC_SEQ_CST);
+	if (nr == SYS_ppoll)
+		return moved_poll(a);
+	if (nr == SYS_select || nr == SYS_pselect6)
+		return moved_select(nr, a);
 	if (b[0] > 2)		/* standard output and error are the same */
 		b[0] += FD_OFF;
 	if (nr == SYS_dup2 || nr == SYS_dup3)
@@ -785,13 +842,83 @@ static void *send_usr1(void *arg)
 	return NULL;
 }
 
+/*
+ * poll(2) and select(2) on the launcher's descriptors (sdsm_paths.c's
+ * interposers come here): 41 is a pipe's end with a byte to read, 42 its
+ * other end (made by t_fds() before its filter).
+ */
+static int t_fd_waits(void)
+{
+	struct pollfd *jp = (struct pollfd *)(shim_job->blob + 64), sp[2];
+	struct timespec ms50 = { 0, 50000000 };
+	struct timeval tv = { 5, 0 };
+	sigset_t before, after, usr2;
+	fd_set rs, ws, es;
+
+	/* The array in the job's memory, then outside it (copied). */
+	jp[0] = (struct pollfd){ 41, POLLIN, 0 };
+	jp[1] = (struct pollfd){ 42, POLLOUT, 0 };
+	CHECK(shim_fd_poll(jp, 2, NULL, NULL) == 2 && jp[0].revents == POLLIN &&
+	      jp[1].revents == POLLOUT, "poll in the job: %#x %#x",
+	      jp[0].revents, jp[1].revents);
+	sp[0] = (struct pollfd){ 41, POLLIN, 0 };
+	sp[1] = (struct pollfd){ -1, POLLIN, 7 };
+	CHECK(shim_fd_poll(sp, 2, &ms50, NULL) == 1 &&
+	      sp[0].revents == POLLIN && !sp[1].revents,
+	      "poll on the stack: %#x %#x", sp[0].revents, sp[1].revents);
+	/* Its timeout; the mask holds while it waits, and then the old one. */
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	pthread_sigmask(SIG_SETMASK, NULL, &before);
+	sp[0] = (struct pollfd){ 41, POLLPRI, 0 };
+	CHECK(shim_fd_poll(sp, 1, &ms50, &usr2) == 0 && !sp[0].revents &&
+	      ms50.tv_nsec == 50000000, "ppoll did not time out");
+	pthread_sigmask(SIG_SETMASK, NULL, &after);
+	CHECK(!memcmp(&before, &after, sizeof(before)),
+	      "ppoll's mask stayed");
+	/* This worker's own descriptors: here; both kinds: refused, named. */
+	sp[0] = (struct pollfd){ FD_LIMIT + 6, POLLIN, 0 };
+	CHECK(shim_fd_poll(sp, 1, NULL, NULL) == SHIM_FD_HERE,
+	      "a poll of this node's descriptor was passed on");
+	sp[1] = (struct pollfd){ 41, POLLIN, 0 };
+	said[0] = 0;
+	CHECK(shim_fd_poll(sp, 2, NULL, NULL) == -EINVAL &&
+	      strstr(said, "poll() on descriptor 41 from a thread on node 1") &&
+	      strstr(said, "of the launcher and of this node"),
+	      "poll of both kinds: said '%.160s'", said);
+	/* select(): readable, updated sets; pselect(): its timeout. */
+	FD_ZERO(&rs);
+	FD_ZERO(&ws);
+	FD_ZERO(&es);
+	FD_SET(41, &rs);
+	FD_SET(42, &rs);
+	FD_SET(42, &ws);
+	CHECK(shim_fd_select(43, &rs, &ws, NULL, &tv, NULL, NULL) == 2 &&
+	      FD_ISSET(41, &rs) && !FD_ISSET(42, &rs) && FD_ISSET(42, &ws),
+	      "select: %s", strerror(errno));
+	FD_ZERO(&rs);
+	FD_SET(41, &es);
+	CHECK(shim_fd_select(42, &rs, NULL, &es, NULL, &ms50, &usr2) == 0 &&
+	      !FD_ISSET(41, &es), "pselect did not time out");
+	CHECK(shim_fd_select(0, NULL, NULL, NULL, NULL, &ms50, NULL) ==
+	      SHIM_FD_HERE, "select(0) (a sleep) was passed on");
+	FD_ZERO(&rs);
+	FD_SET(41, &rs);
+	FD_SET(FD_LIMIT + 6, &rs);
+	CHECK(shim_fd_select(FD_LIMIT + 7, &rs, NULL, NULL, NULL, NULL, NULL) ==
+	      -EINVAL, "select of both kinds was not refused");
+	close(41 + FD_OFF);
+	close(42 + FD_OFF);
+	return 1;
+}
+
 static int t_fds(void)
 {
 	size_t len = (sizeof(struct shim_ctl) + 4095) & ~4095UL;
 	char buf[16], *big, *job;
 	struct stat st;
 	pthread_t t;
-	int f, i;
+	int f, i, p[2];
 
 	shim_job = mmap((void *)SHIM_CTL_ADDR, len, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE,
@@ -811,6 +938,12 @@ static int t_fds(void)
 	      dup2(f, FD_LIMIT + 6) == FD_LIMIT + 6, "dup2: %s",
 	      strerror(errno));
 	close(f);
+	CHECK(!pipe(p) && write(p[1], "x", 1) == 1 &&
+	      dup2(p[0], 41 + FD_OFF) == 41 + FD_OFF &&
+	      dup2(p[1], 42 + FD_OFF) == 42 + FD_OFF, "pipe: %s",
+	      strerror(errno));
+	close(p[0]);
+	close(p[1]);
 	shim_fd_worker_init();
 	CHECK(shim_stderr() >= FD_LIMIT, "no own standard error");
 	CHECK(!install_filter((uintptr_t)win, (uintptr_t)win + WIN, 0, 0,
@@ -889,6 +1022,8 @@ static int t_fds(void)
 	CHECK(pread(40, buf, 3, 0) < 0 && errno == EBADF,
 	      "a thread outside the job passed on a call");
 	fd_slot = 0;
+	if (!t_fd_waits())
+		return 0;
 	CHECK(!close(40) && fcntl(40 + FD_OFF, F_GETFD) < 0 && errno == EBADF,
 	      "close was not passed on");
 	fd_slot = -1;

@@ -30,17 +30,21 @@
  * The calls of calls[] that cannot go this way (sockets', descriptors of
  * directories for *at() calls, ...) fail with EBADF, after one message
  * naming the call.  Calls whose descriptors are in an array (poll(2),
- * select(2)) are not trapped: the kernel finds an O_PATH descriptor there.
+ * select(2)) are not trapped; sdsm_paths.c interposes the C library's and
+ * makes them on the launcher when they wait on its descriptors.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -237,11 +241,24 @@ int shim_stderr(void)
 	return own_err;
 }
 
+/*
+ * The calls that take descriptors in an array, which the filter cannot
+ * see: sdsm_paths.c interposes the C library's and comes to
+ * shim_fd_poll() and shim_fd_select().
+ */
+static const struct fd_call waits[] = {
+	{ SYS_ppoll, FD_REFUSED, "poll" },
+	{ SYS_pselect6, FD_REFUSED, "select" },
+};
+
+#define NWAITS	(sizeof(waits) / sizeof(waits[0]))
+
 /* One message per call, then EBADF (or @err). */
 static long refuse(const struct fd_call *c, int fd, const char *why, int err)
 {
-	static uint8_t said[NCALLS];
-	unsigned int j = c - calls;
+	static uint8_t said[NCALLS + NWAITS];
+	unsigned int j = c >= waits && c < waits + NWAITS ?
+			 NCALLS + (c - waits) : (unsigned int)(c - calls);
 	int slot = shim_thread_slot();
 
 	if (!__atomic_exchange_n(&said[j], 1, __ATOMIC_RELAXED))
@@ -339,30 +356,58 @@ static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
 	return ret;
 }
 
+/* An object a call takes by pointer: argument @arg, @len bytes. */
+struct fd_obj {
+	int arg;
+	size_t len;
+	bool in;	/* the call reads it */
+	bool out;	/* the call writes it */
+};
+
 /*
- * A call whose argument @arg is an object of @len bytes (@in: the call
- * reads it, @out: writes it): as it is in the job's memory, else through
- * the slot's page at @off.
+ * A call whose arguments point to objects @o[0 .. @n - 1] (@n <= 6): each
+ * as it is if it is in the job's memory, else through the slot's page,
+ * from @off on.
  */
+static long post_objs(unsigned int slot, unsigned int nr, uint64_t a[6],
+		      const struct fd_obj *o, int n, size_t off)
+{
+	struct shim_fdcall *s = &shim_job->fdcalls[slot];
+	void *user[6] = { NULL };
+	size_t at[6];
+	long ret;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		user[i] = (void *)(uintptr_t)a[o[i].arg];
+		if (!user[i] || job_range(a[o[i].arg], o[i].len)) {
+			user[i] = NULL;
+			continue;
+		}
+		if (o[i].len > sizeof(s->data) ||
+		    off > sizeof(s->data) - o[i].len)
+			return -EFAULT;
+		at[i] = off;
+		off = (off + o[i].len + 7) & ~7UL;
+		/* The slot is this thread's: no call of another thread uses it. */
+		if (o[i].in)
+			memcpy(s->data + at[i], user[i], o[i].len);
+		a[o[i].arg] = (uintptr_t)(s->data + at[i]);
+	}
+	ret = post(slot, nr, a);
+	for (i = 0; i < n; i++)
+		if (user[i] && o[i].out && ret >= 0)
+			memcpy(user[i], s->data + at[i], o[i].len);
+	return ret;
+}
+
+/* One object (post_objs()). */
 static long post_obj(unsigned int slot, unsigned int nr, uint64_t a[6],
 		     int arg, size_t len, bool in, bool out, size_t off)
 {
-	struct shim_fdcall *s = &shim_job->fdcalls[slot];
-	void *user = (void *)(uintptr_t)a[arg];
-	long ret;
+	const struct fd_obj o = { arg, len, in, out };
 
-	if (!user || job_range(a[arg], len))
-		return post(slot, nr, a);
-	if (off + len > sizeof(s->data))
-		return -EFAULT;
-	/* The slot is this thread's: no call of another thread uses it. */
-	if (in)
-		memcpy(s->data + off, user, len);
-	a[arg] = (uintptr_t)(s->data + off);
-	ret = post(slot, nr, a);
-	if (out && ret >= 0)
-		memcpy(user, s->data + off, len);
-	return ret;
+	return post_objs(slot, nr, a, &o, 1, off);
 }
 
 /* read(2) and its kind into a buffer elsewhere: at most a page at once. */
@@ -608,6 +653,163 @@ long shim_fd_path_call(unsigned int nr, uint64_t a[6], int p1, int p2,
 	else
 		ret = post_obj(slot, nr, a, obj, obj_len, false, true, 3072);
 out:
+	call_frame = 0;
+	return ret;
+}
+
+/* ---- poll(2) and select(2): descriptors in an array ---- */
+
+/*
+ * Whether a wait on descriptors @theirs (a launcher's, or -1) and @ours
+ * (this worker's own, or -1) is made here (SHIM_FD_HERE), refused, or
+ * entered on the launcher (0).
+ */
+static long wait_enter(const struct fd_call *c, int theirs, int ours,
+		       unsigned int *slot, uintptr_t here)
+{
+	int k = shim_thread_slot();
+
+	if (theirs < 0 || k < 0)
+		return SHIM_FD_HERE;
+	if (ours >= 0)
+		return refuse(c, theirs,
+			      "it waits on descriptors of the launcher and of this node at once",
+			      EINVAL);
+	if (theirs == shim_job->dev_fd)
+		return refuse(c, theirs, "that is the launcher's /dev/sdsm",
+			      EBADF);
+	*slot = k;
+	return call_enter(k, here);
+}
+
+/*
+ * Post a wait whose signal mask @mask (or NULL) holds on this node while
+ * it waits: the launcher's thread makes the call with its own.
+ */
+static long post_wait(unsigned int slot, unsigned int nr, uint64_t a[6],
+		      const struct fd_obj *o, int n, const sigset_t *mask)
+{
+	sigset_t old;
+	long ret;
+
+	if (mask && pthread_sigmask(SIG_SETMASK, mask, &old))
+		mask = NULL;
+	ret = post_objs(slot, nr, a, o, n, 0);
+	if (mask)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
+
+/*
+ * ppoll(2) of a job thread on a worker (poll() too, @tmo its timeout or
+ * NULL): made on the launcher if the descriptors are its, refused if
+ * they are both its and this node's, else SHIM_FD_HERE.
+ */
+long shim_fd_poll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		  const sigset_t *mask)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	int theirs = -1, ours = -1;
+	struct timespec t;
+	unsigned int slot;
+	uint64_t a[6];
+	nfds_t i;
+	long ret;
+
+	if (n > shim_job->fd_limit)
+		return SHIM_FD_HERE;	/* EINVAL, as the kernel says */
+	for (i = 0; i < n; i++) {
+		if (fds[i].fd < 0)
+			continue;
+		if (launcher_fd(fds[i].fd))
+			theirs = fds[i].fd;
+		else
+			ours = fds[i].fd;
+	}
+	ret = wait_enter(&waits[0], theirs, ours, &slot, here);
+	if (ret)
+		return ret;
+	/* The kernel writes the time left back: into a copy. */
+	if (tmo)
+		t = *tmo;
+	a[0] = (uintptr_t)fds;
+	a[1] = n;
+	a[2] = tmo ? (uintptr_t)&t : 0;
+	a[3] = 0;
+	a[4] = _NSIG / 8;	/* the kernel's sigset_t */
+	a[5] = 0;
+	{
+		const struct fd_obj o[] = {
+			{ 0, n * sizeof(*fds), true, true },
+			{ 2, sizeof(t), true, false },
+		};
+
+		ret = post_wait(slot, SYS_ppoll, a, o, 2, mask);
+	}
+	call_frame = 0;
+	return ret;
+}
+
+static bool fd_isset(const fd_set *set, int fd)
+{
+	const unsigned long *w = (const unsigned long *)set;
+
+	return set && (w[fd / (8 * sizeof(*w))] >> (fd % (8 * sizeof(*w)))) & 1;
+}
+
+/*
+ * pselect(2) of a job thread on a worker (select() too: @tv its timeout,
+ * which the kernel updates, else @ts and @mask), as shim_fd_poll().
+ */
+long shim_fd_select(int n, fd_set *r, fd_set *w, fd_set *e,
+		    struct timeval *tv, const struct timespec *ts,
+		    const sigset_t *mask)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	int theirs = -1, ours = -1, fd;
+	size_t bytes;
+	struct timespec t;
+	unsigned int slot;
+	uint64_t a[6];
+	long ret;
+
+	if (n <= 0 || (unsigned int)n > shim_job->fd_limit + SHIM_FDS_MAX)
+		return SHIM_FD_HERE;
+	for (fd = 0; fd < n; fd++) {
+		if (!fd_isset(r, fd) && !fd_isset(w, fd) && !fd_isset(e, fd))
+			continue;
+		if (launcher_fd(fd))
+			theirs = fd;
+		else
+			ours = fd;
+	}
+	ret = wait_enter(&waits[1], theirs, ours, &slot, here);
+	if (ret)
+		return ret;
+	bytes = (n + 63) / 64 * 8;	/* what the kernel reads of a set */
+	a[0] = n;
+	a[1] = (uintptr_t)r;
+	a[2] = (uintptr_t)w;
+	a[3] = (uintptr_t)e;
+	a[5] = 0;
+	{
+		const struct fd_obj o[] = {
+			{ 1, bytes, true, true },
+			{ 2, bytes, true, true },
+			{ 3, bytes, true, true },
+			{ 4, tv ? sizeof(*tv) : sizeof(t), true, !!tv },
+		};
+
+		if (tv) {
+			a[4] = (uintptr_t)tv;
+			ret = post_wait(slot, SYS_select, a, o, 4, NULL);
+		} else {
+			if (ts)
+				t = *ts;
+			a[4] = ts ? (uintptr_t)&t : 0;
+			ret = post_wait(slot, SYS_pselect6, a, o, 4, mask);
+		}
+	}
 	call_frame = 0;
 	return ret;
 }

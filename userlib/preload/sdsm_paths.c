@@ -12,15 +12,19 @@
  * kernel, CPUs and devices), and so are a worker's own directory
  * descriptors.  Other calls that name a path, and the C library's own
  * opens (locales, name service, dlopen(), opendir()), stay on the node.
- * See "Files and descriptors" in Documentation/preload.rst.
+ * poll(), ppoll(), select() and pselect() of such a thread on the
+ * launcher's descriptors wait there: the filter cannot see descriptors in
+ * an array.  See "Files and descriptors" in Documentation/preload.rst.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -44,13 +48,19 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
 }
 
+/* Whether this is a job thread on a worker: its descriptors are the launcher's. */
+static bool passing(void)
+{
+	return sdsm_shim_role == 2 && shim_job && shim_job->fd_limit > 3 &&
+	       shim_thread_slot() >= 0;
+}
+
 /* Whether a call on @path, relative to @dirfd, is made on the launcher. */
 static bool at_launcher(int dirfd, const char *path)
 {
 	uint32_t f = (uint32_t)dirfd;
 
-	if (sdsm_shim_role != 2 || !shim_job || shim_job->fd_limit <= 3 ||
-	    shim_thread_slot() < 0 || !path)
+	if (!passing() || !path)
 		return false;
 	if (dirfd != AT_FDCWD && f && (f < 3 || f >= shim_job->fd_limit))
 		return false;	/* a directory this worker opened */
@@ -297,4 +307,82 @@ EXPORT int rename(const char *from, const char *to)
 		return ret_errno(shim_fd_path_call(SYS_renameat, a, 1, 3, -1,
 						   0));
 	return REAL(rename)(from, to);
+}
+
+/*
+ * poll() and select() wait on descriptors in an array, where the job's
+ * filter cannot look: a job thread on a worker waits on the launcher's
+ * descriptors there (sdsm_fd.c).
+ */
+int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		const sigset_t *mask, size_t fdslen);
+
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	struct timespec t = { timeout / 1000, timeout % 1000 * 1000000L };
+	long ret;
+
+	if (passing()) {
+		ret = shim_fd_poll(fds, n, timeout < 0 ? NULL : &t, NULL);
+		if (ret != SHIM_FD_HERE)
+			return ret_errno(ret);
+	}
+	return REAL(poll)(fds, n, timeout);
+}
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+		 const sigset_t *mask)
+{
+	long ret;
+
+	if (passing()) {
+		ret = shim_fd_poll(fds, n, tmo, mask);
+		if (ret != SHIM_FD_HERE)
+			return ret_errno(ret);
+	}
+	return REAL(ppoll)(fds, n, tmo, mask);
+}
+
+/* _FORTIFY_SOURCE's: the C library checks the array's size, then polls. */
+EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout,
+		      size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		return REAL(__poll_chk)(fds, n, timeout, fdslen);
+	return poll(fds, n, timeout);
+}
+
+EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n,
+		       const struct timespec *tmo, const sigset_t *mask,
+		       size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n)
+		return REAL(__ppoll_chk)(fds, n, tmo, mask, fdslen);
+	return ppoll(fds, n, tmo, mask);
+}
+
+EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	long ret;
+
+	if (passing()) {
+		ret = shim_fd_select(n, r, w, e, tv, NULL, NULL);
+		if (ret != SHIM_FD_HERE)
+			return ret_errno(ret);
+	}
+	return REAL(select)(n, r, w, e, tv);
+}
+
+EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e,
+		   const struct timespec *ts, const sigset_t *mask)
+{
+	long ret;
+
+	if (passing()) {
+		ret = shim_fd_select(n, r, w, e, NULL, ts, mask);
+		if (ret != SHIM_FD_HERE)
+			return ret_errno(ret);
+	}
+	return REAL(pselect)(n, r, w, e, ts, mask);
 }

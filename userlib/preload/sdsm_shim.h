@@ -19,11 +19,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/select.h>
 #include <unistd.h>
 
 #include "../sdsm_heap.h"
@@ -355,6 +359,16 @@ int shim_stderr(void);
 long shim_fd_trap(unsigned int nr, const uint64_t args[6]);
 long shim_fd_path_call(unsigned int nr, uint64_t args[6], int path1,
 		       int path2, int obj, size_t obj_len);
+/*
+ * poll(2) and select(2) of a job thread on a worker (sdsm_paths.c): what
+ * the call returns, or -errno, or SHIM_FD_HERE when it is this node's.
+ */
+#define SHIM_FD_HERE	LONG_MIN
+long shim_fd_poll(struct pollfd *fds, nfds_t nfds,
+		  const struct timespec *tmo, const sigset_t *mask);
+long shim_fd_select(int nfds, fd_set *r, fd_set *w, fd_set *e,
+		    struct timeval *tv, const struct timespec *ts,
+		    const sigset_t *mask);
 void shim_fd_serve(void);
 /* sdsm_shim.c: the slot of this job thread, or -1; a thread of this
  * process only, detached, every signal blocked. */
