@@ -80,6 +80,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/select.h>
 #include <sys/stat.h>
@@ -824,6 +826,7 @@ static int keys(int nt)
 #define FD_PRIVATE	0x600000000000UL
 static char fds_path[64];	/* main's file; thread I makes fds_path.I */
 static int fds_pipe[2];		/* main's pipe, a byte in it */
+static int made_pipe[MAXT], made_event[MAXT];	/* thread I's, for main */
 
 static void *fd_reader(void *p)
 {
@@ -836,7 +839,7 @@ static void *fd_reader(void *p)
 				{ fds_pipe[1], POLLOUT, 0 } };
 	struct pollfd pri = { fds_pipe[0], POLLPRI, 0 };
 	struct timeval tv = { 5, 0 };
-	int pl, poll_ok, select_ok;
+	int pl, poll_ok, select_ok, pp[2];
 	char own[80];
 	fd_set rs;
 	void *m;
@@ -902,6 +905,14 @@ static void *fd_reader(void *p)
 	tv.tv_sec = 0;
 	tv.tv_usec = 100000;
 	select_ok &= select(fds_pipe[1] + 1, &rs, NULL, NULL, &tv) == 0;
+	/* A pipe and an event counter of its own, for main to read. */
+	made_pipe[k] = made_event[k] = -1;
+	if (!pipe(pp)) {
+		made_pipe[k] = pp[0];
+		if (write(pp[1], "a", 1) != 1 || close(pp[1]))
+			made_pipe[k] = -1;
+	}
+	made_event[k] = eventfd(k + 1, 0);
 	errno = 0;
 	chd = fchdir(FD_AT);
 	printf("thread %ld node %d pread %zd private %zd fstat %d fl %d dup %d mmap %d fopen %d stat %ld poll %d select %d fchdir %d errno %d\n",
@@ -916,10 +927,12 @@ static void *fd_reader(void *p)
  * unlinks it, and makes a 5-byte file fds_path.s; THREADS threads read,
  * stat, dup, map and write the first (a line each at 16 + 16 * thread),
  * write a file fds_path.I of their own with fopen() and stat() the second,
- * and poll() and select() a pipe main made: "thread I node N pread 10
+ * poll() and select() a pipe main made, and make a pipe with a byte in it
+ * and an event counter of I + 1 for main: "thread I node N pread 10
  * private 10 fstat 1 fl 2 dup 1 mmap 1 fopen 1 stat 5 poll 1 select 1
  * fchdir -1 errno 9".  Then main prints the lines, "line I: node N
- * thr I", and the files it finds: "file I: from node N".
+ * thr I", what it reads from the thread's pipe and counter, "made I:
+ * pipe a eventfd I+1", and the files it finds: "file I: from node N".
  */
 static int fds(int nt)
 {
@@ -956,6 +969,15 @@ static int fds(int nt)
 		printf("line %ld: %s\n", i, lines + 16 * i);
 	}
 	for (i = 0; i < nt; i++) {
+		uint64_t ev = 0;
+		char c = 0;
+
+		if (read(made_pipe[i], &c, 1) != 1 || close(made_pipe[i]))
+			c = '?';
+		if (read(made_event[i], &ev, 8) != 8 || close(made_event[i]))
+			ev = 0;
+		printf("made %ld: pipe %c eventfd %llu\n", i, c,
+		       (unsigned long long)ev);
 		snprintf(path, sizeof(path), "%s.%ld", fds_path, i);
 		f = fopen(path, "r");
 		if (!f || !fgets(got, sizeof(got), f))

@@ -554,7 +554,9 @@ test_map_file() {
 # fopen() and stat()s one of main's: node 0's /tmp has them all; and it
 # poll()s and select()s a pipe main made (readable, writable, a wait for
 # what never comes that times out; before, the workers' polls found the
-# O_PATH placeholder: POLLNVAL, and select() found it ready).  A call
+# O_PATH placeholder: POLLNVAL, and select() found it ready); and it makes
+# a pipe and an eventfd that main reads after joining it (before, the
+# worker's own: EBADF in main).  A call
 # that is not passed on (fchdir) is refused on the workers with EBADF and a
 # message naming it.  Before, every call on the other nodes failed with
 # EBADF (zstd's reader thread: "Read error"), and their files were made in
@@ -577,6 +579,8 @@ test_descriptors() {
 				"$T/fds.out" || { log "$run: no line of node $k's thread"; rc=1; }
 			has_line "$T/fds.out" "file $(((k + 2) % 3)): from node $k" \
 				"$run: node 0 has no file of node $k's thread" || rc=1
+			has_line "$T/fds.out" "made $(((k + 2) % 3)): pipe a eventfd $(((k + 2) % 3 + 1))" \
+				"$run: main cannot read node $k's thread's pipe and eventfd" || rc=1
 		done
 		grep -qF 'sdsm: fchdir() on descriptor 8 from a thread on node 1 is not supported' \
 			"$T/fds.err" || { log "$run: no message naming fchdir"; rc=1; }

@@ -12,6 +12,8 @@
  * kernel, CPUs and devices), and so are a worker's own directory
  * descriptors.  Other calls that name a path, and the C library's own
  * opens (locales, name service, dlopen(), opendir()), stay on the node.
+ * The pipes and event counters such a thread makes (pipe(), pipe2(),
+ * eventfd()) are the launcher's too, so any thread may use them.
  * poll(), ppoll(), select() and pselect() of such a thread on the
  * launcher's descriptors wait there: the filter cannot see descriptors in
  * an array.  See "Files and descriptors" in Documentation/preload.rst.
@@ -24,6 +26,7 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -307,6 +310,34 @@ EXPORT int rename(const char *from, const char *to)
 		return ret_errno(shim_fd_path_call(SYS_renameat, a, 1, 3, -1,
 						   0));
 	return REAL(rename)(from, to);
+}
+
+/* A pipe or an event counter is made where the descriptors are. */
+EXPORT int pipe2(int fds[2], int flags)
+{
+	uint64_t a[6] = { (uintptr_t)fds, (uint64_t)flags };
+
+	if (passing())
+		return ret_errno(shim_fd_path_call(SYS_pipe2, a, -1, -1, 0,
+						   2 * sizeof(int)));
+	return REAL(pipe2)(fds, flags);
+}
+
+EXPORT int pipe(int fds[2])
+{
+	if (passing())
+		return pipe2(fds, 0);
+	return REAL(pipe)(fds);
+}
+
+EXPORT int eventfd(unsigned int count, int flags)
+{
+	uint64_t a[6] = { count, (uint64_t)flags };
+
+	if (passing())
+		return ret_errno(shim_fd_path_call(SYS_eventfd2, a, -1, -1, -1,
+						   0));
+	return REAL(eventfd)(count, flags);
 }
 
 /*
