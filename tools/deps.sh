@@ -8,7 +8,7 @@
 # lintian); the plain build never needs them.
 set -eu
 
-pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils zstd \
+pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils zstd lbzip2 pigz \
 linux-image-amd64 linux-headers-amd64 linux-source-6.1 \
 qemu-system-x86 busybox-static iproute2 procps \
 rdma-core ibverbs-utils perftest fio sparse python3 \

@@ -65,6 +65,10 @@
  *   fds   main opens a 10-byte file as descriptor 8 and a pipe, and
  *         THREADS threads use them (fds() below): "thread I node N pread
  *         R ... poll P select S fchdir F errno E";
+ *   prockill  main blocks SIGUSR1 and SIGUSR2; thread 0 kill()s main's
+ *         pid with SIGUSR1 and thread 1 its own getpid() with SIGUSR2, as
+ *         lbzip2's threads tell main they are done, and main takes both:
+ *         "prockill kill 0 0 got 10 12";
  *   calloc  main (node 0) callocs 2 MiB and a thread on node 1 checks it
  *         is zero and writes it; main checks the writes: "calloc ok
  *         writer node N" (the test counts node 0's write faults: calloc
@@ -995,6 +999,46 @@ static int fds(int nt)
 	return 0;
 }
 
+static pid_t main_pid;
+static int kill_ret[2];
+
+static void *killer(void *p)
+{
+	long k = (long)p;
+
+	kill_ret[k] = kill(k ? getpid() : main_pid, k ? SIGUSR2 : SIGUSR1);
+	return NULL;
+}
+
+static int prockill(void)
+{
+	struct timespec ten = { 10, 0 };
+	int got[2] = { -1, -1 }, i;
+	pthread_t t[2];
+	sigset_t set;
+
+	main_pid = getpid();
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, killer, (void *)(long)i))
+			return 1;
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < 2; i++)
+		got[i] = sigtimedwait(&set, NULL, &ten);
+	if (got[0] > got[1]) {
+		i = got[0];
+		got[0] = got[1];
+		got[1] = i;
+	}
+	printf("prockill kill %d %d got %d %d\n", kill_ret[0], kill_ret[1],
+	       got[0], got[1]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int stack_slots[MAXT], nt = argc > 2 ? atoi(argv[2]) : 3, i;
@@ -1056,6 +1100,8 @@ int main(int argc, char **argv)
 		return churn(nt);
 	if (!strcmp(mode, "bigstack"))
 		return bigstack(nt);
+	if (!strcmp(mode, "prockill"))
+		return prockill();
 	if (!strcmp(mode, "fds"))
 		return fds(nt);
 	if (!strcmp(mode, "keys"))

@@ -36,8 +36,8 @@ CXX_PROG=$ROOT/userlib/build/shim_cxx_prog
 N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
-ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd big_stacks release thread_calls signal_exit_race
-map_file descriptors keys cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
+ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd lbzip2 pigz big_stacks release thread_calls signal_exit_race
+map_file descriptors prockill keys cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -383,6 +383,36 @@ test_zstd() {
 	return "$rc"
 }
 
+# Debian's lbzip2 and pigz compress 2 MB with 3 threads over the job to a
+# native run's bytes.  lbzip2's last thread tells main() it is done with
+# kill() of main()'s pid, from another node (before: "killed by signal 6",
+# its abort() when that kill() failed).
+test_lbzip2() {
+	compressor lbzip2 lbzip2 -n 3 -c
+}
+
+test_pigz() {
+	compressor pigz pigz -p 3 -c
+}
+
+# compressor OUT PROG ARGS...: PROG ARGS FILE over the job, against a
+# native run.
+compressor() {
+	local rc=0 out=$1 want
+	shift
+	[ -s "$T/comp.in" ] || head -c 1500000 /dev/urandom | base64 > "$T/comp.in" ||
+		return 1
+	want=$("$@" "$T/comp.in" | md5sum) ||
+		{ log "the native run failed"; return 1; }
+	LPROG=$1 launch "$out" "${@:2}" "$T/comp.in"
+	finish "$out" 300
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	[ "$(md5sum < "$T/$out.out")" = "$want" ] ||
+		{ log "the output differs from a native run's"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
 # Threads made with a 16 MiB stack (pthread_attr_setstacksize), each with
 # 12 MiB of locals, on nodes 0, 1 and 2: they get that stack (a job's
 # threads have 2 MiB otherwise), with a native run's checksum.
@@ -591,6 +621,23 @@ test_descriptors() {
 			{ log "$run: a thread's output after main()'s"; rc=1; }
 		nothing_left "$lpid" || rc=1
 	done
+	return "$rc"
+}
+
+# A process-directed signal from a thread on another node reaches the
+# job's process: main blocks SIGUSR1 and SIGUSR2, a thread on node 1
+# kill()s main's pid and one on node 2 its own getpid(), and main takes
+# both with sigtimedwait (lbzip2's threads tell main they are done so).
+# Before, node 1's kill() went to whatever process of node 1 had that pid
+# (ESRCH: lbzip2 aborts) and node 2's killed its own worker.
+test_prockill() {
+	local rc=0
+	launch prockill prockill
+	finish prockill 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	has_line "$T/prockill.out" "prockill kill 0 0 got 10 12" \
+		"main did not get both signals" || rc=1
+	nothing_left "$lpid" || rc=1
 	return "$rc"
 }
 

@@ -366,6 +366,7 @@ static int launcher_init(const char *nodes, const char *placing,
 	snprintf(shim_job->prefix, sizeof(shim_job->prefix), "j.%d.%d", my_node,
 		 (int)getpid());
 	shim_job->launcher = my_node;
+	shim_job->launcher_pid = getpid();
 	shim_job->nodemask = mask;
 	shim_job->consistency = cflags & SDSM_REGION_F_RELEASE ?
 				SDSM_CONSISTENCY_RELEASE :
@@ -1126,6 +1127,34 @@ EXPORT int pthread_kill(pthread_t th, int sig)
 	return 0;
 }
 
+/*
+ * kill() of the job's process (the pid main() has, or this worker's own)
+ * by a job thread on a worker: a process-directed signal, which the
+ * launcher's process gets (proc_signals()), where main() runs.  Any other
+ * pid is this node's.
+ */
+EXPORT int kill(pid_t pid, int sig)
+{
+	static int (*real)(pid_t, int);
+
+	if (sdsm_shim_role == 2 && shim_job && cur_thread && pid > 0 &&
+	    (pid == shim_job->launcher_pid || pid == getpid())) {
+		if (sig < 0 || sig > 64) {
+			errno = EINVAL;
+			return -1;
+		}
+		if (sig) {
+			__atomic_fetch_or(&shim_job->proc_sigs, 1ULL << (sig - 1),
+					  __ATOMIC_SEQ_CST);
+			kick(shim_job->launcher);
+		}
+		return 0;
+	}
+	if (!real)
+		real = dlsym(RTLD_NEXT, "kill");
+	return real(pid, sig);
+}
+
 EXPORT int pthread_cancel(pthread_t th)
 {
 	struct shim_thread *t = ours(th);
@@ -1698,6 +1727,24 @@ static void check_nodes(void)
 	}
 }
 
+/*
+ * The signals threads on other nodes sent the job's process (kill()),
+ * sent to this process: the kernel hands each to a thread of it that
+ * does not block it, or keeps it pending.  This thread blocks them all.
+ */
+static void proc_signals(void)
+{
+	uint64_t sigs;
+	int sig;
+
+	if (!__atomic_load_n(&shim_job->proc_sigs, __ATOMIC_ACQUIRE))
+		return;
+	sigs = __atomic_exchange_n(&shim_job->proc_sigs, 0, __ATOMIC_SEQ_CST);
+	for (sig = 1; sig <= 64; sig++)
+		if (sigs >> (sig - 1) & 1)
+			kill(getpid(), sig);
+}
+
 static void *service(void *arg)
 {
 	uint32_t served = 0;
@@ -1727,6 +1774,7 @@ static void *service(void *arg)
 		}
 		drain_all();
 		shim_fd_serve();
+		proc_signals();
 		req = __atomic_load_n(&shim_job->exit_req, __ATOMIC_SEQ_CST);
 		if (req)
 			exit(req & 0xff);

@@ -220,6 +220,9 @@ struct shim_ctl {
 	uint8_t place[SHIM_PLACE_MAX];	/* node of thread k: place[k % len] */
 	uint32_t fd_limit;	/* the launcher's soft RLIMIT_NOFILE */
 	int32_t dev_fd;		/* the launcher's /dev/sdsm: never a worker's */
+	int32_t launcher_pid;	/* getpid() of main()'s process */
+	uint32_t pad;
+	uint64_t proc_sigs;	/* signals kill()ed at the job by workers */
 	uint64_t fd_want[SHIM_THREADS / 64];	/* slots that want a server */
 	struct shim_sigact sigact[SHIM_NSIG];
 	uint64_t globals_addr, globals_len;
