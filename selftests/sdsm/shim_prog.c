@@ -65,6 +65,11 @@
  *   fds   main opens a 10-byte file as descriptor 8 and a pipe, and
  *         THREADS threads use them (fds() below): "thread I node N pread
  *         R ... poll P select S fchdir F errno E";
+ *   order  main prints a line into its (fully buffered) standard output,
+ *         THREADS threads, one after the other, print a line each, the
+ *         last also the start of one that main ends after joining it,
+ *         then main prints a last line: "order header", "order thread
+ *         0" ..., "order tail end", "order footer", as a native run;
  *   prockill  main blocks SIGUSR1 and SIGUSR2; thread 0 kill()s main's
  *         pid with SIGUSR1 and thread 1 its own getpid() with SIGUSR2, as
  *         lbzip2's threads tell main they are done, and main takes both:
@@ -999,6 +1004,34 @@ static int fds(int nt)
 	return 0;
 }
 
+static int order_nt;
+
+static void *orderer(void *p)
+{
+	long k = (long)p;
+
+	printf("order thread %ld\n", k);
+	if (k == order_nt - 1)
+		printf("order tail");
+	return NULL;
+}
+
+static int order(int nt)
+{
+	pthread_t t;
+	long i;
+
+	order_nt = nt;
+	printf("order header\n");
+	for (i = 0; i < nt; i++) {
+		if (pthread_create(&t, NULL, orderer, (void *)i))
+			return 1;
+		pthread_join(t, NULL);
+	}
+	printf(" end\norder footer\n");
+	return 0;
+}
+
 static pid_t main_pid;
 static int kill_ret[2];
 
@@ -1100,6 +1133,8 @@ int main(int argc, char **argv)
 		return churn(nt);
 	if (!strcmp(mode, "bigstack"))
 		return bigstack(nt);
+	if (!strcmp(mode, "order"))
+		return order(nt);
 	if (!strcmp(mode, "prockill"))
 		return prockill();
 	if (!strcmp(mode, "fds"))

@@ -37,7 +37,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd lbzip2 pigz big_stacks release thread_calls signal_exit_race
-map_file descriptors prockill keys cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
+map_file descriptors order prockill keys cross_node_free calloc_fresh exit_status remote_segv sigint heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -621,6 +621,27 @@ test_descriptors() {
 			{ log "$run: a thread's output after main()'s"; rc=1; }
 		nothing_left "$lpid" || rc=1
 	done
+	return "$rc"
+}
+
+# Standard output is in program order: main prints a line into its fully
+# buffered stdout (a file), five threads on nodes 1, 2, 0, 1 and 2, one
+# after the other, print theirs (the last also the start of a line main
+# ends after joining it), then main prints a last line: a native run's
+# output.
+# Before, main's first line came after the threads' (it waited in the
+# launcher's buffer while they wrote), and the part line after main's
+# last one.
+test_order() {
+	local rc=0
+	"$PROG" order 5 > "$T/order-native.out" ||
+		{ log "the native run failed"; return 1; }
+	launch order order 5
+	finish order 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	diff "$T/order-native.out" "$T/order.out" > "$T/order.diff" ||
+		{ log "output differs from native: $(tr '\n' '|' < "$T/order.diff")"; rc=1; }
+	nothing_left "$lpid" || rc=1
 	return "$rc"
 }
 

@@ -42,6 +42,8 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
@@ -816,6 +818,31 @@ long shim_fd_select(int n, fd_set *r, fd_set *w, fd_set *e,
 
 /* ---- the launcher: a thread per slot in use ---- */
 
+/*
+ * Before a thread of another node writes to this process's standard
+ * output or error: what main() or a thread here printed before it, still
+ * in the C library's buffer of the stream, goes first, as the one buffer
+ * of a process would have it.  Not while another thread holds the stream
+ * (it is writing it).
+ */
+static void flush_before(unsigned int nr, const uint64_t *a)
+{
+	FILE *f;
+
+	if (nr != SYS_write && nr != SYS_writev)
+		return;
+	if (a[0] == STDOUT_FILENO)
+		f = stdout;
+	else if (a[0] == STDERR_FILENO)
+		f = stderr;
+	else
+		return;
+	if (!__fpending(f) || ftrylockfile(f))
+		return;
+	fflush_unlocked(f);
+	funlockfile(f);
+}
+
 static void *serve(void *arg)
 {
 	struct shim_fdcall *s = arg;
@@ -833,6 +860,7 @@ static void *serve(void *arg)
 			continue;
 		}
 		shim_rc_sync();		/* what the thread wrote */
+		flush_before(s->nr, s->args);
 		s->ret = fd_exec(s->nr, s->args);
 		shim_rc_sync();		/* what the call wrote */
 		done = seq;

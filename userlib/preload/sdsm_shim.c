@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
@@ -597,6 +598,9 @@ static void thread_end(struct shim_thread *t, void *ret)
 static void thread_leave(struct shim_thread *t, void *ret)
 {
 	keys_destroy();
+	/* A worker's last part line goes out before the thread is joined. */
+	if (sdsm_shim_role == 2 && __fpending(stdout))
+		fflush(stdout);
 	cur_thread = NULL;
 	thread_here(t, false);
 	thread_end(t, ret);
