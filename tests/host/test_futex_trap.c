@@ -886,6 +886,11 @@ static int t_fd_waits(void)
 	      strstr(said, "poll() on descriptor 41 from a thread on node 1") &&
 	      strstr(said, "of the launcher and of this node"),
 	      "poll of both kinds: said '%.160s'", said);
+	/* The launcher's /dev/sdsm anywhere in the array: refused. */
+	sp[0] = (struct pollfd){ FD_DEV, POLLIN, 0 };
+	sp[1] = (struct pollfd){ 41, POLLIN, 0 };
+	CHECK(shim_fd_poll(sp, 2, &ms50, NULL) == -EBADF,
+	      "a poll of the launcher's /dev/sdsm was not refused");
 	/* select(): readable, updated sets; pselect(): its timeout. */
 	FD_ZERO(&rs);
 	FD_ZERO(&ws);

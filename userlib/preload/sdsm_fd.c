@@ -662,6 +662,19 @@ out:
 /* ---- poll(2) and select(2): descriptors in an array ---- */
 
 /*
+ * Count descriptor @fd of a wait: the last of the launcher's in @theirs
+ * (the launcher's /dev/sdsm, once seen, stays there to be refused), the
+ * last of this worker's own in @ours.
+ */
+static void sort_fd(int fd, int *theirs, int *ours)
+{
+	if (!launcher_fd(fd))
+		*ours = fd;
+	else if (*theirs != shim_job->dev_fd)
+		*theirs = fd;
+}
+
+/*
  * Whether a wait on descriptors @theirs (a launcher's, or -1) and @ours
  * (this worker's own, or -1) is made here (SHIM_FD_HERE), refused, or
  * entered on the launcher (0).
@@ -720,14 +733,9 @@ long shim_fd_poll(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 
 	if (n > shim_job->fd_limit)
 		return SHIM_FD_HERE;	/* EINVAL, as the kernel says */
-	for (i = 0; i < n; i++) {
-		if (fds[i].fd < 0)
-			continue;
-		if (launcher_fd(fds[i].fd))
-			theirs = fds[i].fd;
-		else
-			ours = fds[i].fd;
-	}
+	for (i = 0; i < n; i++)
+		if (fds[i].fd >= 0)
+			sort_fd(fds[i].fd, &theirs, &ours);
 	ret = wait_enter(&waits[0], theirs, ours, &slot, here);
 	if (ret)
 		return ret;
@@ -777,14 +785,9 @@ long shim_fd_select(int n, fd_set *r, fd_set *w, fd_set *e,
 
 	if (n <= 0 || (unsigned int)n > shim_job->fd_limit + SHIM_FDS_MAX)
 		return SHIM_FD_HERE;
-	for (fd = 0; fd < n; fd++) {
-		if (!fd_isset(r, fd) && !fd_isset(w, fd) && !fd_isset(e, fd))
-			continue;
-		if (launcher_fd(fd))
-			theirs = fd;
-		else
-			ours = fd;
-	}
+	for (fd = 0; fd < n; fd++)
+		if (fd_isset(r, fd) || fd_isset(w, fd) || fd_isset(e, fd))
+			sort_fd(fd, &theirs, &ours);
 	ret = wait_enter(&waits[1], theirs, ours, &slot, here);
 	if (ret)
 		return ret;
