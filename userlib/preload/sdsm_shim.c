@@ -1588,12 +1588,20 @@ static void catch_sigbus(void)
 
 /* ---- the end of the job ---- */
 
+/*
+ * Write out what node's sdsmd put in ring @r.  The launcher's service
+ * thread calls this every turn: it writes the ring's page only when there
+ * was something, since each write takes the page from the nodes that read
+ * it (the node's loop reads its words and the thread table beside them).
+ */
 static void drain_ring(struct shim_ring *r, int fd)
 {
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	uint64_t tail = r->tail;
 	ssize_t n;
 
+	if (tail == head)
+		return;
 	while (tail != head) {
 		size_t off = tail % SHIM_RING, len = head - tail;
 
