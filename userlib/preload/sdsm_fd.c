@@ -412,6 +412,19 @@ static long post_obj(unsigned int slot, unsigned int nr, uint64_t a[6],
 	return post_objs(slot, nr, a, &o, 1, off);
 }
 
+/*
+ * Whether a buffer of @len bytes at @addr goes as it is: none, or a large
+ * one in the job's memory.  One that fits in the slot's page goes through
+ * it even there: the page the call's arguments travel in carries it too,
+ * where the caller's own page would move to the launcher and back, two
+ * more faults a call (each line a thread prints with stdio is a write()).
+ */
+static bool buf_direct(const struct shim_fdcall *s, uint64_t addr,
+		       uint64_t len)
+{
+	return !len || (len > sizeof(s->data) && job_range(addr, len));
+}
+
 /* read(2) and its kind into a buffer elsewhere: at most a page at once. */
 static long buf_out(unsigned int slot, unsigned int nr, uint64_t a[6])
 {
@@ -419,7 +432,7 @@ static long buf_out(unsigned int slot, unsigned int nr, uint64_t a[6])
 	void *user = (void *)(uintptr_t)a[1];
 	long ret;
 
-	if (job_range(a[1], a[2]))
+	if (buf_direct(s, a[1], a[2]))
 		return post(slot, nr, a);
 	if (a[2] > sizeof(s->data))
 		a[2] = sizeof(s->data);	/* a short read */
@@ -438,7 +451,7 @@ static long buf_in(unsigned int slot, unsigned int nr, uint64_t a[6])
 	uint64_t len = a[2], off = a[3], done = 0, n;
 	long ret;
 
-	if (job_range(a[1], a[2]))
+	if (buf_direct(s, a[1], a[2]))
 		return post(slot, nr, a);
 	while (done < len) {
 		n = len - done;
