@@ -56,6 +56,11 @@
  *         them to a thread on node 1, which frees them (and munmaps a
  *         64 KiB anonymous mapping main made); 1.25 GiB in all, more than
  *         a node's heap: "xfree ok" only if the blocks are given back.
+ *   freestream N  main mallocs N blocks of 200 bytes; a thread on node 1
+ *         frees them one by one, 1 ms apart, while main mallocs and frees
+ *         blocks of 2000 bytes (past the per-thread cache: each looks at
+ *         the list of blocks other nodes freed) until it is done:
+ *         "freestream N freed on node K".
  *   bigstack  THREADS threads made with a 16 MiB stack
  *         (pthread_attr_setstacksize), each with 12 MiB of locals:
  *         "bigstack N sum S";
@@ -625,6 +630,55 @@ static void *xf_freer(void *unused)
 	return NULL;
 }
 
+static char **fs_blocks;
+static int fs_n, fs_node, fs_done;
+
+static void *fs_freer(void *unused)
+{
+	int i;
+
+	(void)unused;
+	fs_node = node_id();
+	for (i = 0; i < fs_n; i++) {
+		free(fs_blocks[i]);
+		usleep(1000);
+	}
+	__atomic_store_n(&fs_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int freestream(int n)
+{
+	pthread_t freer;
+	int i;
+
+	fs_n = n;
+	fs_blocks = malloc((n + 1) * sizeof(*fs_blocks));
+	if (!fs_blocks)
+		return 1;
+	for (i = 0; i < n; i++) {
+		fs_blocks[i] = malloc(200);
+		if (!fs_blocks[i])
+			return 1;
+		fs_blocks[i][0] = 1;
+	}
+	if (pthread_create(&freer, NULL, fs_freer, NULL))
+		return 1;
+	while (!__atomic_load_n(&fs_done, __ATOMIC_ACQUIRE)) {
+		char *p = malloc(2000);
+
+		if (!p)
+			return 1;
+		p[0] = 1;
+		free(p);
+		usleep(200);
+	}
+	pthread_join(freer, NULL);
+	free(fs_blocks);
+	printf("freestream %d freed on node %d\n", n, fs_node);
+	return 0;
+}
+
 static int xfree(void)
 {
 	pthread_t freer;
@@ -1123,6 +1177,8 @@ int main(int argc, char **argv)
 		return map_file(nt);
 	if (!strcmp(mode, "xfree"))
 		return xfree();
+	if (!strcmp(mode, "freestream"))
+		return freestream(argc > 2 ? atoi(argv[2]) : 0);
 	if (!strcmp(mode, "calloc"))
 		return calloc_fresh();
 	if (!strcmp(mode, "threads"))

@@ -157,30 +157,114 @@ bool shim_foreign(const void *p)
 }
 
 /*
+ * Blocks of node k's heap that this process freed and has not put on node
+ * k's list yet (rbatch[k]): small blocks wait here until there are
+ * SHIM_RFREE_BATCH of them or this node's loop comes round
+ * (shim_flush_remote(): every turn of the launcher's service thread, at
+ * most 20 ms, or of a worker's loop, at most 200 ms).  A push moves node
+ * k's list page here and node k's next look takes it back: a thread that
+ * frees what another node allocated, block after block, paid that for each
+ * block.  A block whose address is page-aligned may be a large one (small
+ * blocks never are, their runs begin with a header), and an munmap() is
+ * pages: those go at once, so what waits is at most SHIM_RFREE_BATCH
+ * blocks of SDSM_HEAP_SMALL_MAX bytes per node.
+ */
+#define SHIM_RFREE_BATCH	64
+
+static struct rbatch {
+	pthread_mutex_t lock;
+	unsigned int n;
+	uint64_t *blk[SHIM_RFREE_BATCH];
+} rbatch[SDSM_MAX_NODES] = {
+	[0 ... SDSM_MAX_NODES - 1] = { .lock = PTHREAD_MUTEX_INITIALIZER },
+};
+
+/*
+ * Put blocks @blk[0 .. @n - 1] of node @k's heap on its list, linked in
+ * that order, with one compare-and-swap.
+ */
+static void push_remote(unsigned int k, uint64_t **blk, unsigned int n)
+{
+	uint64_t *head = &shim_job->rfree[k].head, old;
+	unsigned int i, j;
+
+	/* Twice in one batch would make a loop of the list. */
+	for (i = 0; i < n; i++)
+		for (j = i + 1; j < n; j++)
+			if (blk[i] == blk[j]) {
+				shim_say("free(%p) on another node: double free or invalid pointer",
+					 (void *)blk[i]);
+				abort();
+			}
+	/*
+	 * Release consistency: the blocks, their links included, are handed
+	 * over under the hand-off lock; node k takes that lock after it
+	 * took the list.  So no diff of this node's writes to a block
+	 * reaches its home after node k handed the block out again.
+	 */
+	shim_rc_handoff(true);
+	for (i = 0; i + 1 < n; i++)
+		blk[i][0] = (uintptr_t)blk[i + 1];
+	old = __atomic_load_n(head, __ATOMIC_RELAXED);
+	do {
+		blk[n - 1][0] = old;
+	} while (!__atomic_compare_exchange_n(head, &old, (uintptr_t)blk[0],
+					      true, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	shim_rc_handoff(false);
+}
+
+/* Empty batch @b into @out (@b->lock held): how many blocks it had. */
+static unsigned int take_batch(struct rbatch *b, uint64_t **out)
+{
+	unsigned int n = b->n;
+
+	memcpy(out, b->blk, n * sizeof(*out));
+	__atomic_store_n(&b->n, 0, __ATOMIC_RELAXED);
+	return n;
+}
+
+/*
  * free() or munmap() (@len bytes) of @p, a block of another node's heap:
  * that node's heap metadata is its own, so the block goes on its list and
  * it gives the block back the next time it allocates or frees.
  */
 void shim_free_remote(void *p, size_t len)
 {
-	unsigned int k = ((uintptr_t)p - shim_heap_base(0)) >> 40;
-	uint64_t *head = &shim_job->rfree[k].head, *rec = p, old;
+	unsigned int k = ((uintptr_t)p - shim_heap_base(0)) >> 40, n = 0;
+	uint64_t *rec = p, *blk[SHIM_RFREE_BATCH];
+	struct rbatch *b = &rbatch[k];
 
-	/*
-	 * Release consistency: the block, its links included, is handed
-	 * over under the hand-off lock; node k takes that lock after it
-	 * took the list.  So no diff of this node's writes to the block
-	 * reaches its home after node k handed the block out again.
-	 */
-	shim_rc_handoff(true);
 	rec[1] = len;
-	old = __atomic_load_n(head, __ATOMIC_RELAXED);
-	do {
-		rec[0] = old;
-	} while (!__atomic_compare_exchange_n(head, &old, (uintptr_t)p, true,
-					      __ATOMIC_RELEASE,
-					      __ATOMIC_RELAXED));
-	shim_rc_handoff(false);
+	if (len || !((uintptr_t)p & (SDSM_PAGE_SIZE - 1))) {
+		push_remote(k, &rec, 1);
+		return;
+	}
+	pthread_mutex_lock(&b->lock);
+	b->blk[b->n] = rec;
+	__atomic_store_n(&b->n, b->n + 1, __ATOMIC_RELAXED);
+	if (b->n == SHIM_RFREE_BATCH)
+		n = take_batch(b, blk);
+	pthread_mutex_unlock(&b->lock);
+	if (n)
+		push_remote(k, blk, n);
+}
+
+/* From this node's loop: put every block waiting in a batch on its list. */
+static void shim_flush_remote(void)
+{
+	uint64_t *blk[SHIM_RFREE_BATCH];
+	unsigned int k, n;
+
+	for (k = 0; k < SDSM_MAX_NODES; k++) {
+		if (!__atomic_load_n(&rbatch[k].n, __ATOMIC_RELAXED))
+			continue;
+		pthread_mutex_lock(&rbatch[k].lock);
+		n = take_batch(&rbatch[k], blk);
+		pthread_mutex_unlock(&rbatch[k].lock);
+		if (n)
+			push_remote(k, blk, n);
+	}
 }
 
 /* This node's blocks other nodes freed, as a list (NULL: none). */
@@ -1786,6 +1870,7 @@ static void *service(void *arg)
 		}
 		drain_all();
 		shim_fd_serve();
+		shim_flush_remote();
 		proc_signals();
 		req = __atomic_load_n(&shim_job->exit_req, __ATOMIC_SEQ_CST);
 		if (req)
@@ -1945,6 +2030,7 @@ static int worker_main(int argc, char **argv, char **envp)
 			_exit(0);
 		}
 		serve_threads();
+		shim_flush_remote();
 		sdsm_futex_wait(&n->wseq, seq, 200 * MS);
 	}
 }
