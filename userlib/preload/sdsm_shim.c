@@ -164,10 +164,10 @@ bool shim_foreign(const void *p)
  * most 20 ms, or of a worker's loop, at most 200 ms).  A push moves node
  * k's list page here and node k's next look takes it back: a thread that
  * frees what another node allocated, block after block, paid that for each
- * block.  A block whose address is page-aligned may be a large one (small
- * blocks never are, their runs begin with a header), and an munmap() is
- * pages: those go at once, so what waits is at most SHIM_RFREE_BATCH
- * blocks of SDSM_HEAP_SMALL_MAX bytes per node.
+ * block.  A large block begins a page; so a block that does not is a small
+ * one, which waits, and one that does (large, or small by chance) goes at
+ * once, as the pages of an munmap() do: what waits is at most
+ * SHIM_RFREE_BATCH blocks of SDSM_HEAP_SMALL_MAX bytes per node.
  */
 #define SHIM_RFREE_BATCH	64
 
