@@ -367,9 +367,22 @@ struct fd_obj {
 };
 
 /*
+ * Whether @len bytes from @off on fit in slot @s's page.  What fits goes
+ * through it even when it is in the job's memory: the page the call's
+ * arguments travel in carries it, where the object's own page would move
+ * to the launcher and back, two more faults a call (each line a thread
+ * prints with stdio is a write(), each fstat() a struct stat).  What does
+ * not fit goes as it is if it is in the job's memory.
+ */
+static bool slot_fits(const struct shim_fdcall *s, size_t off, uint64_t len)
+{
+	return len <= sizeof(s->data) && off <= sizeof(s->data) - len;
+}
+
+/*
  * A call whose arguments point to objects @o[0 .. @n - 1] (@n <= 6): each
- * as it is if it is in the job's memory, else through the slot's page,
- * from @off on.
+ * through the slot's page from @off on if it fits (slot_fits()), else as
+ * it is if it is in the job's memory, else -EFAULT.
  */
 static long post_objs(unsigned int slot, unsigned int nr, uint64_t a[6],
 		      const struct fd_obj *o, int n, size_t off)
@@ -382,13 +395,14 @@ static long post_objs(unsigned int slot, unsigned int nr, uint64_t a[6],
 
 	for (i = 0; i < n; i++) {
 		user[i] = (void *)(uintptr_t)a[o[i].arg];
-		if (!user[i] || job_range(a[o[i].arg], o[i].len)) {
-			user[i] = NULL;
+		if (!user[i])
 			continue;
-		}
-		if (o[i].len > sizeof(s->data) ||
-		    off > sizeof(s->data) - o[i].len)
+		if (!slot_fits(s, off, o[i].len)) {
+			user[i] = NULL;
+			if (job_range(a[o[i].arg], o[i].len))
+				continue;
 			return -EFAULT;
+		}
 		at[i] = off;
 		off = (off + o[i].len + 7) & ~7UL;
 		/* The slot is this thread's: no call of another thread uses it. */
@@ -413,16 +427,14 @@ static long post_obj(unsigned int slot, unsigned int nr, uint64_t a[6],
 }
 
 /*
- * Whether a buffer of @len bytes at @addr goes as it is: none, or a large
- * one in the job's memory.  One that fits in the slot's page goes through
- * it even there: the page the call's arguments travel in carries it too,
- * where the caller's own page would move to the launcher and back, two
- * more faults a call (each line a thread prints with stdio is a write()).
+ * Whether a buffer of @len bytes at @addr goes as it is: none, or one
+ * that does not fit in the slot's page and is in the job's memory
+ * (slot_fits()).  Others go through the page, a page's worth at a time.
  */
 static bool buf_direct(const struct shim_fdcall *s, uint64_t addr,
 		       uint64_t len)
 {
-	return !len || (len > sizeof(s->data) && job_range(addr, len));
+	return !len || (!slot_fits(s, 0, len) && job_range(addr, len));
 }
 
 /* read(2) and its kind into a buffer elsewhere: at most a page at once. */
@@ -624,9 +636,10 @@ long shim_fd_trap(unsigned int nr, const uint64_t args[6])
 /*
  * A call that names a path (sdsm_paths.c), made on the launcher: @nr with
  * @a, whose arguments @p1 and @p2 (or -1) are paths, copied into the
- * slot's page unless they are in the job's memory, and whose argument
- * @obj (or -1) is an object of @obj_len bytes that the call fills.  What
- * the system call returns, or -errno.
+ * slot's page (one of over 1,536 bytes with its NUL in the job's memory
+ * goes as it is), and whose argument @obj (or -1) is an object of
+ * @obj_len bytes that the call fills.  What the system call returns, or
+ * -errno.
  */
 long shim_fd_path_call(unsigned int nr, uint64_t a[6], int p1, int p2,
 		       int obj, size_t obj_len)
@@ -653,10 +666,13 @@ long shim_fd_path_call(unsigned int nr, uint64_t a[6], int p1, int p2,
 			ret = -ENAMETOOLONG;
 			goto out;
 		}
-		if (job_range(a[p[i]], len))
-			continue;
-		/* Paths in the first 3 KiB, objects after. */
+		/*
+		 * Paths in the first 3 KiB, objects after; a longer path
+		 * in the job's memory goes as it is (slot_fits()).
+		 */
 		if (len > 1536) {
+			if (job_range(a[p[i]], len))
+				continue;
 			ret = -ENAMETOOLONG;
 			goto out;
 		}
