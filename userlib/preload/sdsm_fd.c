@@ -282,19 +282,46 @@ static void want_server(struct shim_fdcall *s, unsigned int slot)
 	shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
 }
 
-/* Until the slot's call @seq is answered. */
-static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
+/*
+ * Ask the launcher to end the slot's call @seq with EINTR: its thread
+ * serving the slot gets a SIGSYS (SHIM_SIG_INTR), which ends a blocking
+ * system call as a signal with a handler would (shim_fd_serve()).
+ */
+static void want_intr(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
+{
+	__atomic_store_n(&s->intr, seq, __ATOMIC_RELEASE);
+	__atomic_fetch_or(&shim_job->fd_want[slot / 64], 1ULL << (slot % 64),
+			  __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
+	shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
+}
+
+/*
+ * Until the slot's call @seq is answered.  If @signal_ends, a signal
+ * handler that ran while the thread waited ends the call (poll() and
+ * select(), which the kernel never restarts after a handler).  An
+ * interrupt asked for is asked again every 200 ms: its signal may have
+ * come between two calls of the server.
+ */
+static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
+		      bool signal_ends)
 {
 	uint32_t d;
+	bool intr;
 	int ret;
 
 	while ((d = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) != seq) {
-		ret = shim_futex_op(&s->done, SDSM_FUTEX_WAIT, d, 1000 * MS);
+		intr = __atomic_load_n(&s->intr, __ATOMIC_ACQUIRE) == seq;
+		ret = shim_futex_op(&s->done, SDSM_FUTEX_WAIT, d,
+				    (intr ? 200 : 1000) * MS);
 		if (ret && ret != -ETIMEDOUT && ret != -EAGAIN &&
 		    ret != -EINTR)
 			shim_futex_lost(&s->done, -ret);
+		if ((ret == -EINTR && signal_ends) ||
+		    (ret == -ETIMEDOUT && intr))
+			want_intr(s, slot, seq);
 		/* The launcher could not start its server yet. */
-		if (ret == -ETIMEDOUT)
+		else if (ret == -ETIMEDOUT)
 			want_server(s, slot);
 	}
 }
@@ -323,6 +350,7 @@ static int call_enter(unsigned int slot, uintptr_t here)
 {
 	static bool said;
 	struct shim_fdcall *s = &shim_job->fdcalls[slot];
+	uint32_t seq;
 
 	if (nested(here)) {
 		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
@@ -330,7 +358,15 @@ static int call_enter(unsigned int slot, uintptr_t here)
 		return -EINTR;
 	}
 	call_frame = here;
-	wait_done(s, slot, __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE));
+	/*
+	 * A call of the slot still running was left by its thread (a
+	 * cancellation, or a longjmp() out of a signal handler): natively
+	 * it would have ended there, so it is ended now.
+	 */
+	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != seq)
+		want_intr(s, slot, seq);
+	wait_done(s, slot, seq, false);
 	return 0;
 }
 
@@ -339,8 +375,10 @@ static int call_enter(unsigned int slot, uintptr_t here)
  * consistency the buffers are the job's release-consistent memory: the
  * thread releases what it wrote before the call and acquires what the
  * call wrote after it, and the launcher's server does the converse.
+ * @signal_ends: as wait_done()'s.
  */
-static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
+static long post_call(unsigned int slot, unsigned int nr, const uint64_t a[6],
+		      bool signal_ends)
 {
 	struct shim_fdcall *s = &shim_job->fdcalls[slot];
 	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
@@ -352,10 +390,15 @@ static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
 	__atomic_store_n(&s->seq, ++seq, __ATOMIC_RELEASE);
 	shim_futex_op(&s->seq, SDSM_FUTEX_WAKE, 1, -1);
 	want_server(s, slot);
-	wait_done(s, slot, seq);
+	wait_done(s, slot, seq, signal_ends);
 	ret = s->ret;
 	shim_rc_sync();
 	return ret;
+}
+
+static long post(unsigned int slot, unsigned int nr, const uint64_t a[6])
+{
+	return post_call(slot, nr, a, false);
 }
 
 /* An object a call takes by pointer: argument @arg, @len bytes. */
@@ -382,10 +425,12 @@ static bool slot_fits(const struct shim_fdcall *s, size_t off, uint64_t len)
 /*
  * A call whose arguments point to objects @o[0 .. @n - 1] (@n <= 6): each
  * through the slot's page from @off on if it fits (slot_fits()), else as
- * it is if it is in the job's memory, else -EFAULT.
+ * it is if it is in the job's memory, else -EFAULT.  @signal_ends: as
+ * wait_done()'s.
  */
 static long post_objs(unsigned int slot, unsigned int nr, uint64_t a[6],
-		      const struct fd_obj *o, int n, size_t off)
+		      const struct fd_obj *o, int n, size_t off,
+		      bool signal_ends)
 {
 	struct shim_fdcall *s = &shim_job->fdcalls[slot];
 	void *user[6] = { NULL };
@@ -410,7 +455,7 @@ static long post_objs(unsigned int slot, unsigned int nr, uint64_t a[6],
 			memcpy(s->data + at[i], user[i], o[i].len);
 		a[o[i].arg] = (uintptr_t)(s->data + at[i]);
 	}
-	ret = post(slot, nr, a);
+	ret = post_call(slot, nr, a, signal_ends);
 	for (i = 0; i < n; i++)
 		if (user[i] && o[i].out && ret >= 0)
 			memcpy(user[i], s->data + at[i], o[i].len);
@@ -423,7 +468,7 @@ static long post_obj(unsigned int slot, unsigned int nr, uint64_t a[6],
 {
 	const struct fd_obj o = { arg, len, in, out };
 
-	return post_objs(slot, nr, a, &o, 1, off);
+	return post_objs(slot, nr, a, &o, 1, off, false);
 }
 
 /*
@@ -738,7 +783,7 @@ static long post_wait(unsigned int slot, unsigned int nr, uint64_t a[6],
 
 	if (mask && pthread_sigmask(SIG_SETMASK, mask, &old))
 		mask = NULL;
-	ret = post_objs(slot, nr, a, o, n, 0);
+	ret = post_objs(slot, nr, a, o, n, 0, true);
 	if (mask)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return ret;
@@ -875,12 +920,20 @@ static void flush_before(unsigned int nr, const uint64_t *a)
 	funlockfile(f);
 }
 
+/*
+ * The launcher's thread serving each slot, for want_intr()'s signal: set
+ * by the thread itself before it serves, read by the service thread.
+ */
+static pthread_t servers[SHIM_THREADS];
+
 static void *serve(void *arg)
 {
 	struct shim_fdcall *s = arg;
 	uint32_t done = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE), seq;
 	int ret;
 
+	__atomic_store_n(&servers[s - shim_job->fdcalls], pthread_self(),
+			 __ATOMIC_RELEASE);
 	for (;;) {
 		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 		if (seq == done) {
@@ -892,8 +945,12 @@ static void *serve(void *arg)
 			continue;
 		}
 		shim_rc_sync();		/* what the thread wrote */
-		flush_before(s->nr, s->args);
-		s->ret = fd_exec(s->nr, s->args);
+		if (__atomic_load_n(&s->intr, __ATOMIC_ACQUIRE) == seq) {
+			s->ret = -EINTR;	/* ended before it began */
+		} else {
+			flush_before(s->nr, s->args);
+			s->ret = fd_exec(s->nr, s->args);
+		}
 		shim_rc_sync();		/* what the call wrote */
 		done = seq;
 		__atomic_store_n(&s->done, seq, __ATOMIC_RELEASE);
@@ -902,7 +959,30 @@ static void *serve(void *arg)
 	return NULL;
 }
 
-/* From the launcher's service thread: start the servers asked for. */
+/*
+ * End slot @s's call in progress, if its asker wants it ended: a SIGSYS
+ * to the thread serving the slot, which the SIGSYS handler knows by its
+ * value (SHIM_SIG_INTR) and returns from.  Its sigaction has no
+ * SA_RESTART, so a blocking system call there returns EINTR (a read()
+ * that had data returns what it read).  One that came before the call
+ * began is lost: the asker asks again.
+ */
+static void interrupt(struct shim_fdcall *s)
+{
+	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	pthread_t t = __atomic_load_n(&servers[s - shim_job->fdcalls],
+				      __ATOMIC_ACQUIRE);
+	const union sigval v = { .sival_int = SHIM_SIG_INTR };
+
+	if (t && __atomic_load_n(&s->intr, __ATOMIC_ACQUIRE) == seq &&
+	    __atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != seq)
+		pthread_sigqueue(t, SIGSYS, v);
+}
+
+/*
+ * From the launcher's service thread: start the servers asked for, and
+ * end the calls whose askers want them ended (want_intr()).
+ */
 void shim_fd_serve(void)
 {
 	unsigned int w, i;
@@ -919,8 +999,10 @@ void shim_fd_serve(void)
 			i = __builtin_ctzll(bits);
 			bits &= bits - 1;
 			s = &shim_job->fdcalls[w * 64 + i];
-			if (__atomic_load_n(&s->server, __ATOMIC_ACQUIRE))
+			if (__atomic_load_n(&s->server, __ATOMIC_ACQUIRE)) {
+				interrupt(s);
 				continue;
+			}
 			/* On failure the thread asks again in a second. */
 			if (!shim_native_thread(serve, s))
 				__atomic_store_n(&s->server, 1,

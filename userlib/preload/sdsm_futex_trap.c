@@ -166,6 +166,10 @@ static void on_sigsys(int sig, siginfo_t *si, void *ctx)
 	long ret;
 
 	(void)sig;
+	/* The launcher ending a passed-on call its thread makes (sdsm_fd.c). */
+	if (si->si_code == SI_QUEUE && si->si_pid == getpid() &&
+	    si->si_value.sival_int == SHIM_SIG_INTR)
+		return;
 	if (si->si_code == SYS_SECCOMP &&
 	    (si->si_syscall == SYS_vfork || si->si_syscall == SYS_clone)) {
 		shim_say(SHIM_REFUSED_FMT, si->si_syscall == SYS_vfork ?
@@ -304,9 +308,11 @@ static int install_handler(void)
 	 * SA_NODEFER: a thread cancelled while it waits in here (glibc's
 	 * cancellation handler unwinds out of this one) would otherwise keep
 	 * SIGSYS blocked, and the first futex(2) of its clean-up would kill
-	 * the process.
+	 * the process.  No SA_RESTART: a SIGSYS of seccomp comes instead of
+	 * a system call, not during one, and the only other one handled is
+	 * SHIM_SIG_INTR, which is meant to end the call it interrupts.
 	 */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGSYS, &sa, NULL) < 0)
 		return -errno;

@@ -33,7 +33,12 @@
 #include "../sdsm_heap.h"
 #include "../sdsm_internal.h"
 
-#define SHIM_MAGIC		0x5344534aU	/* "SDSJ" */
+#define SHIM_MAGIC		0x5344534bU	/* "SDSK": the layout of P.c */
+/*
+ * The value of the SIGSYS the launcher queues to its thread serving a
+ * slot, to end that slot's call with EINTR (sdsm_fd.c, "interrupt").
+ */
+#define SHIM_SIG_INTR		0x53494e54	/* "SINT" */
 /* What a job says of a call it refuses (shim_say(), with the call). */
 #define SHIM_REFUSED_FMT	"%s is not supported in a job over several nodes (sdsmctl -N): a new process or program cannot follow the job's memory and threads"
 /* ... of a call on a thread of node %u (shim_say(), with the call). */
@@ -202,7 +207,9 @@ struct shim_fdcall {
 	uint32_t nr;		/* the system call */
 	uint64_t args[6];
 	int64_t ret;		/* what it returned, or -errno */
-	uint8_t data[4096 - 72];	/* buffers outside the job's memory */
+	uint32_t intr;		/* = seq: the asker wants that call ended */
+	uint32_t pad;
+	uint8_t data[4096 - 80];	/* what fits of the call's objects */
 };
 
 struct shim_ctl {
