@@ -75,6 +75,12 @@
  *         last also the start of one that main ends after joining it,
  *         then main prints a last line: "order header", "order thread
  *         0" ..., "order tail end", "order footer", as a native run;
+ *   interrupt  main makes an empty pipe; thread 0 (on node 1) polls it
+ *         for 20 s and main sends it SIGUSR1, whose handler does nothing;
+ *         thread 1 (on node 2) reads it, with a clean-up handler that
+ *         prints, and main cancels it: "interrupt poll -1 errno 4 early
+ *         1" and "interrupt cancel joined 1 canceled 1 cleanup 1 early
+ *         1" (early: within 10 s, not the poll's 20);
  *   prockill  main blocks SIGUSR1 and SIGUSR2; thread 0 kill()s main's
  *         pid with SIGUSR1 and thread 1 its own getpid() with SIGUSR2, as
  *         lbzip2's threads tell main they are done, and main takes both:
@@ -1126,6 +1132,86 @@ static int prockill(void)
 	return 0;
 }
 
+static int intr_pipe[2];
+static volatile int intr_cleaned;
+
+static double mono(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void intr_handler(int sig)
+{
+	(void)sig;
+}
+
+static void *intr_poller(void *p)
+{
+	struct pollfd pf = { intr_pipe[0], POLLIN, 0 };
+	double t0 = mono();
+	int r, e;
+
+	(void)p;
+	r = poll(&pf, 1, 20000);
+	e = errno;
+	printf("interrupt poll %d errno %d early %d\n", r, r < 0 ? e : 0,
+	       mono() - t0 < 10);
+	return NULL;
+}
+
+static void intr_cleanup(void *p)
+{
+	(void)p;
+	/* A passed-on write() of the slot whose read the cancel left. */
+	printf("interrupt cleanup on node %d\n", node_id());
+	intr_cleaned = 1;
+}
+
+static void *intr_reader(void *p)
+{
+	char c;
+
+	(void)p;
+	pthread_cleanup_push(intr_cleanup, NULL);
+	if (read(intr_pipe[0], &c, 1) >= 0)
+		printf("interrupt read returned\n");
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+/*
+ * A passed-on poll() that a signal handler interrupts, and a passed-on
+ * read() whose thread is cancelled (interrupt in the list above).
+ */
+static int interrupt(void)
+{
+	struct sigaction sa;
+	pthread_t t[2];
+	void *ret = NULL;
+	double t0;
+	int j;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = intr_handler;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) || pipe(intr_pipe) ||
+	    pthread_create(&t[0], NULL, intr_poller, NULL) ||
+	    pthread_create(&t[1], NULL, intr_reader, NULL))
+		return 1;
+	usleep(1000000);
+	t0 = mono();
+	pthread_kill(t[0], SIGUSR1);
+	pthread_join(t[0], NULL);
+	pthread_cancel(t[1]);
+	j = !pthread_join(t[1], &ret);
+	printf("interrupt cancel joined %d canceled %d cleanup %d early %d\n",
+	       j, ret == PTHREAD_CANCELED, intr_cleaned, mono() - t0 < 10);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int stack_slots[MAXT], nt = argc > 2 ? atoi(argv[2]) : 3, i;
@@ -1193,6 +1279,8 @@ int main(int argc, char **argv)
 		return order(nt);
 	if (!strcmp(mode, "prockill"))
 		return prockill();
+	if (!strcmp(mode, "interrupt"))
+		return interrupt();
 	if (!strcmp(mode, "fds"))
 		return fds(nt);
 	if (!strcmp(mode, "keys"))

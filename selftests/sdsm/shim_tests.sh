@@ -37,7 +37,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd lbzip2 pigz big_stacks release thread_calls signal_exit_race
-map_file descriptors order prockill keys cross_node_free calloc_fresh exit_status remote_segv sigint free_batched heap_homes
+map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv sigint free_batched heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -651,6 +651,24 @@ test_order() {
 # both with sigtimedwait (lbzip2's threads tell main they are done so).
 # Before, node 1's kill() went to whatever process of node 1 had that pid
 # (ESRCH: lbzip2 aborts) and node 2's killed its own worker.
+# A signal ends a passed-on poll() with EINTR; a thread cancelled in a
+# passed-on read() of an empty pipe is joined, and its clean-up handler's
+# printf() goes: the read is ended (each hung before 2026-12-05).
+test_interrupt() {
+	local rc=0
+	launch interrupt interrupt
+	finish interrupt 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	has_line "$T/interrupt.out" "interrupt poll -1 errno 4 early 1" \
+		"the signal did not end the poll at once" || rc=1
+	has_line "$T/interrupt.out" "interrupt cleanup on node 2" \
+		"the cancelled thread's clean-up handler printed nothing" || rc=1
+	has_line "$T/interrupt.out" "interrupt cancel joined 1 canceled 1 cleanup 1 early 1" \
+		"the thread cancelled in read() was not joined at once" || rc=1
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
 test_prockill() {
 	local rc=0
 	launch prockill prockill

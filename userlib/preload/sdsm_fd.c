@@ -334,6 +334,26 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
  */
 static __thread uintptr_t call_frame;
 
+/*
+ * A thread cancelled while it waits for its call: the call is left, and
+ * the thread's clean-up handlers' calls are its own, not nested in it,
+ * however deep their frames (printf()'s are deeper than read()'s).
+ */
+static void call_left(void *arg)
+{
+	(void)arg;
+	call_frame = 0;
+}
+
+/* wait_done() for this thread's own call, which a cancellation leaves. */
+static void wait_call(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
+		      bool signal_ends)
+{
+	pthread_cleanup_push(call_left, NULL);
+	wait_done(s, slot, seq, signal_ends);
+	pthread_cleanup_pop(0);
+}
+
 /* Whether a call from frame @here interrupted one of this thread's own. */
 static bool nested(uintptr_t here)
 {
@@ -390,7 +410,7 @@ static long post_call(unsigned int slot, unsigned int nr, const uint64_t a[6],
 	__atomic_store_n(&s->seq, ++seq, __ATOMIC_RELEASE);
 	shim_futex_op(&s->seq, SDSM_FUTEX_WAKE, 1, -1);
 	want_server(s, slot);
-	wait_done(s, slot, seq, signal_ends);
+	wait_call(s, slot, seq, signal_ends);
 	ret = s->ret;
 	shim_rc_sync();
 	return ret;
