@@ -234,29 +234,34 @@ host_steps_join() {
 		tap_judge bench-host "bench host test" "$(host_rc bench-host)"
 	fi
 }
-# The kernel's build has had the cores beside the tree's build; the host
-# steps start once it is done, so that they, not it, take the guests'
-# idle share.
-kernel_join
-host_steps > "$logdir/host-steps.log" 2>&1 &
-host_pid=$!
-
 # 4. The Debian packages (make deb, lintian, DKMS build; about a minute),
 # staged in out/deb/stage for the cluster suite "packages": in the
 # background beside the vcluster self-test (their own trees, no guest of
 # the cluster step), judged by packages_join before the cluster boots.
-# The packaging tools install in the foreground, before any guest runs.
+# The packaging tools install in the foreground, before any guest runs,
+# and beside the kernel's build (apt-get waits on the network and the
+# disk more than on the cores).
+deb_tools=0
 if want packages || want cluster; then
 	if step deps-deb 900 tools/deps.sh deb; then
-		{
-			step packages 900 tests/build/test_deb.sh
-			echo $? > "$logdir/packages.rc"
-		} > "$logdir/packages-step.log" 2>&1 &
-		pkg_pid=$!
+		deb_tools=1
 	else
 		show_tail "$logdir/deps-deb.log"
 		result "install the packaging tools (deps.sh deb)" 1
 	fi
+fi
+# The kernel's build has had the cores beside the tree's build; the host
+# steps and the packages start once it is done, so that they, not it,
+# take the guests' idle share.
+kernel_join
+host_steps > "$logdir/host-steps.log" 2>&1 &
+host_pid=$!
+if [ "$deb_tools" = 1 ]; then
+	{
+		step packages 900 tests/build/test_deb.sh
+		echo $? > "$logdir/packages.rc"
+	} > "$logdir/packages-step.log" 2>&1 &
+	pkg_pid=$!
 fi
 packages_join() {
 	[ -n "$pkg_pid" ] || return 0
