@@ -645,12 +645,6 @@ test_order() {
 	return "$rc"
 }
 
-# A process-directed signal from a thread on another node reaches the
-# job's process: main blocks SIGUSR1 and SIGUSR2, a thread on node 1
-# kill()s main's pid and one on node 2 its own getpid(), and main takes
-# both with sigtimedwait (lbzip2's threads tell main they are done so).
-# Before, node 1's kill() went to whatever process of node 1 had that pid
-# (ESRCH: lbzip2 aborts) and node 2's killed its own worker.
 # A signal ends a passed-on poll() with EINTR; a thread cancelled in a
 # passed-on read() of an empty pipe is joined, and its clean-up handler's
 # printf() goes: the read is ended (each hung before 2026-12-05).
@@ -669,6 +663,12 @@ test_interrupt() {
 	return "$rc"
 }
 
+# A process-directed signal from a thread on another node reaches the
+# job's process: main blocks SIGUSR1 and SIGUSR2, a thread on node 1
+# kill()s main's pid and one on node 2 its own getpid(), and main takes
+# both with sigtimedwait (lbzip2's threads tell main they are done so).
+# Before, node 1's kill() went to whatever process of node 1 had that pid
+# (ESRCH: lbzip2 aborts) and node 2's killed its own worker.
 test_prockill() {
 	local rc=0
 	launch prockill prockill
