@@ -843,23 +843,22 @@ static void *send_usr1(void *arg)
 }
 
 /* A handler that does nothing: the signal only interrupts. */
-static void on_usr2(int sig)
+static void on_signal(int sig)
 {
 	(void)sig;
-}
-
-static void *send_usr2(void *arg)
-{
-	usleep(100000);
-	pthread_kill(*(pthread_t *)arg, SIGUSR2);
-	return NULL;
 }
 
 /* What the clean-up handler of poll_cancelled() read, and in what time. */
 static long cleanup_read = -2;
 static char cleanup_buf[4];
 
-static double now_s(void);
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
 
 static void read_in_cleanup(void *arg)
 {
@@ -889,14 +888,6 @@ static __attribute__((unused)) void *poll_cancelled(void *arg)
 	shim_fd_poll(&pf, 1, &s20, NULL);
 	pthread_cleanup_pop(0);
 	return NULL;
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 /*
@@ -1006,11 +997,11 @@ static int t_fd_waits(void)
 		struct timespec s20 = { 20, 0 };
 		long ret;
 
-		signal(SIGUSR2, on_usr2);
-		CHECK(!pthread_create(&k, NULL, send_usr2, &me), "no thread");
+		signal(SIGUSR1, on_signal);
+		CHECK(!pthread_create(&k, NULL, send_usr1, &me), "no thread");
 		ret = shim_fd_poll(&pf, 1, &s20, NULL);
 		pthread_join(k, NULL);
-		signal(SIGUSR2, SIG_DFL);
+		signal(SIGUSR1, SIG_DFL);
 		CHECK(ret == -EINTR, "a poll a signal interrupted returned %ld",
 		      ret);
 	}

@@ -271,15 +271,20 @@ static long refuse(const struct fd_call *c, int fd, const char *why, int err)
 	return -err;
 }
 
-/* A slot with no server yet asks the launcher's service thread for one. */
-static void want_server(struct shim_fdcall *s, unsigned int slot)
+/* Slot @slot wants the launcher's service thread (shim_fd_serve()). */
+static void wake_service(unsigned int slot)
 {
-	if (__atomic_load_n(&s->server, __ATOMIC_ACQUIRE))
-		return;
 	__atomic_fetch_or(&shim_job->fd_want[slot / 64], 1ULL << (slot % 64),
 			  __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
 	shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
+}
+
+/* A slot with no server yet asks the launcher's service thread for one. */
+static void want_server(struct shim_fdcall *s, unsigned int slot)
+{
+	if (!__atomic_load_n(&s->server, __ATOMIC_ACQUIRE))
+		wake_service(slot);
 }
 
 /*
@@ -290,10 +295,7 @@ static void want_server(struct shim_fdcall *s, unsigned int slot)
 static void want_intr(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
 {
 	__atomic_store_n(&s->intr, seq, __ATOMIC_RELEASE);
-	__atomic_fetch_or(&shim_job->fd_want[slot / 64], 1ULL << (slot % 64),
-			  __ATOMIC_SEQ_CST);
-	__atomic_add_fetch(&shim_job->event, 1, __ATOMIC_SEQ_CST);
-	shim_futex_op(&shim_job->event, SDSM_FUTEX_WAKE, 1, -1);
+	wake_service(slot);
 }
 
 /*
