@@ -80,7 +80,11 @@
  *         thread 1 (on node 2) reads it, with a clean-up handler that
  *         prints, and main cancels it: "interrupt poll -1 errno 4 early
  *         1" and "interrupt cancel joined 1 canceled 1 cleanup 1 early
- *         1" (early: within 10 s, not the poll's 20);
+ *         1" (early: within 10 s, not the poll's 20); then thread 0
+ *         reads the pipe and main sends it SIGUSR1 again (the handler
+ *         has no SA_RESTART): "interrupt read -1 errno 4 early 1"; then
+ *         it reads again and main sends it SIGUSR2, whose handler
+ *         siglongjmp()s out: "interrupt jump early 1";
  *   prockill  main blocks SIGUSR1 and SIGUSR2; thread 0 kill()s main's
  *         pid with SIGUSR1 and thread 1 its own getpid() with SIGUSR2, as
  *         lbzip2's threads tell main they are done, and main takes both:
@@ -92,6 +96,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1134,6 +1139,8 @@ static int prockill(void)
 
 static int intr_pipe[2];
 static volatile int intr_cleaned;
+static int intr_reading;
+static sigjmp_buf intr_env;
 
 static double mono(void)
 {
@@ -1148,10 +1155,23 @@ static void intr_handler(int sig)
 	(void)sig;
 }
 
+static void intr_jump(int sig)
+{
+	(void)sig;
+	siglongjmp(intr_env, 1);
+}
+
+/*
+ * A poll() that a handler interrupts, a read() that a handler without
+ * SA_RESTART interrupts, then a read() that a handler leaves by
+ * siglongjmp(), as an alarm() timeout does: the printf() after it is a
+ * call of the thread's own, not one nested in the read.
+ */
 static void *intr_poller(void *p)
 {
 	struct pollfd pf = { intr_pipe[0], POLLIN, 0 };
-	double t0 = mono();
+	volatile double t0 = mono();
+	char c;
 	int r, e;
 
 	(void)p;
@@ -1159,6 +1179,19 @@ static void *intr_poller(void *p)
 	e = errno;
 	printf("interrupt poll %d errno %d early %d\n", r, r < 0 ? e : 0,
 	       mono() - t0 < 10);
+	__atomic_store_n(&intr_reading, 1, __ATOMIC_RELEASE);
+	t0 = mono();
+	r = read(intr_pipe[0], &c, 1);
+	e = errno;
+	printf("interrupt read %d errno %d early %d\n", r, r < 0 ? e : 0,
+	       mono() - t0 < 10);
+	if (!sigsetjmp(intr_env, 1)) {
+		__atomic_store_n(&intr_reading, 2, __ATOMIC_RELEASE);
+		t0 = mono();
+		if (read(intr_pipe[0], &c, 1) >= 0)
+			printf("interrupt read returned\n");
+	}
+	printf("interrupt jump early %d\n", mono() - t0 < 10);
 	return NULL;
 }
 
@@ -1182,9 +1215,20 @@ static void *intr_reader(void *p)
 	return NULL;
 }
 
+/* Until thread 0 is on its way into read() number @n (bounded: 30 s). */
+static void intr_wait_reading(int n)
+{
+	int i;
+
+	for (i = 0; i < 300 && __atomic_load_n(&intr_reading,
+					       __ATOMIC_ACQUIRE) < n; i++)
+		usleep(100000);
+	usleep(1000000);
+}
+
 /*
- * A passed-on poll() that a signal handler interrupts, and a passed-on
- * read() whose thread is cancelled (interrupt in the list above).
+ * Passed-on calls that signal handlers interrupt, and a passed-on read()
+ * whose thread is cancelled (interrupt in the list above).
  */
 static int interrupt(void)
 {
@@ -1197,14 +1241,22 @@ static int interrupt(void)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = intr_handler;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) || pipe(intr_pipe) ||
+	if (sigaction(SIGUSR1, &sa, NULL))
+		return 1;
+	sa.sa_handler = intr_jump;
+	if (sigaction(SIGUSR2, &sa, NULL) || pipe(intr_pipe) ||
 	    pthread_create(&t[0], NULL, intr_poller, NULL) ||
 	    pthread_create(&t[1], NULL, intr_reader, NULL))
 		return 1;
 	usleep(1000000);
 	t0 = mono();
 	pthread_kill(t[0], SIGUSR1);
+	intr_wait_reading(1);
+	pthread_kill(t[0], SIGUSR1);
+	intr_wait_reading(2);
+	pthread_kill(t[0], SIGUSR2);
 	pthread_join(t[0], NULL);
+	t0 = mono();
 	pthread_cancel(t[1]);
 	j = !pthread_join(t[1], &ret);
 	printf("interrupt cancel joined %d canceled %d cleanup %d early %d\n",

@@ -647,7 +647,12 @@ test_order() {
 
 # A signal ends a passed-on poll() with EINTR; a thread cancelled in a
 # passed-on read() of an empty pipe is joined, and its clean-up handler's
-# printf() goes: the read is ended (each hung before 2026-12-05).
+# printf() goes: the read is ended (each hung before 2026-12-05).  A
+# handler without SA_RESTART ends a passed-on read() with EINTR (it went
+# on before 2026-12-05, evening).  A handler that siglongjmp()s out of a
+# passed-on read() leaves it: the printf() after it was taken for the
+# handler's, nested in the read, and got EINTR (before 2026-12-05,
+# evening).
 test_interrupt() {
 	local rc=0
 	launch interrupt interrupt
@@ -659,6 +664,10 @@ test_interrupt() {
 		"the cancelled thread's clean-up handler printed nothing" || rc=1
 	has_line "$T/interrupt.out" "interrupt cancel joined 1 canceled 1 cleanup 1 early 1" \
 		"the thread cancelled in read() was not joined at once" || rc=1
+	has_line "$T/interrupt.out" "interrupt read -1 errno 4 early 1" \
+		"a handler without SA_RESTART did not end the read at once" || rc=1
+	has_line "$T/interrupt.out" "interrupt jump early 1" \
+		"the printf() after a handler's siglongjmp() out of read() was lost" || rc=1
 	nothing_left "$lpid" || rc=1
 	return "$rc"
 }

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -890,6 +891,45 @@ static __attribute__((unused)) void *poll_cancelled(void *arg)
 	return NULL;
 }
 
+/* A handler without SA_RESTART, as sdsm_shim.c's trampoline runs it. */
+static void on_signal_no_restart(int sig)
+{
+	(void)sig;
+	shim_fd_no_restart();
+}
+
+/* SIGUSR1 to @arg after 100 ms, then a byte into the pipe 300 ms later. */
+static void *send_usr1_then_byte(void *arg)
+{
+	send_usr1(arg);
+	usleep(300000);
+	if (write(42 + FD_OFF, "b", 1) != 1)
+		perror("write");
+	return NULL;
+}
+
+/* Where jump_out() leaves a passed-on poll for. */
+static sigjmp_buf jump_env;
+
+static void jump_out(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_env, 1);
+}
+
+/* A pread() of the launcher's 40 from a frame 4 KiB below its caller's. */
+static __attribute__((noinline)) long deep_pread(char *buf)
+{
+	volatile char pad[4096];
+	long ret;
+
+	pad[0] = 0;
+	ret = pread(40, buf, 3, 0);
+	if (ret < 0)
+		ret = -errno;
+	return ret + pad[0];
+}
+
 /*
  * poll(2) and select(2) on the launcher's descriptors (sdsm_paths.c's
  * interposers come here): 41 is a pipe's end with a byte to read, 42 its
@@ -1034,6 +1074,75 @@ static int t_fd_waits(void)
 		      strerror(errno), now_s() - t0);
 	}
 #endif
+	/*
+	 * A handler that leaves a passed-on poll by siglongjmp(): the poll
+	 * ends at once, as it did natively, and the thread's next call, from
+	 * a frame deeper than the poll's, is its own (it returned EINTR, as
+	 * one nested in the poll, while the poll's frame was thought live).
+	 */
+	{
+		struct shim_fdcall *s = &shim_job->fdcalls[0];
+		struct pollfd pf = { 41, POLLPRI, 0 };
+		struct timespec s20 = { 20, 0 };
+		pthread_t me = pthread_self(), k;
+		char b[4] = "";
+		double t0;
+		long ret;
+
+		signal(SIGUSR1, jump_out);
+		CHECK(!pthread_create(&k, NULL, send_usr1, &me), "no thread");
+		if (!sigsetjmp(jump_env, 1))
+			shim_fd_poll(&pf, 1, &s20, NULL);
+		pthread_join(k, NULL);
+		signal(SIGUSR1, SIG_DFL);
+		t0 = now_s();
+		while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) !=
+		       __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) &&
+		       now_s() - t0 < 10)
+			usleep(10000);
+		CHECK(now_s() - t0 < 5, "a poll left by siglongjmp ended in %.1f s",
+		      now_s() - t0);
+		ret = deep_pread(b);
+		CHECK(ret == 3 && !memcmp(b, "012", 3),
+		      "the call after a poll left by siglongjmp: %ld", ret);
+	}
+	/*
+	 * A passed-on read() of the empty pipe: a handler without
+	 * SA_RESTART ends it with EINTR, one with SA_RESTART does not (the
+	 * read gets the byte written after the signal).  Before 2026-12-05
+	 * (evening) both went on.
+	 */
+	{
+		pthread_t me = pthread_self(), k;
+		char c = 0;
+		double t0;
+		long ret;
+
+		CHECK(read(41, &c, 1) == 1, "the pipe's byte: %s",
+		      strerror(errno));
+		signal(SIGUSR1, on_signal_no_restart);
+		CHECK(!pthread_create(&k, NULL, send_usr1_then_byte, &me),
+		      "no thread");
+		t0 = now_s();
+		errno = 0;
+		ret = read(41, &c, 1);
+		CHECK(ret == -1 && errno == EINTR && now_s() - t0 < 0.35,
+		      "a read a handler without SA_RESTART interrupted: %ld, %s, %.2f s",
+		      ret, strerror(errno), now_s() - t0);
+		pthread_join(k, NULL);
+		CHECK(read(41, &c, 1) == 1 && c == 'b', "the byte after: %s",
+		      strerror(errno));
+		signal(SIGUSR1, on_signal);
+		CHECK(!pthread_create(&k, NULL, send_usr1_then_byte, &me),
+		      "no thread");
+		c = 0;
+		ret = read(41, &c, 1);
+		pthread_join(k, NULL);
+		signal(SIGUSR1, SIG_DFL);
+		CHECK(ret == 1 && c == 'b',
+		      "a read a handler with SA_RESTART interrupted: %ld, %s",
+		      ret, strerror(errno));
+	}
 	close(41 + FD_OFF);
 	close(42 + FD_OFF);
 	return 1;

@@ -34,6 +34,7 @@
  * makes them on the launcher when they wait on its descriptors.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -44,6 +45,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdio_ext.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/select.h>
@@ -54,6 +56,8 @@
 #include <unistd.h>
 
 #include "sdsm_shim.h"
+
+#define EXPORT		__attribute__((visibility("default")))
 
 #define MS		1000000LL
 #define KTERMIOS	36	/* the kernel's struct termios (TCGETS) */
@@ -298,12 +302,21 @@ static void want_intr(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
 	wake_service(slot);
 }
 
+/* Set when a handler without SA_RESTART ran on this thread. */
+static __thread bool no_restart_ran;
+
+void shim_fd_no_restart(void)
+{
+	no_restart_ran = true;
+}
+
 /*
- * Until the slot's call @seq is answered.  If @signal_ends, a signal
- * handler that ran while the thread waited ends the call (poll() and
- * select(), which the kernel never restarts after a handler).  An
- * interrupt asked for is asked again every 200 ms: its signal may have
- * come between two calls of the server.
+ * Until the slot's call @seq is answered.  A signal handler that ran
+ * while the thread waited ends the call if @signal_ends (poll() and
+ * select(), which the kernel never restarts after a handler) or if the
+ * handler had no SA_RESTART (shim_fd_no_restart()): so the kernel ends
+ * a blocking call natively.  An interrupt asked for is asked again every
+ * 200 ms: its signal may have come between two calls of the server.
  */
 static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
 		      bool signal_ends)
@@ -319,7 +332,7 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
 		if (ret && ret != -ETIMEDOUT && ret != -EAGAIN &&
 		    ret != -EINTR)
 			shim_futex_lost(&s->done, -ret);
-		if ((ret == -EINTR && signal_ends) ||
+		if ((ret == -EINTR && (signal_ends || no_restart_ran)) ||
 		    (ret == -ETIMEDOUT && intr))
 			want_intr(s, slot, seq);
 		/* The launcher could not start its server yet. */
@@ -337,14 +350,32 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
 static __thread uintptr_t call_frame;
 
 /*
- * A thread cancelled while it waits for its call: the call is left, and
- * the thread's clean-up handlers' calls are its own, not nested in it,
- * however deep their frames (printf()'s are deeper than read()'s).
+ * This thread leaves its call in progress unanswered: a cancellation
+ * unwinds it, or a signal handler that interrupted it leaves by
+ * longjmp().  Natively the call ended there, so the launcher is asked to
+ * end it now (the slot's next call makes sure it did: call_enter()), and
+ * the thread's later calls are its own, not nested in it, however deep
+ * their frames (a clean-up handler's printf() is deeper than read()).
  */
+static void leave_call(void)
+{
+	int slot = shim_thread_slot();
+	struct shim_fdcall *s;
+	uint32_t seq;
+
+	if (call_frame && slot >= 0) {
+		s = &shim_job->fdcalls[slot];
+		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != seq)
+			want_intr(s, slot, seq);
+	}
+	call_frame = 0;
+}
+
 static void call_left(void *arg)
 {
 	(void)arg;
-	call_frame = 0;
+	leave_call();
 }
 
 /* wait_done() for this thread's own call, which a cancellation leaves. */
@@ -406,6 +437,7 @@ static long post_call(unsigned int slot, unsigned int nr, const uint64_t a[6],
 	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 	long ret;
 
+	no_restart_ran = false;
 	shim_rc_sync();
 	s->nr = nr;
 	memcpy(s->args, a, sizeof(s->args));
@@ -753,6 +785,75 @@ long shim_fd_path_call(unsigned int nr, uint64_t a[6], int p1, int p2,
 out:
 	call_frame = 0;
 	return ret;
+}
+
+/* ---- longjmp(3) out of a signal handler ---- */
+
+/*
+ * A longjmp() from below the frame of this thread's call in progress is
+ * a signal handler's that interrupted the call: it leaves the call
+ * (leave_call()).  A handler that jumps within itself leaves it too:
+ * the call then returns EINTR, or what it had done.  The C library's
+ * functions are found before main() (a handler cannot call dlsym()).
+ */
+typedef void jump_fn(void *env, int val);
+
+enum { JUMP_LONGJMP, JUMP__LONGJMP, JUMP_SIGLONGJMP, JUMP_CHK, JUMPS };
+
+static jump_fn *real_jump[JUMPS];
+
+static __attribute__((constructor)) void find_jumps(void)
+{
+	static const char *const names[JUMPS] = {
+		"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"
+	};
+	unsigned int i;
+
+	for (i = 0; i < JUMPS; i++)
+		real_jump[i] = (jump_fn *)dlsym(RTLD_NEXT, names[i]);
+}
+
+static __attribute__((noreturn)) void jump(unsigned int i, void *env,
+					   int val)
+{
+	jump_fn *f = real_jump[i] ? real_jump[i] : real_jump[JUMP_LONGJMP];
+
+	if (nested((uintptr_t)__builtin_frame_address(0)))
+		leave_call();
+	if (!f)
+		abort();
+	f(env, val);
+	__builtin_unreachable();
+}
+
+/* Under their C library names, whatever <setjmp.h> makes of those. */
+EXPORT __attribute__((noreturn)) void shim_longjmp(void *env, int val)
+	__asm__("longjmp");
+EXPORT __attribute__((noreturn)) void shim__longjmp(void *env, int val)
+	__asm__("_longjmp");
+EXPORT __attribute__((noreturn)) void shim_siglongjmp(void *env, int val)
+	__asm__("siglongjmp");
+EXPORT __attribute__((noreturn)) void shim_longjmp_chk(void *env, int val)
+	__asm__("__longjmp_chk");
+
+void shim_longjmp(void *env, int val)
+{
+	jump(JUMP_LONGJMP, env, val);
+}
+
+void shim__longjmp(void *env, int val)
+{
+	jump(JUMP__LONGJMP, env, val);
+}
+
+void shim_siglongjmp(void *env, int val)
+{
+	jump(JUMP_SIGLONGJMP, env, val);
+}
+
+void shim_longjmp_chk(void *env, int val)
+{
+	jump(JUMP_CHK, env, val);
 }
 
 /* ---- poll(2) and select(2): descriptors in an array ---- */

@@ -916,6 +916,72 @@ static bool shared_sig(int sig)
 	       sig != SIGKILL && sig != SIGSTOP;
 }
 
+/*
+ * On a worker, a handler without SA_RESTART runs through a trampoline
+ * that tells sdsm_fd.c it ran (shim_fd_no_restart()): a call passed on to
+ * the launcher that it interrupts then ends with EINTR, as the kernel
+ * ends a blocking read() natively; one with SA_RESTART goes on.  What
+ * sigaction() and signal() return is the program's own handler and
+ * flags.  wrapped[sig]: the handler the trampoline calls.
+ */
+struct wrapped_act {
+	uintptr_t fn;
+	int flags;
+};
+
+static struct wrapped_act wrapped[SHIM_NSIG];
+
+static void no_restart_tramp(int sig, siginfo_t *info, void *ctx)
+{
+	uintptr_t fn = __atomic_load_n(&wrapped[sig].fn, __ATOMIC_ACQUIRE);
+	int flags = __atomic_load_n(&wrapped[sig].flags, __ATOMIC_RELAXED);
+
+	shim_fd_no_restart();
+	if (flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))fn)(sig, info, ctx);
+	else
+		((void (*)(int))fn)(sig);
+}
+
+static bool wants_tramp(int sig, const struct sigaction *act)
+{
+	return sdsm_shim_role == 2 && shared_sig(sig) &&
+	       !(act->sa_flags & SA_RESTART) && act->sa_handler != SIG_DFL &&
+	       act->sa_handler != SIG_IGN;
+}
+
+/* sigaction(2), with the trampoline where wants_tramp(). */
+static int set_sigaction(int sig, const struct sigaction *act,
+			 struct sigaction *old)
+{
+	struct wrapped_act prev;
+	struct sigaction t;
+	int ret;
+
+	if (sig <= 0 || sig >= SHIM_NSIG)
+		return real_sigaction(sig, act, old);
+	prev = wrapped[sig];
+	if (act && wants_tramp(sig, act)) {
+		t = *act;
+		t.sa_sigaction = no_restart_tramp;
+		t.sa_flags |= SA_SIGINFO;
+		__atomic_store_n(&wrapped[sig].flags, act->sa_flags,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&wrapped[sig].fn, (uintptr_t)act->sa_sigaction,
+				 __ATOMIC_RELEASE);
+		act = &t;
+	}
+	ret = real_sigaction(sig, act, old);
+	if (ret && act == &t)
+		wrapped[sig] = prev;
+	if (!ret && old && old->sa_sigaction == no_restart_tramp) {
+		old->sa_sigaction = (void (*)(int, siginfo_t *, void *))prev.fn;
+		old->sa_flags = (old->sa_flags & ~SA_SIGINFO) |
+				(prev.flags & SA_SIGINFO);
+	}
+	return ret;
+}
+
 static void apply_sigactions(void)
 {
 	uint32_t gen = __atomic_load_n(&shim_job->sig_gen, __ATOMIC_ACQUIRE);
@@ -936,7 +1002,7 @@ static void apply_sigactions(void)
 				  (uintptr_t)a->handler;
 		sa.sa_flags = (int)a->flags;
 		set_of(a->mask, &sa.sa_mask);
-		real_sigaction(sig, &sa, NULL);
+		set_sigaction(sig, &sa, NULL);
 	}
 }
 
@@ -961,7 +1027,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act,
 	int ret;
 
 	resolve();
-	ret = real_sigaction(sig, act, old);
+	ret = set_sigaction(sig, act, old);
 	if (!ret && act)
 		publish_sigaction(sig, act);
 	return ret;
@@ -976,7 +1042,10 @@ EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	resolve();
 	if (!real)
 		real = dlsym(RTLD_NEXT, "signal");
+	/* SA_RESTART: no trampoline, but one may have been there. */
 	ret = real(sig, handler);
+	if ((uintptr_t)ret == (uintptr_t)no_restart_tramp)
+		ret = (sighandler_t)wrapped[sig].fn;
 	if (ret != SIG_ERR && !real_sigaction(sig, NULL, &now))
 		publish_sigaction(sig, &now);
 	return ret;

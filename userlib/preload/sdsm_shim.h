@@ -380,6 +380,11 @@ long shim_fd_select(int nfds, fd_set *r, fd_set *w, fd_set *e,
 		    struct timeval *tv, const struct timespec *ts,
 		    const sigset_t *mask);
 void shim_fd_serve(void);
+/*
+ * A handler without SA_RESTART runs on this thread (sdsm_shim.c's
+ * trampoline): a passed-on call it interrupts ends with EINTR.
+ */
+void shim_fd_no_restart(void);
 /* sdsm_shim.c: the slot of this job thread, or -1; a thread of this
  * process only, detached, every signal blocked. */
 int shim_thread_slot(void);
