@@ -1155,10 +1155,12 @@ static void intr_handler(int sig)
 	(void)sig;
 }
 
+/* Only into the sigsetjmp() of the second read (the first may not end). */
 static void intr_jump(int sig)
 {
 	(void)sig;
-	siglongjmp(intr_env, 1);
+	if (__atomic_load_n(&intr_reading, __ATOMIC_ACQUIRE) == 2)
+		siglongjmp(intr_env, 1);
 }
 
 /*
