@@ -302,6 +302,16 @@ static void want_intr(struct shim_fdcall *s, unsigned int slot, uint32_t seq)
 	wake_service(slot);
 }
 
+/* want_intr() for the slot's last call if it still runs; its number. */
+static uint32_t end_running(struct shim_fdcall *s, unsigned int slot)
+{
+	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != seq)
+		want_intr(s, slot, seq);
+	return seq;
+}
+
 /* Set when a handler without SA_RESTART ran on this thread. */
 static __thread bool no_restart_ran;
 
@@ -360,15 +370,9 @@ static __thread uintptr_t call_frame;
 static void leave_call(void)
 {
 	int slot = shim_thread_slot();
-	struct shim_fdcall *s;
-	uint32_t seq;
 
-	if (call_frame && slot >= 0) {
-		s = &shim_job->fdcalls[slot];
-		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != seq)
-			want_intr(s, slot, seq);
-	}
+	if (call_frame && slot >= 0)
+		end_running(&shim_job->fdcalls[slot], slot);
 	call_frame = 0;
 }
 
@@ -414,11 +418,10 @@ static int call_enter(unsigned int slot, uintptr_t here)
 	/*
 	 * A call of the slot still running was left by its thread (a
 	 * cancellation, or a longjmp() out of a signal handler): natively
-	 * it would have ended there, so it is ended now.
+	 * it would have ended there, so it is ended now (if leave_call()'s
+	 * interrupt was lost) and waited for.
 	 */
-	seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) != seq)
-		want_intr(s, slot, seq);
+	seq = end_running(s, slot);
 	wait_done(s, slot, seq, false);
 	return 0;
 }
@@ -795,29 +798,22 @@ out:
  * (leave_call()).  A handler that jumps within itself leaves it too:
  * the call then returns EINTR, or what it had done.  The C library's
  * functions are found before main() (a handler cannot call dlsym()).
+ * glibc's longjmp, _longjmp and siglongjmp are one function (the mask
+ * is restored if sigsetjmp() saved it); __longjmp_chk is
+ * _FORTIFY_SOURCE's.
  */
 typedef void jump_fn(void *env, int val);
 
-enum { JUMP_LONGJMP, JUMP__LONGJMP, JUMP_SIGLONGJMP, JUMP_CHK, JUMPS };
-
-static jump_fn *real_jump[JUMPS];
+static jump_fn *real_longjmp, *real_longjmp_chk;
 
 static __attribute__((constructor)) void find_jumps(void)
 {
-	static const char *const names[JUMPS] = {
-		"longjmp", "_longjmp", "siglongjmp", "__longjmp_chk"
-	};
-	unsigned int i;
-
-	for (i = 0; i < JUMPS; i++)
-		real_jump[i] = (jump_fn *)dlsym(RTLD_NEXT, names[i]);
+	real_longjmp = (jump_fn *)dlsym(RTLD_NEXT, "siglongjmp");
+	real_longjmp_chk = (jump_fn *)dlsym(RTLD_NEXT, "__longjmp_chk");
 }
 
-static __attribute__((noreturn)) void jump(unsigned int i, void *env,
-					   int val)
+static __attribute__((noreturn)) void jump(jump_fn *f, void *env, int val)
 {
-	jump_fn *f = real_jump[i] ? real_jump[i] : real_jump[JUMP_LONGJMP];
-
 	if (nested((uintptr_t)__builtin_frame_address(0)))
 		leave_call();
 	if (!f)
@@ -827,33 +823,23 @@ static __attribute__((noreturn)) void jump(unsigned int i, void *env,
 }
 
 /* Under their C library names, whatever <setjmp.h> makes of those. */
-EXPORT __attribute__((noreturn)) void shim_longjmp(void *env, int val)
-	__asm__("longjmp");
-EXPORT __attribute__((noreturn)) void shim__longjmp(void *env, int val)
-	__asm__("_longjmp");
 EXPORT __attribute__((noreturn)) void shim_siglongjmp(void *env, int val)
 	__asm__("siglongjmp");
+EXPORT __attribute__((noreturn)) void shim_longjmp(void *env, int val)
+	__asm__("longjmp") __attribute__((alias("siglongjmp")));
+EXPORT __attribute__((noreturn)) void shim__longjmp(void *env, int val)
+	__asm__("_longjmp") __attribute__((alias("siglongjmp")));
 EXPORT __attribute__((noreturn)) void shim_longjmp_chk(void *env, int val)
 	__asm__("__longjmp_chk");
 
-void shim_longjmp(void *env, int val)
-{
-	jump(JUMP_LONGJMP, env, val);
-}
-
-void shim__longjmp(void *env, int val)
-{
-	jump(JUMP__LONGJMP, env, val);
-}
-
 void shim_siglongjmp(void *env, int val)
 {
-	jump(JUMP_SIGLONGJMP, env, val);
+	jump(real_longjmp, env, val);
 }
 
 void shim_longjmp_chk(void *env, int val)
 {
-	jump(JUMP_CHK, env, val);
+	jump(real_longjmp_chk ? real_longjmp_chk : real_longjmp, env, val);
 }
 
 /* ---- poll(2) and select(2): descriptors in an array ---- */
