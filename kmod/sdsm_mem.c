@@ -1796,8 +1796,11 @@ static void sdsm_rc_done(struct sdsm_rctx *c)
 		WRITE_ONCE(sum->stamp, st->stamp);
 	if (r->rc_local.lost != c->lost)
 		atomic_add(r->rc_local.lost - c->lost, &sdsm_rc_lost);
+	/* Counted before rc_lock is dropped: sdsm_rc_region_flush(). */
+	if (d > 0)
+		atomic_add(d, &sdsm_rc_unacked);
 	mutex_unlock(&r->rc_lock);
-	if (d && !atomic_add_return(d, &sdsm_rc_unacked))
+	if (d < 0 && !atomic_add_return(d, &sdsm_rc_unacked))
 		wake_up_all(&sdsm_rc_wq);
 	sdsm_page_count_cached(r, c->pg, cached);
 }
@@ -2056,11 +2059,25 @@ static bool sdsm_rc_sum_written(const struct sdsm_rc_sum *sum, void *arg)
 	return READ_ONCE(sum->nr_rw);
 }
 
-/* Flush every page of @r written in this interval (sdsm_rc_flush()). */
+/*
+ * Flush every page of @r written in this interval (sdsm_rc_flush()).
+ *
+ * The walk skips, without a lock, a page that another core call took out
+ * of RW: a release of another thread, or an acquire whose notice found
+ * the page dirty and stale.  Its diff holds this thread's writes too, so
+ * this release must wait for its DIFF_ACK before publishing.  That call
+ * counts the diff in sdsm_rc_unacked before it drops rc_lock
+ * (sdsm_rc_done()): taking rc_lock after the walk waits for any such call
+ * still running, and makes its count visible to the caller's wait.
+ */
 static void sdsm_rc_region_flush(struct sdsm_region *r, void *arg)
 {
+	if (!r->rc_chunks)
+		return;
 	sdsm_rc_slot_for_each(r, true, sdsm_rc_sum_written, sdsm_rc_slot_flush,
 			      NULL);
+	mutex_lock(&r->rc_lock);
+	mutex_unlock(&r->rc_lock);
 }
 
 /**
