@@ -49,12 +49,23 @@
  *	acquire, checks every word against VALUE: prints "wait R first F
  *	wrong N" (R: woken, EAGAIN or the error) and exits 0 if the wait
  *	was woken or EAGAIN and N is 0.
+ *   rc_util counters NAME NODE NNODES THREADS ROUNDS LOCK BARRIER
+ *	THREADS threads of this node: thread t adds 1 to counter t under
+ *	lock LOCK + t, then works 0.2 ms before it releases the lock;
+ *	ROUNDS times.  Thread t of every node shares counter and lock t,
+ *	and all counters are in the region's one page: this node's
+ *	threads release their locks, and acquire notices of that page,
+ *	while the others' writes to it are open.  After barrier BARRIER
+ *	(NNODES nodes done), each counter must be NNODES * ROUNDS under
+ *	its lock: prints "counters T rounds R wrong N" and exits 0 if N is
+ *	0.
  *
  * Every wait is bounded: a lock, barrier or futex ioctl by 60 s.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,6 +419,74 @@ static int await(char **av)
 	return (err && err != EAGAIN) || p[0] != value || wrong;
 }
 
+struct counter_arg {
+	volatile uint32_t *word;
+	uint64_t lock;
+	unsigned long rounds;
+};
+
+static void *counter_thread(void *v)
+{
+	struct counter_arg *a = v;
+	struct timespec t0, t1;
+	unsigned long r;
+
+	for (r = 0; r < a->rounds; r++) {
+		lock_op(a->lock, SDSM_LOCK_ACQUIRE);
+		++*a->word;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+		while ((t1.tv_sec - t0.tv_sec) * 1000000000L +
+		       t1.tv_nsec - t0.tv_nsec < 200000);
+		lock_op(a->lock, SDSM_LOCK_RELEASE);
+	}
+	return NULL;
+}
+
+/* Counters 64 bytes apart in one page. */
+#define COUNTERS	(PAGE / 64)
+
+static int counters(char **av)
+{
+	unsigned long node = num(av[1]), nn = num(av[2]), nt = num(av[3]);
+	unsigned long rounds = num(av[4]), t, wrong = 0;
+	uint64_t lock = num(av[5]), bar = num(av[6]);
+	struct counter_arg arg[COUNTERS];
+	pthread_t th[COUNTERS];
+	volatile uint32_t *p;
+
+	if (!nt || nt > COUNTERS || node >= nn) {
+		fprintf(stderr, "rc_util: 1 to %lu threads, NODE below NNODES\n",
+			COUNTERS);
+		return 3;
+	}
+	p = region(av[0], 1, SDSM_REGION_F_RELEASE);
+	for (t = 0; t < nt; t++)
+		arg[t] = (struct counter_arg){ p + t * 16, lock + t, rounds };
+	barrier_count(bar, nn);
+	for (t = 0; t < nt; t++) {
+		errno = pthread_create(&th[t], NULL, counter_thread, &arg[t]);
+		if (errno)
+			die("pthread_create");
+	}
+	for (t = 0; t < nt; t++)
+		pthread_join(th[t], NULL);
+	barrier_count(bar, nn);
+	for (t = 0; t < nt; t++) {
+		uint32_t v, want = nn * rounds;
+
+		lock_op(arg[t].lock, SDSM_LOCK_ACQUIRE);
+		v = *arg[t].word;
+		lock_op(arg[t].lock, SDSM_LOCK_RELEASE);
+		if (v != want && wrong++ < 5)
+			fprintf(stderr, "counter %lu: %u, want %u\n", t, v,
+				want);
+	}
+	printf("counters %lu rounds %lu wrong %lu\n", nt, rounds, wrong);
+	return !!wrong;
+}
+
 static const struct {
 	const char *name;
 	int args;
@@ -424,6 +503,7 @@ static const struct {
 	{ "bar_read", 6, bar_read },
 	{ "post", 3, post },
 	{ "await", 5, await },
+	{ "counters", 7, counters },
 };
 
 int main(int argc, char **argv)
@@ -441,6 +521,6 @@ int main(int argc, char **argv)
 			die("/dev/sdsm");
 		return cmds[i].fn(argv + 2);
 	}
-	fprintf(stderr, "usage: rc_util disjoint|write|write_first|read|read_rest|stale|mixed|bar_write|bar_read|post|await ARGS (see the source)\n");
+	fprintf(stderr, "usage: rc_util disjoint|write|write_first|read|read_rest|stale|mixed|bar_write|bar_read|post|await|counters ARGS (see the source)\n");
 	return 3;
 }
