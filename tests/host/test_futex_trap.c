@@ -930,6 +930,51 @@ static __attribute__((noinline)) long deep_pread(char *buf)
 	return ret + pad[0];
 }
 
+/* Seconds until slot @s ran its last call (done == seq), at most 10. */
+static double slot_idle_s(struct shim_fdcall *s)
+{
+	double t0 = now_s();
+
+	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) && now_s() - t0 < 10)
+		usleep(10000);
+	return now_s() - t0;
+}
+
+/* A stack above the thread's for poll_left_on_altstack(): main's. */
+#define ALT_SIZE	65536
+static char *alt_above;
+static long alt_read = -2;
+
+/*
+ * A job thread of slot 0 whose passed-on poll of 20 s a handler on an
+ * alternate signal stack (alt_above) leaves by siglongjmp(); then a
+ * pread() from a deeper frame, its result in alt_read.
+ */
+static void *poll_left_on_altstack(void *arg)
+{
+	struct pollfd pf = { 41, POLLPRI, 0 };
+	struct timespec s20 = { 20, 0 };
+	stack_t ss = { .ss_sp = alt_above, .ss_size = ALT_SIZE };
+	pthread_t me = pthread_self(), k;
+	char b[4] = "";
+
+	(void)arg;
+	fd_slot = 0;
+	if (sigaltstack(&ss, NULL) ||
+	    pthread_create(&k, NULL, send_usr1, &me))
+		return NULL;
+	if (!sigsetjmp(jump_env, 1))
+		shim_fd_poll(&pf, 1, &s20, NULL);
+	pthread_join(k, NULL);
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+	alt_read = deep_pread(b);
+	if (alt_read == 3 && memcmp(b, "012", 3))
+		alt_read = -EPROTO;
+	return NULL;
+}
+
 /*
  * poll(2) and select(2) on the launcher's descriptors (sdsm_paths.c's
  * interposers come here): 41 is a pipe's end with a byte to read, 42 its
@@ -1086,7 +1131,7 @@ static int t_fd_waits(void)
 		struct timespec s20 = { 20, 0 };
 		pthread_t me = pthread_self(), k;
 		char b[4] = "";
-		double t0;
+		double took;
 		long ret;
 
 		signal(SIGUSR1, jump_out);
@@ -1095,16 +1140,41 @@ static int t_fd_waits(void)
 			shim_fd_poll(&pf, 1, &s20, NULL);
 		pthread_join(k, NULL);
 		signal(SIGUSR1, SIG_DFL);
-		t0 = now_s();
-		while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) !=
-		       __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) &&
-		       now_s() - t0 < 10)
-			usleep(10000);
-		CHECK(now_s() - t0 < 5, "a poll left by siglongjmp ended in %.1f s",
-		      now_s() - t0);
+		took = slot_idle_s(s);
+		CHECK(took < 5, "a poll left by siglongjmp ended in %.1f s",
+		      took);
 		ret = deep_pread(b);
 		CHECK(ret == 3 && !memcmp(b, "012", 3),
 		      "the call after a poll left by siglongjmp: %ld", ret);
+	}
+	/*
+	 * The same with the handler on an alternate signal stack above the
+	 * thread's (here main's: a thread's stack lies below it): its frame
+	 * was not below the poll's, so the jump was not seen to leave the
+	 * poll, and the next call got EINTR.
+	 */
+	{
+		struct shim_fdcall *s = &shim_job->fdcalls[0];
+		struct sigaction sa = { .sa_handler = jump_out,
+					.sa_flags = SA_ONSTACK };
+		char alt[ALT_SIZE];
+		pthread_t k;
+		double took;
+
+		alt_above = alt;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		CHECK(!pthread_create(&k, NULL, poll_left_on_altstack, NULL),
+		      "no thread");
+		pthread_join(k, NULL);
+		signal(SIGUSR1, SIG_DFL);
+		took = slot_idle_s(s);
+		CHECK(took < 5,
+		      "a poll left from an alternate stack ended in %.1f s",
+		      took);
+		CHECK(alt_read == 3,
+		      "the call after a poll left from an alternate stack: %ld",
+		      alt_read);
 	}
 	/*
 	 * A passed-on read() of the empty pipe: a handler without

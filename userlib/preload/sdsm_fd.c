@@ -353,9 +353,9 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
 
 /*
  * The frame of this thread's call in progress (shim_fd_trap(),
- * shim_fd_path_call()): a call from a frame below it is a signal
- * handler's that interrupted it; one from above it comes after a
- * cancellation unwound it.
+ * shim_fd_path_call()): a call from a frame below it, or on the thread's
+ * alternate signal stack, is a signal handler's that interrupted it
+ * (nested()); one from above it comes after a cancellation unwound it.
  */
 static __thread uintptr_t call_frame;
 
@@ -391,10 +391,21 @@ static void wait_call(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
 	pthread_cleanup_pop(0);
 }
 
-/* Whether a call from frame @here interrupted one of this thread's own. */
+/*
+ * Whether a call from frame @here interrupted one of this thread's own: a
+ * frame below the call's, or any on the thread's alternate signal stack
+ * (a handler's with SA_ONSTACK, wherever that stack lies; only a
+ * handler's code runs there).
+ */
 static bool nested(uintptr_t here)
 {
-	return call_frame && here < call_frame;
+	stack_t ss;
+
+	if (!call_frame)
+		return false;
+	if (here < call_frame)
+		return true;
+	return !sigaltstack(NULL, &ss) && (ss.ss_flags & SS_ONSTACK);
 }
 
 /*
