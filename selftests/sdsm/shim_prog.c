@@ -76,7 +76,9 @@
  *         then main prints a last line: "order header", "order thread
  *         0" ..., "order tail end", "order footer", as a native run;
  *   interrupt  main makes an empty pipe; thread 0 (on node 1) polls it
- *         for 20 s and main sends it SIGUSR1, whose handler does nothing;
+ *         for 20 s and main sends it SIGUSR1, whose handler does nothing
+ *         (installed BSD's way: signal(), then siginterrupt(SIGUSR1, 1)
+ *         to take SA_RESTART away);
  *         thread 1 (on node 2) reads it, with a clean-up handler that
  *         prints, and main cancels it: "interrupt poll -1 errno 4 early
  *         1" and "interrupt cancel joined 1 canceled 1 cleanup 1 early
@@ -1240,11 +1242,15 @@ static int interrupt(void)
 	double t0;
 	int j;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = intr_handler;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL))
+	/* The old way on purpose: glibc sets it past sigaction(). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	if (signal(SIGUSR1, intr_handler) == SIG_ERR ||
+	    siginterrupt(SIGUSR1, 1))
 		return 1;
+#pragma GCC diagnostic pop
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = intr_jump;
 	if (sigaction(SIGUSR2, &sa, NULL) || pipe(intr_pipe) ||
 	    pthread_create(&t[0], NULL, intr_poller, NULL) ||

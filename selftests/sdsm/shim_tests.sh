@@ -649,7 +649,10 @@ test_order() {
 # passed-on read() of an empty pipe is joined, and its clean-up handler's
 # printf() goes: the read is ended (each hung before 2026-12-05).  A
 # handler without SA_RESTART ends a passed-on read() with EINTR (it went
-# on before 2026-12-05, evening).  A handler that siglongjmp()s out of a
+# on before 2026-12-05, evening); the program takes SA_RESTART away with
+# siginterrupt(), which glibc does past the shim's sigaction() (the read
+# went on until the test's bound before 2026-12-05, night).  A handler that
+# siglongjmp()s out of a
 # passed-on read() leaves it: the printf() after it was taken for the
 # handler's, nested in the read, and got EINTR (before 2026-12-05,
 # evening).

@@ -1033,21 +1033,101 @@ EXPORT int sigaction(int sig, const struct sigaction *act,
 	return ret;
 }
 
-EXPORT sighandler_t signal(int sig, sighandler_t handler)
+/*
+ * After a libc call that set @sig's disposition through glibc's internal
+ * sigaction, past the one above (signal(), bsd_signal(), sysv_signal(),
+ * sigset(), siginterrupt()): the program's action, taken back from behind
+ * a trampoline the call may have read and written again, is set once
+ * more through set_sigaction() (the trampoline where wants_tramp()) and
+ * published.
+ */
+static void adopt_sigaction(int sig)
 {
-	static sighandler_t (*real)(int, sighandler_t);
 	struct sigaction now;
+
+	if (sig <= 0 || sig >= SHIM_NSIG || real_sigaction(sig, NULL, &now))
+		return;
+	if (now.sa_sigaction == no_restart_tramp) {
+		now.sa_sigaction = (void (*)(int, siginfo_t *, void *))
+				   wrapped[sig].fn;
+		now.sa_flags = (now.sa_flags & ~SA_SIGINFO) |
+			       (wrapped[sig].flags & SA_SIGINFO);
+	}
+	if (!set_sigaction(sig, &now, NULL))
+		publish_sigaction(sig, &now);
+}
+
+/* Indexes of libc_set_handler()'s table. */
+enum { LIBC_SIGNAL, LIBC_SYSV_SIGNAL, LIBC_SIGSET, LIBC_SIG_CALLS };
+
+/*
+ * glibc's @name (one of the calls that take a handler and return the
+ * previous one), then adopt_sigaction(); the previous handler as the
+ * program set it, not the trampoline.
+ */
+static sighandler_t libc_set_handler(unsigned int i, const char *name,
+				     int sig, sighandler_t handler)
+{
+	static sighandler_t (*real[LIBC_SIG_CALLS])(int, sighandler_t);
+	sighandler_t (*f)(int, sighandler_t);
 	sighandler_t ret;
 
 	resolve();
-	if (!real)
-		real = dlsym(RTLD_NEXT, "signal");
-	/* SA_RESTART: no trampoline, but one may have been there. */
-	ret = real(sig, handler);
+	f = __atomic_load_n(&real[i], __ATOMIC_RELAXED);
+	if (!f) {
+		f = dlsym(RTLD_NEXT, name);
+		if (!f) {
+			errno = ENOSYS;
+			return SIG_ERR;
+		}
+		__atomic_store_n(&real[i], f, __ATOMIC_RELAXED);
+	}
+	ret = f(sig, handler);
+	if (ret == SIG_ERR)
+		return ret;
 	if ((uintptr_t)ret == (uintptr_t)no_restart_tramp)
 		ret = (sighandler_t)wrapped[sig].fn;
-	if (ret != SIG_ERR && !real_sigaction(sig, NULL, &now))
-		publish_sigaction(sig, &now);
+	adopt_sigaction(sig);
+	return ret;
+}
+
+EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	return libc_set_handler(LIBC_SIGNAL, "signal", sig, handler);
+}
+
+/* glibc's bsd_signal() is its signal(). */
+EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return libc_set_handler(LIBC_SIGNAL, "signal", sig, handler);
+}
+
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	return libc_set_handler(LIBC_SYSV_SIGNAL, "sysv_signal", sig,
+				handler);
+}
+
+EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+	return libc_set_handler(LIBC_SIGSET, "sigset", sig, disp);
+}
+
+EXPORT int siginterrupt(int sig, int flag)
+{
+	static int (*real)(int, int);
+	int ret;
+
+	resolve();
+	if (!real)
+		real = dlsym(RTLD_NEXT, "siginterrupt");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	ret = real(sig, flag);
+	if (!ret)
+		adopt_sigaction(sig);
 	return ret;
 }
 
