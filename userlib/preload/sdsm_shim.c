@@ -1045,14 +1045,8 @@ static void adopt_sigaction(int sig)
 {
 	struct sigaction now;
 
-	if (sig <= 0 || sig >= SHIM_NSIG || real_sigaction(sig, NULL, &now))
+	if (sig <= 0 || sig >= SHIM_NSIG || set_sigaction(sig, NULL, &now))
 		return;
-	if (now.sa_sigaction == no_restart_tramp) {
-		now.sa_sigaction = (void (*)(int, siginfo_t *, void *))
-				   wrapped[sig].fn;
-		now.sa_flags = (now.sa_flags & ~SA_SIGINFO) |
-			       (wrapped[sig].flags & SA_SIGINFO);
-	}
 	if (!set_sigaction(sig, &now, NULL))
 		publish_sigaction(sig, &now);
 }
