@@ -93,6 +93,8 @@ void shim_futex_lost(const void *addr, int err)
 #define WIN	(1UL << 20)
 static char *win, *alias;
 static unsigned long backend_calls;
+/* Raise SIGUSR1 at the next wake of slot 0's server (raise_at_post()). */
+static int raise_at_wake;
 
 /* SDSM_IOC_FUTEX, by the kernel's shared futex on the alias mapping. */
 static int alias_backend(struct sdsm_futex *f)
@@ -114,6 +116,9 @@ static int alias_backend(struct sdsm_futex *f)
 		tp = &ts;
 	}
 	if (f->op == SDSM_FUTEX_WAKE) {
+		if (shim_job && f->addr == (uintptr_t)&shim_job->fdcalls[0].seq &&
+		    __atomic_exchange_n(&raise_at_wake, 0, __ATOMIC_SEQ_CST))
+			raise(SIGUSR1);
 		r = syscall(SYS_futex, a, FUTEX_WAKE_BITSET, f->val, NULL,
 			    NULL, f->bitset);
 		if (r < 0)
@@ -895,7 +900,14 @@ static __attribute__((unused)) void *poll_cancelled(void *arg)
 static void on_signal_no_restart(int sig)
 {
 	(void)sig;
-	shim_fd_no_restart();
+	shim_fd_handler_ran(false);
+}
+
+/* One with SA_RESTART, so. */
+static void on_signal_restart(int sig)
+{
+	(void)sig;
+	shim_fd_handler_ran(true);
 }
 
 /* SIGUSR1 to @arg after 100 ms, then a byte into the pipe 300 ms later. */
@@ -906,6 +918,25 @@ static void *send_usr1_then_byte(void *arg)
 	if (write(42 + FD_OFF, "b", 1) != 1)
 		perror("write");
 	return NULL;
+}
+
+/* A byte into the pipe after 1 s. */
+static void *send_byte_later(void *arg)
+{
+	(void)arg;
+	usleep(1000000);
+	if (write(42 + FD_OFF, "c", 1) != 1)
+		perror("write");
+	return NULL;
+}
+
+/*
+ * SIGUSR1 to this thread once its next passed-on call is posted, before
+ * it waits for the answer: from the wake of the slot's server.
+ */
+static void raise_at_post(void)
+{
+	__atomic_store_n(&raise_at_wake, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Where jump_out() leaves a passed-on poll for. */
@@ -1202,7 +1233,7 @@ static int t_fd_waits(void)
 		pthread_join(k, NULL);
 		CHECK(read(41, &c, 1) == 1 && c == 'b', "the byte after: %s",
 		      strerror(errno));
-		signal(SIGUSR1, on_signal);
+		signal(SIGUSR1, on_signal_restart);
 		CHECK(!pthread_create(&k, NULL, send_usr1_then_byte, &me),
 		      "no thread");
 		c = 0;
@@ -1212,6 +1243,47 @@ static int t_fd_waits(void)
 		CHECK(ret == 1 && c == 'b',
 		      "a read a handler with SA_RESTART interrupted: %ld, %s",
 		      ret, strerror(errno));
+	}
+	/*
+	 * The same handler without SA_RESTART running after the read was
+	 * posted and before its thread waits for the answer (a signal the
+	 * kernel delivers on the way back from the wake of the slot's
+	 * server, or from a fault on the slot's page): the read ends with
+	 * EINTR, as a native one the signal reaches in the kernel; a poll
+	 * ends so after a handler with SA_RESTART too.  Before 2026-12-06
+	 * both went on (here the read until the byte written 1 s later, the
+	 * poll until its timeout of 2 s).
+	 */
+	{
+		struct pollfd pf = { 41, POLLPRI, 0 };
+		struct timespec s2 = { 2, 0 };
+		pthread_t k;
+		char c = 0;
+		double t0;
+		long ret;
+
+		signal(SIGUSR1, on_signal_restart);
+		raise_at_post();
+		t0 = now_s();
+		ret = shim_fd_poll(&pf, 1, &s2, NULL);
+		CHECK(ret == -EINTR && now_s() - t0 < 0.5,
+		      "a poll a handler with SA_RESTART interrupted before its wait: %ld, %.2f s",
+		      ret, now_s() - t0);
+
+		signal(SIGUSR1, on_signal_no_restart);
+		CHECK(!pthread_create(&k, NULL, send_byte_later, NULL),
+		      "no thread");
+		raise_at_post();
+		t0 = now_s();
+		errno = 0;
+		ret = read(41, &c, 1);
+		CHECK(ret == -1 && errno == EINTR && now_s() - t0 < 0.5,
+		      "a read a handler without SA_RESTART interrupted before its wait: %ld, %s, %.2f s",
+		      ret, strerror(errno), now_s() - t0);
+		pthread_join(k, NULL);
+		signal(SIGUSR1, SIG_DFL);
+		CHECK(read(41, &c, 1) == 1 && c == 'c', "the byte after: %s",
+		      strerror(errno));
 	}
 	close(41 + FD_OFF);
 	close(42 + FD_OFF);

@@ -312,21 +312,43 @@ static uint32_t end_running(struct shim_fdcall *s, unsigned int slot)
 	return seq;
 }
 
-/* Set when a handler without SA_RESTART ran on this thread. */
-static __thread bool no_restart_ran;
+/*
+ * The handlers the program set that ran on this thread since its last
+ * call was posted (post_call()), told by sdsm_shim.c's trampoline
+ * (shim_fd_handler_ran()): one with SA_RESTART (RAN_RESTART), one
+ * without (RAN_NO_RESTART).  Written by a handler, read by the thread.
+ */
+#define RAN_RESTART	1U
+#define RAN_NO_RESTART	2U
+static __thread unsigned int handlers_ran;
 
-void shim_fd_no_restart(void)
+void shim_fd_handler_ran(bool restart)
 {
-	no_restart_ran = true;
+	__atomic_or_fetch(&handlers_ran, restart ? RAN_RESTART : RAN_NO_RESTART,
+			  __ATOMIC_RELAXED);
 }
 
 /*
- * Until the slot's call @seq is answered.  A signal handler that ran
- * while the thread waited ends the call if @signal_ends (poll() and
- * select(), which the kernel never restarts after a handler) or if the
- * handler had no SA_RESTART (shim_fd_no_restart()): so the kernel ends
- * a blocking call natively.  An interrupt asked for is asked again every
- * 200 ms: its signal may have come between two calls of the server.
+ * Whether a handler that ran since the call was posted ends it: any
+ * handler if @signal_ends (poll() and select(), which the kernel never
+ * restarts after a handler), else one without SA_RESTART.  So the kernel
+ * ends a blocking call natively once it began, and it began when it was
+ * posted: a handler that ran before the thread's wait, where no EINTR
+ * tells of it (on the way back from the wake of the slot's server, or
+ * from a fault on the slot's page), ends it too.
+ */
+static bool handler_ends(bool signal_ends)
+{
+	return __atomic_load_n(&handlers_ran, __ATOMIC_RELAXED) &
+	       (signal_ends ? RAN_RESTART | RAN_NO_RESTART : RAN_NO_RESTART);
+}
+
+/*
+ * Until the slot's call @seq is answered, or ended early for a handler
+ * that ran (handler_ends(); a handler of a signal the shim does not
+ * share that interrupts the wait ends it if @signal_ends).  An interrupt
+ * asked for is asked again every 200 ms: its signal may have come
+ * between two calls of the server.
  */
 static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
 		      bool signal_ends)
@@ -337,12 +359,16 @@ static void wait_done(struct shim_fdcall *s, unsigned int slot, uint32_t seq,
 
 	while ((d = __atomic_load_n(&s->done, __ATOMIC_ACQUIRE)) != seq) {
 		intr = __atomic_load_n(&s->intr, __ATOMIC_ACQUIRE) == seq;
+		if (!intr && handler_ends(signal_ends)) {
+			want_intr(s, slot, seq);
+			intr = true;
+		}
 		ret = shim_futex_op(&s->done, SDSM_FUTEX_WAIT, d,
 				    (intr ? 200 : 1000) * MS);
 		if (ret && ret != -ETIMEDOUT && ret != -EAGAIN &&
 		    ret != -EINTR)
 			shim_futex_lost(&s->done, -ret);
-		if ((ret == -EINTR && (signal_ends || no_restart_ran)) ||
+		if ((ret == -EINTR && signal_ends) ||
 		    (ret == -ETIMEDOUT && intr))
 			want_intr(s, slot, seq);
 		/* The launcher could not start its server yet. */
@@ -451,7 +477,7 @@ static long post_call(unsigned int slot, unsigned int nr, const uint64_t a[6],
 	uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 	long ret;
 
-	no_restart_ran = false;
+	__atomic_store_n(&handlers_ran, 0, __ATOMIC_RELAXED);
 	shim_rc_sync();
 	s->nr = nr;
 	memcpy(s->args, a, sizeof(s->args));

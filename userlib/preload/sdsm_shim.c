@@ -917,10 +917,11 @@ static bool shared_sig(int sig)
 }
 
 /*
- * On a worker, a handler without SA_RESTART runs through a trampoline
- * that tells sdsm_fd.c it ran (shim_fd_no_restart()): a call passed on to
- * the launcher that it interrupts then ends with EINTR, as the kernel
- * ends a blocking read() natively; one with SA_RESTART goes on.  What
+ * On a worker, a handler runs through a trampoline that tells sdsm_fd.c
+ * it ran (shim_fd_handler_ran()): a call passed on to the launcher that
+ * it interrupts then ends with EINTR, as the kernel ends a blocking
+ * read() natively if the handler has no SA_RESTART, and a poll() in
+ * any case; a read() goes on after one with SA_RESTART.  What
  * sigaction() and signal() return is the program's own handler and
  * flags.  wrapped[sig]: the handler the trampoline calls.
  */
@@ -931,12 +932,12 @@ struct wrapped_act {
 
 static struct wrapped_act wrapped[SHIM_NSIG];
 
-static void no_restart_tramp(int sig, siginfo_t *info, void *ctx)
+static void handler_tramp(int sig, siginfo_t *info, void *ctx)
 {
 	uintptr_t fn = __atomic_load_n(&wrapped[sig].fn, __ATOMIC_ACQUIRE);
 	int flags = __atomic_load_n(&wrapped[sig].flags, __ATOMIC_RELAXED);
 
-	shim_fd_no_restart();
+	shim_fd_handler_ran(flags & SA_RESTART);
 	if (flags & SA_SIGINFO)
 		((void (*)(int, siginfo_t *, void *))fn)(sig, info, ctx);
 	else
@@ -946,8 +947,7 @@ static void no_restart_tramp(int sig, siginfo_t *info, void *ctx)
 static bool wants_tramp(int sig, const struct sigaction *act)
 {
 	return sdsm_shim_role == 2 && shared_sig(sig) &&
-	       !(act->sa_flags & SA_RESTART) && act->sa_handler != SIG_DFL &&
-	       act->sa_handler != SIG_IGN;
+	       act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
 }
 
 /* sigaction(2), with the trampoline where wants_tramp(). */
@@ -963,7 +963,7 @@ static int set_sigaction(int sig, const struct sigaction *act,
 	prev = wrapped[sig];
 	if (act && wants_tramp(sig, act)) {
 		t = *act;
-		t.sa_sigaction = no_restart_tramp;
+		t.sa_sigaction = handler_tramp;
 		t.sa_flags |= SA_SIGINFO;
 		__atomic_store_n(&wrapped[sig].flags, act->sa_flags,
 				 __ATOMIC_RELAXED);
@@ -974,7 +974,7 @@ static int set_sigaction(int sig, const struct sigaction *act,
 	ret = real_sigaction(sig, act, old);
 	if (ret && act == &t)
 		wrapped[sig] = prev;
-	if (!ret && old && old->sa_sigaction == no_restart_tramp) {
+	if (!ret && old && old->sa_sigaction == handler_tramp) {
 		old->sa_sigaction = (void (*)(int, siginfo_t *, void *))prev.fn;
 		old->sa_flags = (old->sa_flags & ~SA_SIGINFO) |
 				(prev.flags & SA_SIGINFO);
@@ -1079,7 +1079,7 @@ static sighandler_t libc_set_handler(unsigned int i, const char *name,
 	ret = f(sig, handler);
 	if (ret == SIG_ERR)
 		return ret;
-	if ((uintptr_t)ret == (uintptr_t)no_restart_tramp)
+	if ((uintptr_t)ret == (uintptr_t)handler_tramp)
 		ret = (sighandler_t)wrapped[sig].fn;
 	adopt_sigaction(sig);
 	return ret;

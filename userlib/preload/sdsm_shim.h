@@ -381,10 +381,11 @@ long shim_fd_select(int nfds, fd_set *r, fd_set *w, fd_set *e,
 		    const sigset_t *mask);
 void shim_fd_serve(void);
 /*
- * A handler without SA_RESTART runs on this thread (sdsm_shim.c's
- * trampoline): a passed-on call it interrupts ends with EINTR.
+ * A handler the program set runs on this thread, with SA_RESTART or
+ * without (sdsm_shim.c's trampoline): a passed-on call it interrupts
+ * ends with EINTR if it had none, or if the call is a poll() or select().
  */
-void shim_fd_no_restart(void);
+void shim_fd_handler_ran(bool restart);
 /* sdsm_shim.c: the slot of this job thread, or -1; a thread of this
  * process only, detached, every signal blocked. */
 int shim_thread_slot(void);
