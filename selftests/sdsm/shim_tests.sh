@@ -100,8 +100,18 @@ finish() {
 	fi
 	wait "$lpid"
 	st=$?
-	log "$1: status $st; stdout: $(tr '\n' '|' < "$T/$1.out")"
-	log "$1: stderr: $(tr '\n' '|' < "$T/$1.err")"
+	log "$1: status $st; stdout: $(shown "$T/$1.out")"
+	log "$1: stderr: $(shown "$T/$1.err")"
+}
+
+# shown FILE: FILE's lines joined by '|', or its size if it is not text
+# (a compressor's output).
+shown() {
+	if grep -qaxv '[[:print:][:space:]]*' "$1"; then
+		echo "$(wc -c < "$1") bytes, not text"
+	else
+		tr '\n' '|' < "$1"
+	fi
 }
 
 # has_line FILE LINE WHY: FILE has LINE as a whole line, or WHY is logged.
