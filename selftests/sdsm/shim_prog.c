@@ -11,6 +11,9 @@
  *   exit  thread 0 (in a job: on the node after main's) calls exit(42)
  *         while main waits in pthread_join;
  *   segv  thread 0 writes through a NULL pointer;
+ *   overflow  thread 0 recurses 136 levels of 16 KiB of locals each,
+ *         2.2 MiB, past the end of a job thread's 2 MiB stack (it dies of
+ *         SIGSEGV in the guard below; else "overflow returned N");
  *   sleep main prints "sleeping" and sleeps 600 s (the test sends SIGINT).
  *   spawn fork(), system(), popen(), execl(), posix_spawn(), vfork(2) and
  *         clone(2) without CLONE_VM, each result printed ("fork -1 errno
@@ -148,6 +151,19 @@ static int data_base = 1000;		/* .data */
 static pthread_t selfs[MAXT];
 static volatile int detached_ran;
 
+/* @depth more levels of 16 KiB of locals, each touched from its bottom. */
+static __attribute__((noinline)) long recurse(int depth)
+{
+	volatile char frame[16384];
+	size_t i;
+
+	for (i = 0; i < sizeof(frame); i += 4096)
+		frame[i] = (char)depth;
+	if (depth > 0)
+		return recurse(depth - 1) + frame[4096];
+	return frame[0];
+}
+
 static void *worker(void *p)
 {
 	struct arg *a = p;
@@ -159,6 +175,8 @@ static void *worker(void *p)
 	selfs[a->idx] = pthread_self();
 	if (a->idx == 0 && !strcmp(mode, "segv"))
 		*null = 1;
+	if (a->idx == 0 && !strcmp(mode, "overflow"))
+		printf("overflow returned %ld\n", recurse(136));
 	if (a->idx == 0 && !strcmp(mode, "exit"))
 		exit(42);
 	slots[a->idx] += data_base + a->idx;

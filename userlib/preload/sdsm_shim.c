@@ -765,6 +765,30 @@ static struct {
 	} idle[SHIM_STACKS];		/* ended threads' */
 } stacks = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+/*
+ * A new stack of @len bytes in this node's heap (never given back), above
+ * a guard of SHIM_STACK_GUARD bytes that this process cannot touch: a
+ * thread that runs past the bottom of its stack dies of SIGSEGV, as a
+ * native thread that runs into its guard page, instead of writing over
+ * the heap below it (another thread's stack, the program's blocks).  The
+ * guard is this process's alone: only threads of this node run on the
+ * stack.  Without it (mprotect() failed, which is said once) the stack
+ * is used all the same.
+ */
+static void *stack_alloc(size_t len)
+{
+	static bool said;
+	char *p = shim_stack_alloc(len + SHIM_STACK_GUARD);
+
+	if (!p)
+		return NULL;
+	if (mprotect(p, SHIM_STACK_GUARD, PROT_NONE) &&
+	    !__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		shim_say("a thread stack has no guard: mprotect: %s",
+			 strerror(errno));
+	return p + SHIM_STACK_GUARD;
+}
+
 /* A stack of @len bytes for a new thread: an ended thread's, or new. */
 static void *stack_get(size_t len)
 {
@@ -789,7 +813,7 @@ static void *stack_get(size_t len)
 		break;
 	}
 	pthread_mutex_unlock(&stacks.lock);
-	return stack ? stack : shim_stack_alloc(len);
+	return stack ? stack : stack_alloc(len);
 }
 
 /*
@@ -2521,7 +2545,7 @@ static int launcher_main(int argc, char **argv, char **envp)
 		}
 	}
 	main_thread_claim();
-	stack = shim_stack_alloc(SHIM_MAIN_STACK);
+	stack = stack_alloc(SHIM_MAIN_STACK);
 	if (!stack || getcontext(&app_uc) < 0)
 		return app_main(argc, app_argv, envp);
 	app_uc.uc_stack.ss_sp = stack;

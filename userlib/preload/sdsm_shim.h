@@ -51,6 +51,8 @@
 #define SHIM_HEAP_LEN		(1UL << 30)
 #define SHIM_STACK		(2UL << 20)
 #define SHIM_MAIN_STACK		(8UL << 20)
+/* Below each stack, never mapped for access (shim_stack_alloc()). */
+#define SHIM_STACK_GUARD	(64UL << 10)
 /* Thread stacks a process can have: SHIM_HEAP_LEN / SHIM_STACK. */
 #define SHIM_STACKS		512
 #define SHIM_INBOX_LOCK		0x5344534d44000000ULL	/* + node */
