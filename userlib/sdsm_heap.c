@@ -222,6 +222,7 @@ static struct sdsm_heap_chunk *chunk_new(struct sdsm_heap *h, size_t pages)
 	struct sdsm_heap_space *s = h->space;
 	struct sdsm_heap_chunk *c;
 	uint32_t first, nslots, k, i, np, meta;
+	bool reused = false;
 	size_t len;
 	uint32_t id = 0;
 	char *m;
@@ -258,15 +259,21 @@ static struct sdsm_heap_chunk *chunk_new(struct sdsm_heap *h, size_t pages)
 		errno = ret == -EEXIST || ret == 0 ? ENOMEM : -ret;
 		return NULL;
 	}
-	for (k = 0; k < nslots; k++)
+	for (k = 0; k < nslots; k++) {
 		__atomic_store_n(&s->slots[first + k], first + 1,
 				 __ATOMIC_RELEASE);
+		reused |= s->released[(first + k) / 64] >> ((first + k) % 64) & 1;
+	}
 	if (first == s->next_slot)
 		s->next_slot = first + nslots;
 	pthread_mutex_unlock(&s->lock);
 
 	c = (struct sdsm_heap_chunk *)(s->base +
 				       ((uintptr_t)first << SDSM_HEAP_SLOT_SHIFT));
+	meta = (meta_bytes(np) + PG - 1) / PG;
+	/* Where a chunk was released (ops->keeps_data): its old bytes. */
+	if (reused)
+		memset(c, 0, (size_t)meta * PG);
 	c->heap = h;
 	c->region_id = id;
 	c->npages = np;
@@ -281,11 +288,10 @@ static struct sdsm_heap_chunk *chunk_new(struct sdsm_heap *h, size_t pages)
 	c->span = (uint32_t *)m;
 	m += 4UL * np;
 	c->kind = (uint8_t *)m;
-	meta = (meta_bytes(np) + PG - 1) / PG;
 	c->first = meta;
 	c->hint = meta;
 	bits_set(c->used, 0, meta, true);
-	bits_set(c->dirty, 0, meta, true);
+	bits_set(c->dirty, 0, reused ? np : meta, true);
 	for (i = 0; i < meta; i++)
 		c->kind[i] = KIND_META;
 	c->next = h->chunks;
@@ -308,8 +314,11 @@ static void chunk_release(struct sdsm_heap *h, struct sdsm_heap_chunk *c)
 	first = ((uintptr_t)c - s->base) >> SDSM_HEAP_SLOT_SHIFT;
 	s->ops->unmap(s->ctx, c, len, id);
 	pthread_mutex_lock(&s->lock);
-	for (k = 0; k < nslots; k++)
+	for (k = 0; k < nslots; k++) {
 		__atomic_store_n(&s->slots[first + k], 0, __ATOMIC_RELEASE);
+		if (s->ops->keeps_data)
+			s->released[(first + k) / 64] |= 1ULL << ((first + k) % 64);
+	}
 	if (first < s->next_slot)
 		s->next_slot = first;
 	pthread_mutex_unlock(&s->lock);

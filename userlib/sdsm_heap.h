@@ -42,11 +42,18 @@ struct sdsm_heap_run;
  *	errno (-EEXIST: @addr is taken, the space tries further up); *@id
  *	is the backend's name for it (a region id), given back to @unmap
  * @unmap: undo @map
+ * @keeps_data: @map and @unmap only hand out and take back parts of a
+ *	reservation, whose memory keeps what was written there: a chunk
+ *	mapped where another was released clears its metadata and takes
+ *	every page as handed out before (zero-filled allocations clear
+ *	them), where otherwise a fresh mapping reads zero.  Nothing is
+ *	written at the release: freeing a large block costs no write of it.
  */
 struct sdsm_heap_ops {
 	int (*map)(void *ctx, void *addr, size_t len,
 		   const struct sdsm_policy *policy, uint32_t *id);
 	void (*unmap)(void *ctx, void *addr, size_t len, uint32_t id);
+	bool keeps_data;
 };
 
 struct sdsm_heap {
@@ -73,6 +80,8 @@ struct sdsm_heap_space {
 	unsigned int nheaps;
 	unsigned int chunk_pages;	/* pages of a normal chunk */
 	uint32_t slots[SDSM_HEAP_SLOTS];	/* first slot of its chunk + 1 */
+	/* Slots a released chunk held (ops->keeps_data): not zero. */
+	uint64_t released[SDSM_HEAP_SLOTS / 64];
 	struct sdsm_heap heaps[SDSM_HEAP_MAX];
 };
 

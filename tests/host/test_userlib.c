@@ -1018,6 +1018,94 @@ static bool test_heap_trim_huge(void)
 	return true;
 }
 
+/*
+ * A space over a reservation, as the preload's job heaps are
+ * (ops->keeps_data): chunks are parts of it, and a released chunk keeps
+ * its bytes.
+ */
+#define RESV_BASE	0x128000000000UL
+#define RESV_LEN	(4 * SDSM_HEAP_SLOT_SIZE)
+
+static int resv_map(void *ctx, void *addr, size_t len,
+		    const struct sdsm_policy *policy, uint32_t *id)
+{
+	(void)ctx;
+	(void)policy;
+	if ((uintptr_t)addr < RESV_BASE ||
+	    (uintptr_t)addr + len > RESV_BASE + RESV_LEN)
+		return -ENOMEM;
+	*id = 0;
+	return 0;
+}
+
+static void resv_unmap(void *ctx, void *addr, size_t len, uint32_t id)
+{
+	(void)ctx;
+	(void)addr;
+	(void)len;
+	(void)id;
+}
+
+static const struct sdsm_heap_ops resv_ops = {
+	.map = resv_map,
+	.unmap = resv_unmap,
+	.keeps_data = true,
+};
+
+/*
+ * Freeing a block of a chunk of its own in a reservation writes nothing
+ * of it (the preload zeroed the whole chunk: every page of a freed large
+ * block written, on sdsm a fault each); a chunk made again there clears
+ * its metadata and takes its pages as handed out before, so a zero-filled
+ * allocation over the old bytes (here the old chunk's 0xab and its
+ * metadata) reads zero and the heap works on.
+ */
+static bool test_heap_reserved_reuse(void)
+{
+	static struct sdsm_heap_space sp;
+	struct sdsm_policy pol = { .mode = SDSM_POLICY_INTERLEAVE };
+	size_t big = SDSM_HEAP_SLOT_SIZE + 4096, mid = big / 2 & ~4095UL;
+	struct sdsm_heap *h;
+	unsigned char *q, *z, *b[64];
+	int i;
+
+	q = mmap((void *)RESV_BASE, RESV_LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+		 MAP_FIXED_NOREPLACE, -1, 0);
+	CHECK(q == (void *)RESV_BASE, "no reservation at %#lx", RESV_BASE);
+	if (q != (void *)RESV_BASE)
+		return true;
+	sdsm_heap_space_init(&sp, RESV_BASE, &resv_ops, NULL);
+	h = sdsm_heap_get(&sp, &pol);
+	q = sdsm_heap_alloc(h, big, 0);
+	CHECK(q && sdsm_heap_nr_chunks(&sp) == 1, "huge: %p", (void *)q);
+	if (!q)
+		goto out;
+	memset(q, 0xab, 8 * 4096);
+	q[big - 1] = 0x5a;
+	CHECK(!sdsm_heap_free(&sp, q) && !sdsm_heap_nr_chunks(&sp),
+	      "the huge chunk was not released");
+	CHECK(resident_pages(q + mid, 64 * 4096) == 0,
+	      "free wrote the block: %u of 64 pages",
+	      resident_pages(q + mid, 64 * 4096));
+	z = sdsm_heap_alloc_zeroed(h, 16 * 4096, 16);
+	CHECK(z && (uintptr_t)z < (uintptr_t)q + 8 * 4096 &&
+	      all_zero(z, 16 * 4096),
+	      "a zero-filled allocation over the old bytes: %p", (void *)z);
+	for (i = 0; i < 64; i++) {
+		b[i] = sdsm_heap_alloc(h, 16 + 100 * i, 0);
+		CHECK(b[i], "block %d: %s", i, strerror(errno));
+		if (b[i])
+			memset(b[i], i, 16 + 100 * i);
+	}
+	for (i = 0; i < 64; i++)
+		CHECK(!b[i] || !sdsm_heap_free(&sp, b[i]), "free block %d", i);
+	CHECK(!sdsm_heap_free(&sp, z), "free the zero-filled block");
+out:
+	munmap((void *)RESV_BASE, RESV_LEN);
+	return true;
+}
+
 static bool test_regions(void)
 {
 	struct sdsm_policy pol = { .mode = SDSM_POLICY_PREFERRED,
@@ -1616,6 +1704,8 @@ static const struct test tests[] = {
 	{ "heap: zero-filled allocations write only reused memory",
 	  test_heap_zeroed, true },
 	{ "heap: partial munmap, huge chunks", test_heap_trim_huge, true },
+	{ "heap: a chunk released in a reservation is not written, then reused",
+	  test_heap_reserved_reuse, true },
 	{ "libsdsm: named regions", test_regions, true },
 	{ "libsdsm: release-consistent regions", test_region_consistency, true },
 	{ "libsdsm: SDSM_CONSISTENCY=release heap chunks", test_heap_consistency, true },
