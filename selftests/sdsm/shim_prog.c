@@ -11,6 +11,8 @@
  *   exit  thread 0 (in a job: on the node after main's) calls exit(42)
  *         while main waits in pthread_join;
  *   segv  thread 0 writes through a NULL pointer;
+ *   heapfull  thread 0 mallocs blocks of 128 MiB until one fails, frees
+ *         them: "heapfull blocks N errno E";
  *   overflow  thread 0 recurses 136 levels of 16 KiB of locals each,
  *         2.2 MiB, past the end of a job thread's 2 MiB stack (it dies of
  *         SIGSEGV in the guard below; else "overflow returned N");
@@ -164,6 +166,21 @@ static __attribute__((noinline)) long recurse(int depth)
 	return frame[0];
 }
 
+/* Blocks of 128 MiB until malloc() fails (at most 64), then freed. */
+static void heap_full(void)
+{
+	void *b[64];
+	int n = 0, i, e = 0;
+
+	while (n < 64 && (b[n] = malloc(128UL << 20)))
+		n++;
+	if (n < 64)
+		e = errno;
+	for (i = 0; i < n; i++)
+		free(b[i]);
+	printf("heapfull blocks %d errno %d\n", n, e);
+}
+
 static void *worker(void *p)
 {
 	struct arg *a = p;
@@ -175,6 +192,8 @@ static void *worker(void *p)
 	selfs[a->idx] = pthread_self();
 	if (a->idx == 0 && !strcmp(mode, "segv"))
 		*null = 1;
+	if (a->idx == 0 && !strcmp(mode, "heapfull"))
+		heap_full();
 	if (a->idx == 0 && !strcmp(mode, "overflow"))
 		printf("overflow returned %ld\n", recurse(136));
 	if (a->idx == 0 && !strcmp(mode, "exit"))

@@ -37,7 +37,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd lbzip2 pigz big_stacks release thread_calls signal_exit_race
-map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow sigint free_batched heap_homes
+map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full sigint free_batched heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -791,6 +791,27 @@ test_remote_segv() {
 # of node 1's heap below its stack without a fault and returned.
 test_stack_overflow() {
 	segv_on_node1 overflow
+}
+
+# A thread on node 1 mallocs 128 MiB blocks until one fails: ENOMEM once
+# the node's heap (1 GiB) is full, and one line says why, naming the call,
+# the node and the job's heap size: far less than the machine may have,
+# where a native run would not fail.  The job goes on (status 0) and
+# frees them.  Before 2026-12-06 nothing was said.
+test_heap_full() {
+	local rc=0
+	launch heapfull heapfull
+	finish heapfull 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	grep -qE '^heapfull blocks [1-7] errno 12$' "$T/heapfull.out" ||
+		{ log "want 1 to 7 blocks of 128 MiB, then ENOMEM"; rc=1; }
+	grep -q "malloc() of 134217728 bytes on node 1 failed (ENOMEM): the node's heap is full; a job over several nodes (sdsmctl -N) has a heap of 1024 MiB on each node" \
+		"$T/heapfull.err" ||
+		{ log "no line naming malloc(), node 1 and the heap's size"; rc=1; }
+	[ "$(grep -c 'heap is full' "$T/heapfull.err")" = 1 ] ||
+		{ log "want the line once"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
 }
 
 # A job that waits costs the cluster no coherence traffic: the loops of

@@ -54,6 +54,7 @@ void shim_free_remote(void *p, size_t len);
 uint64_t *shim_take_remote(void);
 int shim_map_globals(uintptr_t addr, size_t len, const char *name);
 void *shim_stack_alloc(size_t len);
+void shim_heap_full(const char *call, size_t size);
 void shim_keys_start(void);
 
 #define EXPORT		__attribute__((visibility("default")))
@@ -267,8 +268,11 @@ static void *do_alloc(size_t size, size_t align, bool zero)
 	p = zero ? sdsm_heap_alloc_zeroed(h, size, align) :
 		   sdsm_heap_alloc(h, size, align);
 	heap_busy--;
-	if (!p)
+	if (!p) {
 		errno = errno == EINVAL ? EINVAL : ENOMEM;
+		if (errno == ENOMEM)
+			shim_heap_full("malloc()", size);
+	}
 	return p;
 }
 
@@ -500,6 +504,7 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	p = sdsm_heap_alloc_pages(h, len, true, 1);
 	heap_busy--;
 	if (!p) {
+		shim_heap_full("mmap()", len);
 		errno = ENOMEM;
 		return MAP_FAILED;
 	}

@@ -85,6 +85,23 @@ void shim_say(const char *fmt, ...)
 		n = 0;
 }
 
+/*
+ * In a job, an allocation of @size bytes (@call: "malloc()", "mmap()")
+ * that this node's heap could not serve: said once.  A job's heap is
+ * SHIM_HEAP_LEN a node, likely far less than the node's memory, so the
+ * program's ENOMEM is the job's limit, not the machine's: it is named.
+ */
+void shim_heap_full(const char *call, size_t size)
+{
+	static bool said;
+
+	if (!sdsm_shim_role || __atomic_exchange_n(&said, true,
+						   __ATOMIC_RELAXED))
+		return;
+	shim_say("%s of %zu bytes on node %d failed (ENOMEM): the node's heap is full; a job over several nodes (sdsmctl -N) has a heap of %lu MiB on each node",
+		 call, size, my_node, SHIM_HEAP_LEN >> 20);
+}
+
 /* Map region @name at @addr, where nothing may be mapped yet. */
 static int map_at(const char *name, void *addr, size_t len)
 {
