@@ -262,7 +262,7 @@ static struct sdsm_heap_chunk *chunk_new(struct sdsm_heap *h, size_t pages)
 	for (k = 0; k < nslots; k++) {
 		__atomic_store_n(&s->slots[first + k], first + 1,
 				 __ATOMIC_RELEASE);
-		reused |= s->released[(first + k) / 64] >> ((first + k) % 64) & 1;
+		reused |= bit_test(s->released, first + k);
 	}
 	if (first == s->next_slot)
 		s->next_slot = first + nslots;
@@ -314,11 +314,10 @@ static void chunk_release(struct sdsm_heap *h, struct sdsm_heap_chunk *c)
 	first = ((uintptr_t)c - s->base) >> SDSM_HEAP_SLOT_SHIFT;
 	s->ops->unmap(s->ctx, c, len, id);
 	pthread_mutex_lock(&s->lock);
-	for (k = 0; k < nslots; k++) {
+	for (k = 0; k < nslots; k++)
 		__atomic_store_n(&s->slots[first + k], 0, __ATOMIC_RELEASE);
-		if (s->ops->keeps_data)
-			s->released[(first + k) / 64] |= 1ULL << ((first + k) % 64);
-	}
+	if (s->ops->keeps_data)
+		bits_set(s->released, first, nslots, true);
 	if (first < s->next_slot)
 		s->next_slot = first;
 	pthread_mutex_unlock(&s->lock);
