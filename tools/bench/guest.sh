@@ -292,13 +292,13 @@ sdsm_gate() {
 
 PORT=18600
 PT_TOOL=
+PT_CMD=()	# the tool and its connection options, server's and client's
 PT_OUT=
 PT_BOUND=
 
 pt_client() {
 	# shellcheck disable=SC2086
-	vc_bounded "$PT_BOUND" "$PT_TOOL" -d rxe0 -R -F -p "$PORT" $PT_ARGS \
-		"$PEER" > "$PT_OUT" 2>&1
+	vc_bounded "$PT_BOUND" "${PT_CMD[@]}" $PT_ARGS "$PEER" > "$PT_OUT" 2>&1
 }
 
 # perftest_pair FIG TOOL OUT ITERS ARGS: server on node 1, client here,
@@ -314,16 +314,16 @@ perftest_pair() {
 	PT_BOUND=$((30 + $4 / 20))
 	PT_ARGS=$5
 	PORT=$((PORT + 1))
+	PT_CMD=("$PT_TOOL" -d rxe0 -R -F -p "$PORT")
 	# shellcheck disable=SC2086
-	on_node 1 vc_bounded $((PT_BOUND + 30)) "$PT_TOOL" -d rxe0 -R -F \
-		-p "$PORT" $PT_ARGS > "$PT_OUT.server" 2>&1 &
+	on_node 1 vc_bounded $((PT_BOUND + 30)) "${PT_CMD[@]}" $PT_ARGS \
+		> "$PT_OUT.server" 2>&1 &
 	_spid=$!
 	sleep 1
 	wait_until "$PT_BOUND" pt_client
 	_rc=$?
 	[ $_rc = 0 ] ||
-		on_node 1 pkill -KILL -f -- "^$PT_TOOL -d rxe0 -R -F -p $PORT " \
-			> /dev/null 2>&1
+		on_node 1 pkill -KILL -f -- "^${PT_CMD[*]} " > /dev/null 2>&1
 	wait $_spid
 	if [ $_rc != 0 ]; then
 		log "$_fig: $PT_TOOL failed: $(grep -v -e '^-*$' -e '^ *$' \
