@@ -1444,13 +1444,22 @@ static void sdsm_rc_chunk_init(void *p)
 static struct sdsm_rc_slot *sdsm_rc_slot_get(struct sdsm_region *r, u64 idx,
 					     bool alloc)
 {
+	unsigned long ch = idx >> SDSM_CHUNK_SHIFT, used, old;
 	struct sdsm_rc_chunk *chunk;
 
 	if (WARN_ON_ONCE(idx >= r->npages || !r->rc_chunks))
 		return NULL;
-	chunk = sdsm_chunk_get((void **)&r->rc_chunks[idx >> SDSM_CHUNK_SHIFT],
-			       sizeof(*chunk), alloc, sdsm_rc_chunk_init);
-	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
+	chunk = sdsm_chunk_get((void **)&r->rc_chunks[ch], sizeof(*chunk),
+			       alloc, sdsm_rc_chunk_init);
+	if (!chunk)
+		return NULL;
+	/* Published: raise rc_used past it (a full barrier on success). */
+	for (used = READ_ONCE(r->rc_used); used <= ch; used = old) {
+		old = cmpxchg(&r->rc_used, used, ch + 1);
+		if (old == used)
+			break;
+	}
+	return &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)];
 }
 
 /* One core call: the page, and the message being received. */
@@ -1976,19 +1985,23 @@ typedef bool (*sdsm_rc_sum_fn)(const struct sdsm_rc_sum *sum, void *arg);
  * that, or 0 at the end.
  * cond_resched() after each chunk if @resched (the caller may sleep).
  * Takes no lock: @fn takes what it needs.  A fault may publish a chunk
- * meanwhile (sdsm_chunk_get()), hence READ_ONCE().
+ * meanwhile (sdsm_chunk_get()), hence READ_ONCE(); the walk ends at the
+ * rc_used it read first, and a chunk published after that read is one
+ * the walk may miss anyway, as one it has passed.
  */
 static int sdsm_rc_slot_for_each(struct sdsm_region *r, bool resched,
 				 sdsm_rc_sum_fn want, sdsm_rc_slot_fn fn,
 				 void *arg)
 {
-	unsigned long ch;
+	unsigned long ch, used;
 	unsigned int i;
 	int ret;
 
 	if (!r->rc_chunks)
 		return 0;
-	for (ch = 0; ch < r->nchunks; ch++) {
+	/* Pairs with the cmpxchg of sdsm_rc_slot_get(). */
+	used = min(smp_load_acquire(&r->rc_used), r->nchunks);
+	for (ch = 0; ch < used; ch++) {
 		struct sdsm_rc_chunk *chunk = READ_ONCE(r->rc_chunks[ch]);
 
 		if (!chunk || (want && !want(&r->rc_sums[ch], arg)))

@@ -230,6 +230,10 @@ struct sdsm_ra_stream {
  *	sdsm_rc_slot, lazily allocated like @chunks
  * @rc_sums: release consistency only: a struct sdsm_rc_sum per entry of
  *	@rc_chunks, allocated with it
+ * @rc_used: release consistency: every allocated entry of @rc_chunks is
+ *	below it (it only rises, by cmpxchg, after the entry is published):
+ *	the walks of a release stop there, so their cost follows the pages
+ *	used, not the region's length
  * @rc_lock: release consistency: protects @rc_local and @rc_sums; taken
  *	inside a page's mutex around every call of the protocol core
  *	(sdsm_rc.c), which updates @rc_local for any page of the region
@@ -269,6 +273,7 @@ struct sdsm_region {
 	struct sdsm_home_chunk **home_chunks;
 	struct sdsm_rc_chunk **rc_chunks;
 	struct sdsm_rc_sum *rc_sums;
+	unsigned long rc_used;
 	struct mutex rc_lock;		/* see above */
 	struct sdsm_rc_local rc_local;
 };
