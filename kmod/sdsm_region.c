@@ -131,6 +131,8 @@ static unsigned int sdsm_region_counter;	/* under sdsm_regions_mutex */
  * twice that is long enough.
  */
 static DEFINE_XARRAY(sdsm_tombstones);
+/* Ids a create tries while nodes refuse them as stale (a tombstone). */
+#define SDSM_CREATE_TRIES	16
 
 /*
  * Ids whose PREPARE this node answered without having the region, each
@@ -1635,8 +1637,13 @@ static unsigned int sdsm_registrar(const char *name)
 	       sdsm_cl.nr_nodes;
 }
 
-/* Create or open; *@created tells whether this call made the region. */
-static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
+/*
+ * One try of sdsm_region_create() with a new id, in *@idp: -ESTALE if a
+ * node refused the id as one of a region destroyed lately (its
+ * tombstone), taken back everywhere.
+ */
+static int sdsm_region_create_try(struct sdsm_region_create *c,
+				  bool *created, u32 *idp)
 {
 	unsigned int self = sdsm_cl.node_id, reg;
 	struct sdsm_wire_region w, have;
@@ -1674,6 +1681,7 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 			break;
 	}
 	id = (self << SDSM_REGION_ID_SHIFT) | sdsm_region_counter;
+	*idp = id;
 	if (xa_load(&sdsm_regions, id)) {
 		mutex_unlock(&sdsm_regions_mutex);
 		return -ENOSPC;
@@ -1707,6 +1715,8 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 		w.cookie = cpu_to_be64(call.cookie);
 		sdsm_queue(reg, SDSM_MSG_REGION_CLAIM, &w, sizeof(w), NULL);
 		ret = sdsm_call_wait(&call);
+		if (ret == -ENOENT)	/* sdsm_region_learn(): a tombstone */
+			return -ESTALE;
 		if (!ret && !call.have_region)
 			ret = -EPROTO;
 		have = call.region;
@@ -1750,6 +1760,8 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 			/* Refused (EFBIG) or unanswered: no node keeps it. */
 			int undo = sdsm_region_destroy(id, true);
 
+			if (ret == -ENOENT && !undo)	/* a tombstone */
+				return -ESTALE;
 			pr_warn("region %u '%s' not created: not every node took it (%d); taken back: %d\n",
 				id, c->name, ret, undo);
 			return ret;
@@ -1770,6 +1782,34 @@ static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
 	c->offset = sdsm_region_offset(r);
 	sdsm_region_put(r);
 	return ret;
+}
+
+/*
+ * Create or open; *@created tells whether this call made the region.
+ *
+ * A node whose module was loaded again counts its region ids from 1
+ * again, while its peers keep the tombstones of the ids its previous load
+ * destroyed (2 x fault_timeout_ms, sdsm_tombstone_add()), and refuse
+ * those as stale.  Such an id gets a tombstone here too and the create
+ * takes the next one: a node that comes back can create regions at once.
+ */
+static int sdsm_region_create(struct sdsm_region_create *c, bool *created)
+{
+	unsigned int tries;
+	int ret;
+	u32 id;
+
+	for (tries = 0; tries < SDSM_CREATE_TRIES; tries++) {
+		ret = sdsm_region_create_try(c, created, &id);
+		if (ret != -ESTALE)
+			return ret;
+		mutex_lock(&sdsm_regions_mutex);
+		sdsm_tombstone_add(id);
+		mutex_unlock(&sdsm_regions_mutex);
+	}
+	pr_warn("region '%s' not created: %u ids refused as stale\n", c->name,
+		tries);
+	return -ENOENT;
 }
 
 int sdsm_cmd_region_create(struct file *file, void *cmd)

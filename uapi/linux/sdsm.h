@@ -236,7 +236,9 @@ enum sdsm_consistency {
  * (no region ids or offsets left), EHOSTDOWN (a node the creation must
  * reach is down), EFBIG (longer than another node's max_region_mb;
  * nothing is created), ETIMEDOUT (no answer in time), ENOENT (the name
- * existed, and its region was destroyed before this call could open it).
+ * existed, and its region was destroyed before this call could open it;
+ * or, rarely, other nodes refused 16 new ids in a row as ids of regions
+ * destroyed lately).
  */
 struct sdsm_region_create {
 	__u32 size;
