@@ -11,7 +11,9 @@
  *   exit  thread 0 (in a job: on the node after main's) calls exit(42)
  *         while main waits in pthread_join;
  *   segv  thread 0 writes through a NULL pointer;
- *   heapfull  thread 0 mallocs blocks of 128 MiB until one fails, frees
+ *   heapfull  thread 0 mallocs a block of 1536 MiB, writes its first and
+ *         last bytes, reads them back and frees it ("heapbig ok", or
+ *         "heapbig errno E"), then blocks of 128 MiB until one fails, frees
  *         them: "heapfull blocks N errno E";
  *   overflow  thread 0 recurses 136 levels of 16 KiB of locals each,
  *         2.2 MiB, past the end of a job thread's 2 MiB stack (it dies of
@@ -166,11 +168,26 @@ static __attribute__((noinline)) long recurse(int depth)
 	return frame[0];
 }
 
-/* Blocks of 128 MiB until malloc() fails (at most 64), then freed. */
+/*
+ * One block of 1536 MiB, its ends written and read back, freed; then
+ * blocks of 128 MiB until malloc() fails (at most 64), then freed.
+ */
 static void heap_full(void)
 {
+	size_t big = 1536UL << 20;
+	volatile char *p = malloc(big);
 	void *b[64];
 	int n = 0, i, e = 0;
+
+	if (p) {
+		p[0] = 1;
+		p[big - 1] = 2;
+		printf("heapbig %s\n", p[0] == 1 && p[big - 1] == 2 ?
+		       "ok" : "wrong");
+		free((void *)p);
+	} else {
+		printf("heapbig errno %d\n", errno);
+	}
 
 	while (n < 64 && (b[n] = malloc(128UL << 20)))
 		n++;

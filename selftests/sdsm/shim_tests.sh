@@ -37,7 +37,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd lbzip2 pigz big_stacks release thread_calls signal_exit_race
-map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full sigint free_batched heap_homes
+map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full heap_limit sigint free_batched heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -132,8 +132,10 @@ ran_on_every_node() {
 	return "$rc"
 }
 
+# start_agents: sdsmd on every node that has none running; returns once
+# node 0 knows every node's inbox region (a launcher needs it).
 start_agents() {
-	local k
+	local k i rc=0
 	for k in $(nodes); do
 		# shellcheck disable=SC2016
 		run_on "$k" sh -c '[ -s /tmp/sdsmd.pid ] &&
@@ -141,6 +143,18 @@ start_agents() {
 			"$1" > /tmp/sdsmd.log 2>&1 < /dev/null &
 			echo $! > /tmp/sdsmd.pid' sh "$SDSMD"
 	done
+	for k in $(nodes); do
+		for ((i = 0; i < 50; i++)); do
+			grep -qx "sdsmd.$k" /sys/kernel/sdsm/regions/*/name \
+				2>/dev/null && break
+			sleep 0.2
+		done
+		if [ "$i" = 50 ]; then
+			log "node $k: no sdsmd.$k region: $(run_on "$k" cat /tmp/sdsmd.log)"
+			rc=1
+		fi
+	done
+	return "$rc"
 }
 
 stop_agents() {
@@ -164,20 +178,7 @@ agent_logs() {
 
 # sdsmd runs on every node: its inbox region is known everywhere.
 test_agents() {
-	local k i rc=0
 	start_agents
-	for k in $(nodes); do
-		for ((i = 0; i < 50; i++)); do
-			grep -qx "sdsmd.$k" /sys/kernel/sdsm/regions/*/name \
-				2>/dev/null && break
-			sleep 0.2
-		done
-		if [ "$i" = 50 ]; then
-			log "node $k: no sdsmd.$k region: $(run_on "$k" cat /tmp/sdsmd.log)"
-			rc=1
-		fi
-	done
-	return "$rc"
 }
 
 # 3 threads on nodes 1, 2, 0 (round-robin after main()'s node); joins,
@@ -793,25 +794,68 @@ test_stack_overflow() {
 	segv_on_node1 overflow
 }
 
-# A thread on node 1 mallocs 128 MiB blocks until one fails: ENOMEM once
-# the node's heap (1 GiB) is full, and one line says why, naming the call,
-# the node and the job's heap size: far less than the machine may have,
-# where a native run would not fail.  The job goes on (status 0) and
-# frees them.  Before 2026-12-06 nothing was said.
-test_heap_full() {
-	local rc=0
-	launch heapfull heapfull
-	finish heapfull 120
+# heapfull_ok OUT MB BIG: the heapfull job OUT ran with a heap of MB MiB
+# a node: status 0; "heapbig BIG" (ok, or errno 12); blocks of 128 MiB
+# (each takes 192 MiB of the heap: 64 MiB slots and the block's metadata)
+# until ENOMEM; the line naming the call, node 1 and the heap's size, once
+# (for the first block that failed: the big one, if it did).
+heapfull_ok() {
+	local rc=0 n size=134217728
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
-	grep -qE '^heapfull blocks [1-7] errno 12$' "$T/heapfull.out" ||
-		{ log "want 1 to 7 blocks of 128 MiB, then ENOMEM"; rc=1; }
-	grep -q "malloc() of 134217728 bytes on node 1 failed (ENOMEM): the node's heap is full; a job over several nodes (sdsmctl -N) has a heap of 1024 MiB on each node" \
-		"$T/heapfull.err" ||
-		{ log "no line naming malloc(), node 1 and the heap's size"; rc=1; }
-	[ "$(grep -c 'heap is full' "$T/heapfull.err")" = 1 ] ||
+	grep -qx "heapbig $3" "$T/$1.out" || { log "want heapbig $3"; rc=1; }
+	n=$(sed -n 's/^heapfull blocks \([0-9]*\) errno 12$/\1/p' "$T/$1.out")
+	if [ -z "$n" ] || [ "$n" -lt $(($2 / 256)) ] || [ "$n" -gt $(($2 / 128)) ]; then
+		log "want $(($2 / 256)) to $(($2 / 128)) blocks of 128 MiB, then ENOMEM"
+		rc=1
+	fi
+	[ "$3" = ok ] || size=1610612736
+	grep -q "malloc() of $size bytes on node 1 failed (ENOMEM): the node's heap is full; this job over several nodes (sdsmctl -N) has a heap of $2 MiB on each node (sdsm's max_region_mb)" \
+		"$T/$1.err" ||
+		{ log "no line naming malloc(), node 1 and a heap of $2 MiB"; rc=1; }
+	[ "$(grep -c 'heap is full' "$T/$1.err")" = 1 ] ||
 		{ log "want the line once"; rc=1; }
 	nothing_left "$lpid" || rc=1
 	return "$rc"
+}
+
+# A thread on node 1 mallocs a block of 1536 MiB and uses its ends, then
+# blocks of 128 MiB until one fails: a job's heap on each node is as large
+# as the module lets a region be (max_region_mb, 4096 MiB by default)
+# and untouched costs nothing, so the big block works in a node of 1 GiB
+# of memory, as natively (overcommit).  ENOMEM comes once the heap is
+# full, and one line says why, naming the call, the node and the heap's
+# size.  The job goes on (status 0) and frees them.  Before 2026-12-06
+# every heap was 1 GiB: the big block failed with ENOMEM.
+test_heap_full() {
+	local mb
+	mb=$(cat /sys/module/sdsm/parameters/max_region_mb) || return 1
+	launch heapfull heapfull
+	finish heapfull 120
+	heapfull_ok heapfull "$((mb / 64 * 64))" ok
+}
+
+# A node whose max_region_mb (1024 here) refuses the launcher's heap size
+# (its own, 4096 MiB): the launcher halves the heaps until every node takes
+# them, and the job runs with a heap of 1024 MiB a node, which the
+# heap-full line names.  (Every node is reloaded with its defaults after.)
+test_heap_limit() {
+	local last=$((N - 1)) i
+	# Node $last's sdsmd holds /dev/sdsm: it goes first, and its inbox
+	# region with it, everywhere, before the new one makes it again.
+	# shellcheck disable=SC2016
+	run_on "$last" sh -c 'kill "$(cat /tmp/sdsmd.pid)"; rm -f /tmp/sdsmd.pid'
+	for ((i = 0; i < 100; i++)); do
+		grep -qx "sdsmd.$last" /sys/kernel/sdsm/regions/*/name \
+			2>/dev/null || break
+		sleep 0.2
+	done
+	run_on "$last" "$NODE_SH" unload 60 > /dev/null || return 1
+	run_on "$last" "$NODE_SH" load max_region_mb=1024 > /dev/null || return 1
+	par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null || return 1
+	start_agents || return 1
+	launch heaplimit heapfull
+	finish heaplimit 120
+	heapfull_ok heaplimit 1024 "errno 12"
 }
 
 # A job that waits costs the cluster no coherence traffic: the loops of
@@ -1045,7 +1089,7 @@ restore_cluster() {
 	# (pkill matches at most 15 characters of a name: one per name)
 	par_on_nodes sh -c 'pkill -KILL -x shim_prog; pkill -KILL -x shim_sync_prog' ||
 		true
-	if [ "$TEST" = node_dies ]; then
+	if [ "$TEST" = node_dies ] || [ "$TEST" = heap_limit ]; then
 		stop_agents
 		for k in $(nodes); do
 			run_on "$k" "$NODE_SH" restore > /dev/null || rc=1
@@ -1058,7 +1102,9 @@ restore_cluster() {
 		done
 	fi
 	par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null || rc=1
-	[ "$TEST" = node_dies ] && start_agents
+	case $TEST in
+	node_dies | heap_limit) start_agents || rc=1 ;;
+	esac
 	return "$rc"
 }
 

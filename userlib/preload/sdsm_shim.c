@@ -48,6 +48,7 @@
 int sdsm_shim_role;			/* 0: none, 1: launcher, 2: worker */
 struct shim_ctl *shim_job;
 static int my_node;
+static size_t heap_len;			/* of each node's heap: heap_mb MiB */
 static unsigned int place_list[SDSM_MAX_NODES], place_n;
 static __thread struct shim_thread *cur_thread;
 /*
@@ -88,8 +89,9 @@ void shim_say(const char *fmt, ...)
 /*
  * In a job, an allocation of @size bytes (@call: "malloc()", "mmap()")
  * that this node's heap could not serve: said once.  A job's heap is
- * SHIM_HEAP_LEN a node, likely far less than the node's memory, so the
- * program's ENOMEM is the job's limit, not the machine's: it is named.
+ * heap_mb a node, which may be less than the node's memory, so the
+ * program's ENOMEM may be the job's limit, not the machine's: it is named,
+ * with the module parameter that sets it (shim_heap_size()).
  */
 void shim_heap_full(const char *call, size_t size)
 {
@@ -98,8 +100,8 @@ void shim_heap_full(const char *call, size_t size)
 	if (!sdsm_shim_role || __atomic_exchange_n(&said, true,
 						   __ATOMIC_RELAXED))
 		return;
-	shim_say("%s of %zu bytes on node %d failed (ENOMEM): the node's heap is full; a job over several nodes (sdsmctl -N) has a heap of %lu MiB on each node",
-		 call, size, my_node, SHIM_HEAP_LEN >> 20);
+	shim_say("%s of %zu bytes on node %d failed (ENOMEM): the node's heap is full; this job over several nodes (sdsmctl -N) has a heap of %zu MiB on each node (sdsm's max_region_mb)",
+		 call, size, my_node, heap_len >> 20);
 }
 
 /* Map region @name at @addr, where nothing may be mapped yet. */
@@ -144,7 +146,7 @@ static int shim_chunk_map(void *ctx, void *addr, size_t len,
 
 	(void)ctx;
 	(void)policy;
-	if (a < base || a + len > base + SHIM_HEAP_LEN || a + len < a)
+	if (a < base || a + len > base + heap_len || a + len < a)
 		return -ENOMEM;
 	*id = 0;
 	return 0;
@@ -314,7 +316,74 @@ size_t shim_foreign_room(const void *p)
 {
 	uintptr_t a = (uintptr_t)p - shim_heap_base(0);
 
-	return SHIM_HEAP_LEN - (a & ((1UL << 40) - 1));
+	return heap_len - (a & ((1UL << 40) - 1));
+}
+
+/* File @path into @buf: its length, or -1 (none, or @len or longer). */
+static int read_file(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, len, f);
+	fclose(f);
+	return n == len ? -1 : (int)n;	/* full: too long */
+}
+
+/*
+ * The launcher's heap size for each node: as large as this node's module
+ * lets a region be (its max_region_mb, 4096 MiB by default), in whole
+ * slots of libsdsm's heap, at most the node's window of it (1 TiB).
+ * Untouched, a heap costs its nodes no memory: the region's pages are made
+ * at their first touch.  1 GiB (the default of earlier versions) if the
+ * parameter cannot be read.
+ */
+static size_t shim_heap_size(void)
+{
+	unsigned long long mb;
+	char buf[24], *end;
+	int n;
+
+	n = read_file("/sys/module/sdsm/parameters/max_region_mb", buf,
+		      sizeof(buf) - 1);
+	if (n <= 0)
+		return 1UL << 30;
+	buf[n] = '\0';
+	errno = 0;
+	mb = strtoull(buf, &end, 10);
+	if (errno || end == buf || mb > (SDSM_HEAP_SLOTS * SHIM_HEAP_UNIT) >> 20)
+		mb = (SDSM_HEAP_SLOTS * SHIM_HEAP_UNIT) >> 20;
+	return (mb << 20) / SHIM_HEAP_UNIT * SHIM_HEAP_UNIT;
+}
+
+/*
+ * Create node @k's heap @name at its base, of heap_len bytes.  The first
+ * heap created (@first) settles heap_len: while another node's
+ * max_region_mb refuses it (EFBIG), the launcher halves it, down to one
+ * slot.
+ */
+static int create_heap(const char *name, unsigned int k,
+		       const struct sdsm_policy *pol, bool first)
+{
+	unsigned int flags = shim_job->consistency == SDSM_CONSISTENCY_RELEASE ?
+			     SDSM_REGION_F_RELEASE : 0;
+	int ret;
+
+	for (;;) {
+		ret = heap_len < SHIM_HEAP_UNIT ? -EFBIG :
+		      create_at(name, (void *)shim_heap_base(k), heap_len, pol,
+				flags, k);
+		if (ret != -EFBIG || !first || heap_len <= SHIM_HEAP_UNIT)
+			break;
+		heap_len = heap_len / 2 / SHIM_HEAP_UNIT * SHIM_HEAP_UNIT;
+	}
+	if (ret == -EFBIG)	/* a node that refused logs why */
+		shim_say("cannot create the heap of node %u (%s): sdsm's max_region_mb is below %lu MiB on a node",
+			 k, name, (heap_len < SHIM_HEAP_UNIT ? SHIM_HEAP_UNIT :
+				   heap_len) >> 20);
+	return ret;
 }
 
 /*
@@ -326,33 +395,41 @@ size_t shim_foreign_room(const void *p)
  * (SDSM_REGION_F_MANAGER, under a given policy that leaves homes to first
  * touch as well): what node k allocates and touches first it places
  * without a message, and another node's first touch asks node k only.
+ * The launcher sizes the heaps (shim_heap_size(), create_heap()) and tells
+ * the workers in heap_mb.
  */
 static int map_heaps(const struct sdsm_policy *pol, bool create)
 {
 	struct sdsm_policy first = { .mode = SDSM_POLICY_FIRST_TOUCH };
 	char name[SDSM_NAME_MAX];
+	bool made = false;
 	unsigned int k;
 	int ret;
 
+	if (create)
+		heap_len = shim_heap_size();
+	else
+		heap_len = (size_t)shim_job->heap_mb << 20;
 	for (k = 0; k < SDSM_MAX_NODES; k++) {
 		if (!(shim_job->nodemask >> k & 1) && k != shim_job->launcher)
 			continue;
 		snprintf(name, sizeof(name), "%.24s.h%u", shim_job->prefix, k);
-		if (create)
-			ret = create_at(name, (void *)shim_heap_base(k),
-					SHIM_HEAP_LEN, pol ? pol : &first,
-					shim_job->consistency ==
-					SDSM_CONSISTENCY_RELEASE ?
-					SDSM_REGION_F_RELEASE : 0, k);
-		else
-			ret = map_at(name, (void *)shim_heap_base(k),
-				     SHIM_HEAP_LEN);
+		if (create) {
+			ret = create_heap(name, k, pol ? pol : &first, !made);
+			made = true;
+		} else {
+			ret = map_at(name, (void *)shim_heap_base(k), heap_len);
+		}
+		if (ret == -EFBIG)
+			return ret;
 		if (ret) {
 			shim_say("cannot map the heap of node %u (%s): %s", k,
 				 name, strerror(-ret));
 			return ret;
 		}
 	}
+	if (create)
+		shim_job->heap_mb = heap_len >> 20;
 	sdsm_heap_use(shim_heap_base(my_node), &shim_chunk_ops);
 	return 0;
 }
@@ -366,18 +443,6 @@ static int local_cpus(void)
 }
 
 /* ---- set-up, from the preload constructor ---- */
-
-static int read_file(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len, f);
-	fclose(f);
-	return n == len ? -1 : (int)n;	/* full: too long */
-}
 
 /*
  * The job's tag of its lock and barrier ids (shim_key()): 16 bits of the

@@ -11,7 +11,7 @@
  *   P.c   struct shim_ctl, at SHIM_CTL_ADDR in the job's processes;
  *   P.a   one page nobody else maps: it exists while the launcher lives;
  *   P.g   the executable's .data/.bss (launcher layout);
- *   P.h<k> the heap of node k, SHIM_HEAP_LEN at shim_heap_base(k).
+ *   P.h<k> the heap of node k, heap_mb MiB at shim_heap_base(k).
  * Per node, sdsmd creates "sdsmd.<k>" (struct shim_inbox), owned by it.
  */
 #ifndef SDSM_SHIM_H
@@ -33,7 +33,7 @@
 #include "../sdsm_heap.h"
 #include "../sdsm_internal.h"
 
-#define SHIM_MAGIC		0x5344534bU	/* "SDSK": the layout of P.c */
+#define SHIM_MAGIC		0x5344534cU	/* "SDSL": the layout of P.c */
 /*
  * The value of the SIGSYS the launcher queues to its thread serving a
  * slot, to end that slot's call with EINTR (sdsm_fd.c, "interrupt").
@@ -48,12 +48,13 @@
 #define SHIM_RING		32768
 #define SHIM_BLOB		65536
 #define SHIM_PATH		4096
-#define SHIM_HEAP_LEN		(1UL << 30)
+/* A node's heap: at least, and a multiple of, one slot of libsdsm's heap. */
+#define SHIM_HEAP_UNIT		SDSM_HEAP_SLOT_SIZE
 #define SHIM_STACK		(2UL << 20)
 #define SHIM_MAIN_STACK		(8UL << 20)
 /* Below each stack, never mapped for access (shim_stack_alloc()). */
 #define SHIM_STACK_GUARD	(64UL << 10)
-/* Thread stacks a process can have: SHIM_HEAP_LEN / SHIM_STACK. */
+/* Thread stacks a process can have (those of ended threads kept too). */
 #define SHIM_STACKS		512
 #define SHIM_INBOX_LOCK		0x5344534d44000000ULL	/* + node */
 /*
@@ -230,7 +231,7 @@ struct shim_ctl {
 	uint32_t fd_limit;	/* the launcher's soft RLIMIT_NOFILE */
 	int32_t dev_fd;		/* the launcher's /dev/sdsm: never a worker's */
 	int32_t launcher_pid;	/* getpid() of main()'s process */
-	uint32_t pad;
+	uint32_t heap_mb;	/* MiB of each P.h<k> (shim_heap_size()) */
 	uint64_t proc_sigs;	/* signals kill()ed at the job by workers */
 	uint64_t fd_want[SHIM_THREADS / 64];	/* slots that want a server */
 	struct shim_sigact sigact[SHIM_NSIG];
