@@ -71,6 +71,9 @@
  *   bigstack  THREADS threads made with a 16 MiB stack
  *         (pthread_attr_setstacksize), each with 12 MiB of locals:
  *         "bigstack N sum S";
+ *   manythreads  main makes threads that wait for its word, up to 300 or
+ *         until pthread_create() fails, then gives the word and joins
+ *         them: "manythreads N errno E" (E: pthread_create()'s, or 0);
  *   keys  main makes a key with a destructor and a thread makes a second;
  *         THREADS threads set and read both: "keys seen N destroyed N
  *         bad 0" (every destructor ran before its thread was joined);
@@ -884,6 +887,43 @@ static int bigstack(int nt)
 	return 0;
 }
 
+#define MANY	300
+
+static pthread_mutex_t many_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t many_go = PTHREAD_COND_INITIALIZER;
+static int many_word;
+
+static void *many_thread(void *p)
+{
+	pthread_mutex_lock(&many_lock);
+	while (!many_word)
+		pthread_cond_wait(&many_go, &many_lock);
+	pthread_mutex_unlock(&many_lock);
+	return p;
+}
+
+/* Threads until MANY or a failure, all waiting; then all joined. */
+static int manythreads(void)
+{
+	static pthread_t t[MANY];
+	int n, e = 0, i;
+
+	for (n = 0; n < MANY; n++) {
+		e = pthread_create(&t[n], NULL, many_thread, NULL);
+		if (e)
+			break;
+	}
+	pthread_mutex_lock(&many_lock);
+	many_word = 1;
+	pthread_cond_broadcast(&many_go);
+	pthread_mutex_unlock(&many_lock);
+	for (i = 0; i < n; i++)
+		if (pthread_join(t[i], NULL))
+			return 1;
+	printf("manythreads %d errno %d\n", n, e);
+	return 0;
+}
+
 static pthread_key_t key_main, key_late;
 static int keys_destroyed, keys_seen;
 
@@ -1399,6 +1439,8 @@ int main(int argc, char **argv)
 		return fds(nt);
 	if (!strcmp(mode, "keys"))
 		return keys(nt);
+	if (!strcmp(mode, "manythreads"))
+		return manythreads();
 	if (!strcmp(mode, "busy")) {
 		for (i = 0; i < 3; i++)
 			pthread_create(&tids[i], NULL, busy, (void *)(long)i);

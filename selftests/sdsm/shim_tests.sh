@@ -37,7 +37,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd lbzip2 pigz big_stacks release thread_calls signal_exit_race
-map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full heap_limit sigint free_batched heap_homes
+map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full heap_limit many_threads sigint free_batched heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -856,6 +856,27 @@ test_heap_limit() {
 	launch heaplimit heapfull
 	finish heaplimit 120
 	heapfull_ok heaplimit 1024 "errno 12"
+}
+
+# main makes threads (all on node 0: SDSM_PLACE=0) that wait until it has
+# made 300 or pthread_create() failed: a job has 256 threads alive or not
+# yet joined, main() included, so the 256th fails with EAGAIN, and one
+# line says why, naming the call, the node and the limit (natively all 300
+# are made).  Then they are joined: status 0.  Before 2026-12-06 nothing
+# was said.
+test_many_threads() {
+	local rc=0
+	SDSM_PLACE=0 launch many manythreads
+	finish many 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	grep -qx "manythreads 255 errno 11" "$T/many.out" ||
+		{ log "want 255 threads, then EAGAIN"; rc=1; }
+	grep -q "pthread_create() on node 0 failed (EAGAIN): a job over several nodes (sdsmctl -N) has at most 256 threads alive or not yet joined at once, main() included" \
+		"$T/many.err" || { log "no line naming the limit"; rc=1; }
+	[ "$(grep -c 'at most 256 threads' "$T/many.err")" = 1 ] ||
+		{ log "want the line once"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
 }
 
 # A job that waits costs the cluster no coherence traffic: the loops of

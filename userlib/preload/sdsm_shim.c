@@ -1321,6 +1321,19 @@ static bool slot_unused(const struct shim_thread *t)
 	return st == SHIM_T_FREE || st == SHIM_T_CLAIMED;
 }
 
+/*
+ * pthread_create() past the job's SHIM_THREADS: EAGAIN, as natively past
+ * a limit of the machine, and said once, since this one is the job's.
+ */
+static void threads_full(void)
+{
+	static bool said;
+
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		shim_say("pthread_create() on node %d failed (EAGAIN): a job over several nodes (sdsmctl -N) has at most %d threads alive or not yet joined at once, main() included",
+			 my_node, SHIM_THREADS);
+}
+
 EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 			  void *(*fn)(void *), void *arg)
 {
@@ -1337,8 +1350,10 @@ EXPORT int pthread_create(pthread_t *tp, const pthread_attr_t *attr,
 	pthread_sigmask(SIG_BLOCK, NULL, &now);
 	t = slot_claim((uintptr_t)fn, (uintptr_t)arg,
 		       detach == PTHREAD_CREATE_DETACHED, mask_of(&now));
-	if (!t)
+	if (!t) {
+		threads_full();
 		return EAGAIN;
+	}
 	t->stack = stack_len(attr);
 	shim_rc_sync();		/* a release of what the thread may read */
 	node = place();
