@@ -15,8 +15,9 @@
  *         last bytes, reads them back and frees it ("heapbig ok", or
  *         "heapbig errno E"), then blocks of 128 MiB until one fails, frees
  *         them: "heapfull blocks N errno E";
- *   overflow  thread 0 recurses 136 levels of 16 KiB of locals each,
- *         2.2 MiB, past the end of a job thread's 2 MiB stack (it dies of
+ *   overflow  thread 0 recurses 384 levels of 16 KiB of locals each,
+ *         6 MiB, within the 8 MiB of glibc's default stack ("deep
+ *         returned N"), then 600 levels, 9.4 MiB, past its end (it dies of
  *         SIGSEGV in the guard below; else "overflow returned N");
  *   sleep main prints "sleeping" and sleeps 600 s (the test sends SIGINT).
  *   spawn fork(), system(), popen(), execl(), posix_spawn(), vfork(2) and
@@ -214,8 +215,11 @@ static void *worker(void *p)
 		*null = 1;
 	if (a->idx == 0 && !strcmp(mode, "heapfull"))
 		heap_full();
-	if (a->idx == 0 && !strcmp(mode, "overflow"))
-		printf("overflow returned %ld\n", recurse(136));
+	if (a->idx == 0 && !strcmp(mode, "overflow")) {
+		printf("deep returned %ld\n", recurse(383));
+		fflush(stdout);
+		printf("overflow returned %ld\n", recurse(599));
+	}
 	if (a->idx == 0 && !strcmp(mode, "exit"))
 		exit(42);
 	slots[a->idx] += data_base + a->idx;

@@ -784,14 +784,20 @@ test_remote_segv() {
 	segv_on_node1 segv
 }
 
-# A thread that runs past the end of its 2 MiB stack (136 levels of 16 KiB
-# of locals, thread 0, on node 1) dies of SIGSEGV in the guard below the
-# stack, and the job with it, as a native thread that runs into its guard
-# page (natively the stack is 8 MiB: a job's are smaller, see
-# Documentation/preload.rst).  Before 2026-12-06 it wrote over the 192 KiB
-# of node 1's heap below its stack without a fault and returned.
+# A thread made without a stack size (thread 0, on node 1) gets glibc's
+# default, 8 MiB, as natively: 384 levels of 16 KiB of locals return
+# ("deep returned"); 600 levels run past the end, and the thread dies of
+# SIGSEGV in the guard below the stack, and the job with it, as a native
+# thread that runs into its guard page.  Before 2026-12-06 a job's threads
+# had 2 MiB: the 6 MiB died; and until ec9124b there was no guard: 136
+# levels wrote over the 192 KiB of node 1's heap below the stack without a
+# fault and returned.
 test_stack_overflow() {
-	segv_on_node1 overflow
+	local rc=0
+	segv_on_node1 overflow || rc=1
+	grep -q '^deep returned' "$T/overflow.out" ||
+		{ log "6 MiB of locals did not fit in the default stack"; rc=1; }
+	return "$rc"
 }
 
 # heapfull_ok OUT MB BIG: the heapfull job OUT ran with a heap of MB MiB

@@ -359,6 +359,28 @@ static size_t shim_heap_size(void)
 }
 
 /*
+ * The stack of a thread whose creator set no size (stack_mb, set by the
+ * launcher): glibc's default there (RLIMIT_STACK, 8 MiB usually), in
+ * whole SHIM_STACK units, at least SHIM_STACK and at most a
+ * SHIM_THREADS-th of a node's heap, so that the stacks of all the job's
+ * threads fit in one node's heap.
+ */
+static size_t default_stack(void)
+{
+	size_t len = 0, most = heap_len / SHIM_THREADS / SHIM_STACK * SHIM_STACK;
+	pthread_attr_t d;
+
+	if (!pthread_getattr_default_np(&d)) {
+		pthread_attr_getstacksize(&d, &len);
+		pthread_attr_destroy(&d);
+	}
+	len = len / SHIM_STACK * SHIM_STACK;
+	if (len > most)
+		len = most;
+	return len < SHIM_STACK ? SHIM_STACK : len;
+}
+
+/*
  * Create node @k's heap @name at its base, of heap_len bytes.  The first
  * heap created (@first) settles heap_len: while another node's
  * max_region_mb refuses it (EFBIG), the launcher halves it, down to one
@@ -584,6 +606,7 @@ static int launcher_init(const char *nodes, const char *placing,
 	ret = map_heaps(given && *given ? pol : NULL, true);
 	if (ret)
 		return ret;
+	shim_job->stack_mb = default_stack() >> 20;
 	shim_job->node[my_node].ncpus = local_cpus();
 	fd_limit_set();
 	shim_job->magic = SHIM_MAGIC;
@@ -927,10 +950,11 @@ static void stack_started(void *stack, size_t len, pthread_t real, int ret)
 }
 
 /*
- * The stack a thread created with @attr gets: SHIM_STACK, or the size the
- * program set in @attr (pthread_attr_setstacksize()) if larger, rounded
- * up to SHIM_STACK.  A size equal to glibc's default (RLIMIT_STACK) counts
- * as not set: glibc reports it for an attribute nobody sized.
+ * The stack a thread created with @attr gets: 0 for default_stack(), or
+ * the size the program set in @attr (pthread_attr_setstacksize()) if
+ * larger than SHIM_STACK, rounded up to SHIM_STACK.  A size equal to
+ * glibc's default (RLIMIT_STACK) counts as not set: glibc reports it for
+ * an attribute nobody sized.
  */
 static uint64_t stack_len(const pthread_attr_t *attr)
 {
@@ -951,7 +975,7 @@ static uint64_t stack_len(const pthread_attr_t *attr)
 /* Start @t here, on a stack in sdsm memory, with its creator's mask. */
 static int spawn(struct shim_thread *t)
 {
-	size_t len = t->stack ? t->stack : SHIM_STACK;
+	size_t len = t->stack ? t->stack : (size_t)shim_job->stack_mb << 20;
 	pthread_attr_t a;
 	pthread_t tid;
 	sigset_t mask;

@@ -50,7 +50,7 @@
 #define SHIM_PATH		4096
 /* A node's heap: at least, and a multiple of, one slot of libsdsm's heap. */
 #define SHIM_HEAP_UNIT		SDSM_HEAP_SLOT_SIZE
-#define SHIM_STACK		(2UL << 20)
+#define SHIM_STACK		(2UL << 20)	/* the least, and the unit */
 #define SHIM_MAIN_STACK		(8UL << 20)
 /* Below each stack, never mapped for access (shim_stack_alloc()). */
 #define SHIM_STACK_GUARD	(64UL << 10)
@@ -142,7 +142,7 @@ struct shim_thread {
 	uint64_t real;		/* its pthread_t on its node; 0 until it runs */
 	uint64_t sigmask;	/* its creator's signal mask, signals 1..64 */
 	uint64_t sigpend;	/* pthread_kill() signals not yet sent */
-	uint64_t stack;		/* stack size asked (attr), 0: SHIM_STACK */
+	uint64_t stack;		/* stack size asked (attr), 0: the default */
 };
 
 /*
@@ -232,6 +232,8 @@ struct shim_ctl {
 	int32_t dev_fd;		/* the launcher's /dev/sdsm: never a worker's */
 	int32_t launcher_pid;	/* getpid() of main()'s process */
 	uint32_t heap_mb;	/* MiB of each P.h<k> (shim_heap_size()) */
+	uint32_t stack_mb;	/* of a thread whose creator set no size */
+	uint32_t pad;
 	uint64_t proc_sigs;	/* signals kill()ed at the job by workers */
 	uint64_t fd_want[SHIM_THREADS / 64];	/* slots that want a server */
 	struct shim_sigact sigact[SHIM_NSIG];
