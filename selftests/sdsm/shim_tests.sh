@@ -157,13 +157,36 @@ start_agents() {
 	return "$rc"
 }
 
+# agent_kill K: node K's sdsmd, if any, is sent SIGTERM.
+agent_kill() {
+	# shellcheck disable=SC2016
+	run_on "$1" sh -c '[ -s /tmp/sdsmd.pid ] &&
+		kill "$(cat /tmp/sdsmd.pid)"; rm -f /tmp/sdsmd.pid'
+}
+
 stop_agents() {
 	local k
 	for k in $(nodes); do
-		# shellcheck disable=SC2016
-		run_on "$k" sh -c '[ -s /tmp/sdsmd.pid ] &&
-			kill "$(cat /tmp/sdsmd.pid)"; rm -f /tmp/sdsmd.pid'
+		agent_kill "$k"
 	done
+}
+
+# reload_node K [PARAM=V...]: node K's module loaded again with PARAMs:
+# its sdsmd (which holds /dev/sdsm) goes first, and its inbox region with
+# it everywhere (up to 20 s), and comes back after.
+reload_node() {
+	local k=$1 i
+	shift
+	agent_kill "$k"
+	for ((i = 0; i < 100; i++)); do
+		grep -qx "sdsmd.$k" /sys/kernel/sdsm/regions/*/name \
+			2>/dev/null || break
+		sleep 0.2
+	done
+	run_on "$k" "$NODE_SH" unload 60 > /dev/null &&
+		run_on "$k" "$NODE_SH" load "$@" > /dev/null &&
+		par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null &&
+		start_agents
 }
 
 # The agents' logs, after a failure.
@@ -843,22 +866,9 @@ test_heap_full() {
 # A node whose max_region_mb (1024 here) refuses the launcher's heap size
 # (its own, 4096 MiB): the launcher halves the heaps until every node takes
 # them, and the job runs with a heap of 1024 MiB a node, which the
-# heap-full line names.  (Every node is reloaded with its defaults after.)
+# heap-full line names.  (The node is reloaded with its defaults after.)
 test_heap_limit() {
-	local last=$((N - 1)) i
-	# Node $last's sdsmd holds /dev/sdsm: it goes first, and its inbox
-	# region with it, everywhere, before the new one makes it again.
-	# shellcheck disable=SC2016
-	run_on "$last" sh -c 'kill "$(cat /tmp/sdsmd.pid)"; rm -f /tmp/sdsmd.pid'
-	for ((i = 0; i < 100; i++)); do
-		grep -qx "sdsmd.$last" /sys/kernel/sdsm/regions/*/name \
-			2>/dev/null || break
-		sleep 0.2
-	done
-	run_on "$last" "$NODE_SH" unload 60 > /dev/null || return 1
-	run_on "$last" "$NODE_SH" load max_region_mb=1024 > /dev/null || return 1
-	par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null || return 1
-	start_agents || return 1
+	reload_node $((N - 1)) max_region_mb=1024 || return 1
 	launch heaplimit heapfull
 	finish heaplimit 120
 	heapfull_ok heaplimit 1024 "errno 12"
@@ -1116,7 +1126,10 @@ restore_cluster() {
 	# (pkill matches at most 15 characters of a name: one per name)
 	par_on_nodes sh -c 'pkill -KILL -x shim_prog; pkill -KILL -x shim_sync_prog' ||
 		true
-	if [ "$TEST" = node_dies ] || [ "$TEST" = heap_limit ]; then
+	if [ "$TEST" = heap_limit ]; then
+		reload_node $((N - 1)) > /dev/null || rc=1
+	fi
+	if [ "$TEST" = node_dies ]; then
 		stop_agents
 		for k in $(nodes); do
 			run_on "$k" "$NODE_SH" restore > /dev/null || rc=1
@@ -1129,9 +1142,7 @@ restore_cluster() {
 		done
 	fi
 	par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null || rc=1
-	case $TEST in
-	node_dies | heap_limit) start_agents || rc=1 ;;
-	esac
+	[ "$TEST" = node_dies ] && { start_agents || rc=1; }
 	return "$rc"
 }
 
