@@ -132,6 +132,11 @@ ran_on_every_node() {
 	return "$rc"
 }
 
+# has_inbox K: node 0 knows node K's inbox region sdsmd.K.
+has_inbox() {
+	grep -qx "sdsmd.$1" /sys/kernel/sdsm/regions/*/name 2>/dev/null
+}
+
 # start_agents: sdsmd on every node that has none running; returns once
 # node 0 knows every node's inbox region (a launcher needs it).
 start_agents() {
@@ -145,8 +150,7 @@ start_agents() {
 	done
 	for k in $(nodes); do
 		for ((i = 0; i < 50; i++)); do
-			grep -qx "sdsmd.$k" /sys/kernel/sdsm/regions/*/name \
-				2>/dev/null && break
+			has_inbox "$k" && break
 			sleep 0.2
 		done
 		if [ "$i" = 50 ]; then
@@ -179,8 +183,7 @@ reload_node() {
 	shift
 	agent_kill "$k"
 	for ((i = 0; i < 100; i++)); do
-		grep -qx "sdsmd.$k" /sys/kernel/sdsm/regions/*/name \
-			2>/dev/null || break
+		has_inbox "$k" || break
 		sleep 0.2
 	done
 	run_on "$k" "$NODE_SH" unload 60 > /dev/null &&

@@ -358,6 +358,19 @@ static size_t shim_heap_size(void)
 	return (mb << 20) / SHIM_HEAP_UNIT * SHIM_HEAP_UNIT;
 }
 
+/* glibc's default thread stack size here (RLIMIT_STACK), 0 if unknown. */
+static size_t glibc_stack(void)
+{
+	pthread_attr_t d;
+	size_t len = 0;
+
+	if (!pthread_getattr_default_np(&d)) {
+		pthread_attr_getstacksize(&d, &len);
+		pthread_attr_destroy(&d);
+	}
+	return len;
+}
+
 /*
  * The stack of a thread whose creator set no size (stack_mb, set by the
  * launcher): glibc's default there (RLIMIT_STACK, 8 MiB usually), in
@@ -367,14 +380,9 @@ static size_t shim_heap_size(void)
  */
 static size_t default_stack(void)
 {
-	size_t len = 0, most = heap_len / SHIM_THREADS / SHIM_STACK * SHIM_STACK;
-	pthread_attr_t d;
+	size_t len = glibc_stack() / SHIM_STACK * SHIM_STACK;
+	size_t most = heap_len / SHIM_THREADS / SHIM_STACK * SHIM_STACK;
 
-	if (!pthread_getattr_default_np(&d)) {
-		pthread_attr_getstacksize(&d, &len);
-		pthread_attr_destroy(&d);
-	}
-	len = len / SHIM_STACK * SHIM_STACK;
 	if (len > most)
 		len = most;
 	return len < SHIM_STACK ? SHIM_STACK : len;
@@ -958,16 +966,10 @@ static void stack_started(void *stack, size_t len, pthread_t real, int ret)
  */
 static uint64_t stack_len(const pthread_attr_t *attr)
 {
-	size_t len = 0, dflt = 0;
-	pthread_attr_t d;
+	size_t len = 0;
 
-	if (!attr || pthread_attr_getstacksize(attr, &len) || len <= SHIM_STACK)
-		return 0;
-	if (!pthread_getattr_default_np(&d)) {
-		pthread_attr_getstacksize(&d, &dflt);
-		pthread_attr_destroy(&d);
-	}
-	if (len == dflt)
+	if (!attr || pthread_attr_getstacksize(attr, &len) || len <= SHIM_STACK ||
+	    len == glibc_stack())
 		return 0;
 	return (len + SHIM_STACK - 1) / SHIM_STACK * SHIM_STACK;
 }
