@@ -496,7 +496,16 @@ static void *heap_alloc(struct sdsm_heap *h, size_t size, size_t align,
 		p = run_alloc(h, size_cls[(need + 15) / 16]);
 	} else {
 		need = align <= PG ? size : size + align - PG;
-		pages = (need + PG - 1) / PG;
+		/*
+		 * And one page more, as glibc's mmap()ed chunks have a page
+		 * for their header: blocks of a power-of-two size made one
+		 * after the other (a program's arrays) then do not lie a
+		 * power of two apart, where the same element of each would
+		 * be in the same set of the TLB and the caches (and in the
+		 * same entry of QEMU's direct-mapped TLB).  The page costs
+		 * address space, not memory: nobody touches it.
+		 */
+		pages = (need + PG - 1) / PG + 1;
 		p = heap_span(h, pages, 1, KIND_LARGE, zero, &c);
 	}
 	pthread_mutex_unlock(&h->lock);

@@ -858,6 +858,40 @@ static bool test_heap_sizes(void)
 	return true;
 }
 
+/*
+ * Large blocks made one after the other (a program's matrices) do not lie
+ * a power of two apart: the same element of each would fall in the same
+ * set of the TLB and the caches.  Two MiB and a page, as with glibc.
+ */
+static bool test_heap_stride(void)
+{
+	struct sdsm_heap *h = test_heap();
+	size_t len = 2UL << 20;
+	uintptr_t d;
+	char *p[3];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		p[i] = sdsm_heap_alloc(h, len, 16);
+		CHECK(p[i], "block %d: %s", i, strerror(errno));
+		if (!p[i])
+			return true;
+		CHECK(sdsm_heap_usable(&test_space, p[i]) >= len,
+		      "block %d usable %zu", i,
+		      sdsm_heap_usable(&test_space, p[i]));
+	}
+	for (i = 1; i < 3; i++) {
+		d = p[i] > p[i - 1] ? (uintptr_t)(p[i] - p[i - 1]) :
+				      (uintptr_t)(p[i - 1] - p[i]);
+		CHECK(d >= len && (d & (d - 1)),
+		      "blocks %d and %d lie %#lx apart", i - 1, i,
+		      (unsigned long)d);
+	}
+	for (i = 0; i < 3; i++)
+		CHECK(!sdsm_heap_free(&test_space, p[i]), "free %d", i);
+	return true;
+}
+
 static bool test_heap_many(void)
 {
 	enum { N = 100000 };
@@ -1699,6 +1733,8 @@ static const struct test tests[] = {
 	{ "libsdsm: allocation carves owned heap chunks", test_alloc_free, true },
 	{ "libsdsm: 140000 allocations, few regions", test_alloc_many, true },
 	{ "heap: sizes, alignments, double free", test_heap_sizes, true },
+	{ "heap: large blocks in a row not a power of two apart",
+	  test_heap_stride, true },
 	{ "heap: 100000 live blocks in one chunk", test_heap_many, true },
 	{ "heap: four threads", test_heap_threads, true },
 	{ "heap: zero-filled allocations write only reused memory",
