@@ -72,6 +72,10 @@
  *   bigstack  THREADS threads made with a 16 MiB stack
  *         (pthread_attr_setstacksize), each with 12 MiB of locals:
  *         "bigstack N sum S";
+ *   hugestack  main makes a thread with a 16 GiB stack
+ *         (pthread_attr_setstacksize: more than a node's heap, and than
+ *         a guest's memory natively), then one with the default stack:
+ *         "hugestack errno E then F" (pthread_create()'s errors);
  *   manythreads  main makes threads that wait for its word, up to 300 or
  *         until pthread_create() fails, then gives the word and joins
  *         them: "manythreads N errno E" (E: pthread_create()'s, or 0);
@@ -891,6 +895,32 @@ static int bigstack(int nt)
 	return 0;
 }
 
+static void *hugestack_thread(void *p)
+{
+	return p;
+}
+
+/* A thread with a 16 GiB stack, then one with the default. */
+static int hugestack(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	int e, f;
+
+	pthread_attr_init(&a);
+	if (pthread_attr_setstacksize(&a, (size_t)16 << 30))
+		return 1;
+	e = pthread_create(&t, &a, hugestack_thread, NULL);
+	pthread_attr_destroy(&a);
+	if (!e && pthread_join(t, NULL))
+		return 1;
+	f = pthread_create(&t, NULL, hugestack_thread, NULL);
+	if (!f && pthread_join(t, NULL))
+		return 1;
+	printf("hugestack errno %d then %d\n", e, f);
+	return 0;
+}
+
 #define MANY	300
 
 static pthread_mutex_t many_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1443,6 +1473,8 @@ int main(int argc, char **argv)
 		return fds(nt);
 	if (!strcmp(mode, "keys"))
 		return keys(nt);
+	if (!strcmp(mode, "hugestack"))
+		return hugestack();
 	if (!strcmp(mode, "manythreads"))
 		return manythreads();
 	if (!strcmp(mode, "busy")) {

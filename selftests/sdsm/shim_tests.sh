@@ -37,7 +37,7 @@ N=$SDSM_NR_NODES
 TEST=
 T=$(mktemp -d /tmp/shim.XXXXXX)
 ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_threads xz zstd lbzip2 pigz big_stacks release thread_calls signal_exit_race
-map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full heap_limit many_threads sigint free_batched heap_homes
+map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full heap_limit many_threads huge_stack sigint free_batched heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
 # The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
@@ -893,6 +893,32 @@ test_many_threads() {
 	grep -q "pthread_create() on node 0 failed (EAGAIN): a job over several nodes (sdsmctl -N) has at most 256 threads alive or not yet joined at once, main() included" \
 		"$T/many.err" || { log "no line naming the limit"; rc=1; }
 	[ "$(grep -c 'at most 256 threads' "$T/many.err")" = 1 ] ||
+		{ log "want the line once"; rc=1; }
+	nothing_left "$lpid" || rc=1
+	return "$rc"
+}
+
+# main (node 0: SDSM_PLACE=0) makes a thread with a 16 GiB stack: more
+# than the node's heap, so pthread_create() fails with EAGAIN, as it does
+# natively in a guest of 1 GiB, and one line says why, naming the call,
+# the node, the stack's size and the heap's; a thread made next with the
+# default stack runs.  Before 2026-12-06 nothing was said.
+test_huge_stack() {
+	local rc=0 mb
+	mb=$(cat /sys/module/sdsm/parameters/max_region_mb) || return 1
+	"$PROG" hugestack > "$T/hugenat.out" 2>&1
+	log "natively: $(shown "$T/hugenat.out")"
+	has_line "$T/hugenat.out" "hugestack errno 11 then 0" \
+		"natively not EAGAIN: the guest's memory is too large for this test" ||
+		rc=1
+	SDSM_PLACE=0 launch huge hugestack
+	finish huge 120
+	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
+	has_line "$T/huge.out" "hugestack errno 11 then 0" \
+		"want EAGAIN, then a thread" || rc=1
+	grep -q "pthread_create() on node 0 failed (EAGAIN): no room for a stack of 17179869184 bytes in the node's heap; this job over several nodes (sdsmctl -N) has a heap of $((mb / 64 * 64)) MiB on each node (sdsm's max_region_mb)" \
+		"$T/huge.err" || { log "no line naming the stack and the heap"; rc=1; }
+	[ "$(grep -c 'no room for a stack' "$T/huge.err")" = 1 ] ||
 		{ log "want the line once"; rc=1; }
 	nothing_left "$lpid" || rc=1
 	return "$rc"

@@ -93,6 +93,8 @@ void shim_say(const char *fmt, ...)
  * program's ENOMEM may be the job's limit, not the machine's: it is named,
  * with the module parameter that sets it (shim_heap_size()).
  */
+#define SHIM_HEAP_IS "this job over several nodes (sdsmctl -N) has a heap of %zu MiB on each node (sdsm's max_region_mb)"
+
 void shim_heap_full(const char *call, size_t size)
 {
 	static bool said;
@@ -100,8 +102,22 @@ void shim_heap_full(const char *call, size_t size)
 	if (!sdsm_shim_role || __atomic_exchange_n(&said, true,
 						   __ATOMIC_RELAXED))
 		return;
-	shim_say("%s of %zu bytes on node %d failed (ENOMEM): the node's heap is full; this job over several nodes (sdsmctl -N) has a heap of %zu MiB on each node (sdsm's max_region_mb)",
-		 call, size, my_node, heap_len >> 20);
+	shim_say("%s of %zu bytes on node %d failed (ENOMEM): the node's heap is full; "
+		 SHIM_HEAP_IS, call, size, my_node, heap_len >> 20);
+}
+
+/*
+ * pthread_create() of a thread placed here whose stack of @len bytes
+ * (and its guard) this node's heap cannot give: EAGAIN, as glibc's when
+ * it cannot map a stack, and said once, as shim_heap_full().
+ */
+static void stack_full(size_t len)
+{
+	static bool said;
+
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		shim_say("pthread_create() on node %d failed (EAGAIN): no room for a stack of %zu bytes in the node's heap; "
+			 SHIM_HEAP_IS, my_node, len, heap_len >> 20);
 }
 
 /* Map region @name at @addr, where nothing may be mapped yet. */
@@ -985,8 +1001,10 @@ static int spawn(struct shim_thread *t)
 	int ret;
 
 	stack = stack_get(len);
-	if (!stack)
+	if (!stack) {
+		stack_full(len);
 		return EAGAIN;
+	}
 	pthread_attr_init(&a);
 	pthread_attr_setstack(&a, stack, len);
 	set_of(t->sigmask, &mask);
