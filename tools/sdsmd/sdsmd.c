@@ -177,7 +177,7 @@ static bool pump(int fd, struct shim_ring *r, struct shim_ctl *c,
 	while (i < n) {
 		tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (head - tail >= SHIM_RING) {
-			/* Full: the launcher prints every 20 ms. */
+			/* Full: the launcher, woken, empties it. */
 			if (++spins % 100 == 0 &&
 			    (!job_alive(alive) || job_node_down() >= 0))
 				return false;
