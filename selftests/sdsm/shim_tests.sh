@@ -121,6 +121,15 @@ has_line() {
 	return 1
 }
 
+# said_once FILE TEXT KEY WHY: FILE (a job's stderr) has TEXT in a line
+# (else WHY is logged) and KEY in one line only.
+said_once() {
+	local rc=0
+	grep -qF -- "$2" "$1" || { log "$4"; rc=1; }
+	[ "$(grep -cF -- "$3" "$1")" = 1 ] || { log "want the line once"; rc=1; }
+	return "$rc"
+}
+
 # ran_on_every_node FILE: FILE (a job's stderr) has a line ending in
 # "on node K" for each node K of the cluster.
 ran_on_every_node() {
@@ -841,11 +850,9 @@ heapfull_ok() {
 		rc=1
 	fi
 	[ "$3" = ok ] || size=1610612736
-	grep -q "malloc() of $size bytes on node 1 failed (ENOMEM): the node's heap is full; this job over several nodes (sdsmctl -N) has a heap of $2 MiB on each node (sdsm's max_region_mb)" \
-		"$T/$1.err" ||
-		{ log "no line naming malloc(), node 1 and a heap of $2 MiB"; rc=1; }
-	[ "$(grep -c 'heap is full' "$T/$1.err")" = 1 ] ||
-		{ log "want the line once"; rc=1; }
+	said_once "$T/$1.err" "malloc() of $size bytes on node 1 failed (ENOMEM): the node's heap is full; this job over several nodes (sdsmctl -N) has a heap of $2 MiB on each node (sdsm's max_region_mb)" \
+		"heap is full" "no line naming malloc(), node 1 and a heap of $2 MiB" ||
+		rc=1
 	nothing_left "$lpid" || rc=1
 	return "$rc"
 }
@@ -890,10 +897,8 @@ test_many_threads() {
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	grep -qx "manythreads 255 errno 11" "$T/many.out" ||
 		{ log "want 255 threads, then EAGAIN"; rc=1; }
-	grep -q "pthread_create() on node 0 failed (EAGAIN): a job over several nodes (sdsmctl -N) has at most 256 threads alive or not yet joined at once, main() included" \
-		"$T/many.err" || { log "no line naming the limit"; rc=1; }
-	[ "$(grep -c 'at most 256 threads' "$T/many.err")" = 1 ] ||
-		{ log "want the line once"; rc=1; }
+	said_once "$T/many.err" "pthread_create() on node 0 failed (EAGAIN): a job over several nodes (sdsmctl -N) has at most 256 threads alive or not yet joined at once, main() included" \
+		"at most 256 threads" "no line naming the limit" || rc=1
 	nothing_left "$lpid" || rc=1
 	return "$rc"
 }
@@ -916,10 +921,9 @@ test_huge_stack() {
 	[ "$st" = 0 ] || { log "want status 0"; rc=1; }
 	has_line "$T/huge.out" "hugestack errno 11 then 0" \
 		"want EAGAIN, then a thread" || rc=1
-	grep -q "pthread_create() on node 0 failed (EAGAIN): no room for a stack of 17179869184 bytes in the node's heap; this job over several nodes (sdsmctl -N) has a heap of $((mb / 64 * 64)) MiB on each node (sdsm's max_region_mb)" \
-		"$T/huge.err" || { log "no line naming the stack and the heap"; rc=1; }
-	[ "$(grep -c 'no room for a stack' "$T/huge.err")" = 1 ] ||
-		{ log "want the line once"; rc=1; }
+	said_once "$T/huge.err" "pthread_create() on node 0 failed (EAGAIN): no room for a stack of 17179869184 bytes in the node's heap; this job over several nodes (sdsmctl -N) has a heap of $((mb / 64 * 64)) MiB on each node (sdsm's max_region_mb)" \
+		"no room for a stack" "no line naming the stack and the heap" ||
+		rc=1
 	nothing_left "$lpid" || rc=1
 	return "$rc"
 }
