@@ -351,8 +351,12 @@ static uint32_t chunk_find(struct sdsm_heap_chunk *c, uint32_t n,
 	return 0;
 }
 
+/*
+ * Pages [at, at + n) become a span of @kind; those of its first @clear
+ * pages that were handed out before are zeroed.
+ */
 static void *chunk_take(struct sdsm_heap_chunk *c, uint32_t at, uint32_t n,
-			uint8_t kind, bool zero)
+			uint8_t kind, uint32_t clear)
 {
 	char *base = (char *)c;
 	uint32_t i;
@@ -361,7 +365,7 @@ static void *chunk_take(struct sdsm_heap_chunk *c, uint32_t at, uint32_t n,
 	for (i = at; i < at + n; i++) {
 		c->start[i] = at;
 		c->kind[i] = kind;
-		if (zero && bit_test(c->dirty, i))
+		if (i < at + clear && bit_test(c->dirty, i))
 			memset(base + (size_t)i * PG, 0, PG);
 	}
 	bits_set(c->dirty, at, n, true);
@@ -383,7 +387,8 @@ static void chunk_put(struct sdsm_heap_chunk *c, uint32_t at, uint32_t n)
 }
 
 static void *heap_span(struct sdsm_heap *h, size_t pages, uint32_t align,
-		       uint8_t kind, bool zero, struct sdsm_heap_chunk **cp)
+		       uint8_t kind, uint32_t clear,
+		       struct sdsm_heap_chunk **cp)
 {
 	struct sdsm_heap_chunk *c;
 	uint32_t at;
@@ -409,7 +414,7 @@ static void *heap_span(struct sdsm_heap *h, size_t pages, uint32_t align,
 	}
 found:
 	*cp = c;
-	return chunk_take(c, at, pages, kind, zero);
+	return chunk_take(c, at, pages, kind, clear);
 }
 
 /* ---- runs ---- */
@@ -443,7 +448,7 @@ static void *run_alloc(struct sdsm_heap *h, unsigned int cls)
 	char *blk;
 
 	if (!r) {
-		r = heap_span(h, cls_pages[cls], 1, KIND_RUN, false, &c);
+		r = heap_span(h, cls_pages[cls], 1, KIND_RUN, 0, &c);
 		if (!r)
 			return NULL;
 		r->magic = RUN_MAGIC;
@@ -503,10 +508,12 @@ static void *heap_alloc(struct sdsm_heap *h, size_t size, size_t align,
 		 * power of two apart, where the same element of each would
 		 * be in the same set of the TLB and the caches (and in the
 		 * same entry of QEMU's direct-mapped TLB).  The page costs
-		 * address space, not memory: nobody touches it.
+		 * address space, not memory: nobody touches it, nor does a
+		 * zero-filled allocation clear it.
 		 */
-		pages = (need + PG - 1) / PG + 1;
-		p = heap_span(h, pages, 1, KIND_LARGE, zero, &c);
+		pages = (need + PG - 1) / PG;
+		p = heap_span(h, pages + 1, 1, KIND_LARGE, zero ? pages : 0,
+			      &c);
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (!p)
@@ -542,6 +549,7 @@ void *sdsm_heap_alloc_pages(struct sdsm_heap *h, size_t size, bool zero,
 			    unsigned int align)
 {
 	struct sdsm_heap_chunk *c;
+	size_t pages;
 	void *p;
 
 	if (!size || size > SIZE_MAX / 2 || !align || align > 65536) {
@@ -549,7 +557,8 @@ void *sdsm_heap_alloc_pages(struct sdsm_heap *h, size_t size, bool zero,
 		return NULL;
 	}
 	pthread_mutex_lock(&h->lock);
-	p = heap_span(h, (size + PG - 1) / PG, align, KIND_LARGE, zero, &c);
+	pages = (size + PG - 1) / PG;
+	p = heap_span(h, pages, align, KIND_LARGE, zero ? pages : 0, &c);
 	pthread_mutex_unlock(&h->lock);
 	return p;
 }

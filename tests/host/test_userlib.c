@@ -1010,6 +1010,9 @@ static bool test_heap_zeroed(void)
 	q = sdsm_heap_alloc_zeroed(h, len - 100, 64);
 	CHECK(q == p, "span not reused: %p %p", (void *)q, (void *)p);
 	CHECK(q && all_zero(q, len - 100), "a reused span not cleared");
+	/* The span's page past the block (sdsm_heap_alloc()) stays untouched. */
+	CHECK(resident_pages(p + len, 4096) == 0,
+	      "the page past a reused span was written");
 	/* Small blocks come from runs whose blocks are reused at once. */
 	s = sdsm_heap_alloc(h, 200, 0);
 	CHECK(s, "small");
