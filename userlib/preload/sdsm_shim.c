@@ -86,6 +86,9 @@ void shim_say(const char *fmt, ...)
 		n = 0;
 }
 
+/* The end of the lines that name the job's heap (and its size). */
+#define SHIM_HEAP_IS "this job over several nodes (sdsmctl -N) has a heap of %zu MiB on each node (sdsm's max_region_mb)"
+
 /*
  * In a job, an allocation of @size bytes (@call: "malloc()", "mmap()")
  * that this node's heap could not serve: said once.  A job's heap is
@@ -93,8 +96,6 @@ void shim_say(const char *fmt, ...)
  * program's ENOMEM may be the job's limit, not the machine's: it is named,
  * with the module parameter that sets it (shim_heap_size()).
  */
-#define SHIM_HEAP_IS "this job over several nodes (sdsmctl -N) has a heap of %zu MiB on each node (sdsm's max_region_mb)"
-
 void shim_heap_full(const char *call, size_t size)
 {
 	static bool said;
@@ -2165,7 +2166,7 @@ static void proc_signals(void)
  * elsewhere) waits for the turn.  Each wake-up takes the CPU from the
  * job's threads on this node: at 20 ms, pmatmul's thread on the
  * launcher's node lost 3-4 % of its time under TCG.  A worker's loop
- * turns as slowly.
+ * (worker_main()) has the same turn.
  */
 #define SHIM_SERVICE_TURN	(200 * MS)
 #define SHIM_CHECK_NODES	(500 * MS)	/* a node down: said by then */
@@ -2372,7 +2373,7 @@ static int worker_main(int argc, char **argv, char **envp)
 		}
 		serve_threads();
 		shim_flush_remote();
-		sdsm_futex_wait(&n->wseq, seq, 200 * MS);
+		sdsm_futex_wait(&n->wseq, seq, SHIM_SERVICE_TURN);
 	}
 }
 
