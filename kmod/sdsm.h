@@ -101,28 +101,38 @@ enum {
 struct crypto_shash;
 struct sdsm_conn;
 
-/* One posted receive: a header slot and a page. */
+/* One posted receive: the header slots of a train and its pages. */
 struct sdsm_rx_slot {
 	struct ib_cqe cqe;
 	struct sdsm_conn *conn;
 	struct list_head node;	/* on conn->rx_list once completed */
-	void *hdr;
+	void *hdr;		/* SDSM_TRAIN_HDRS bytes */
 	u64 hdr_dma;
-	struct page *page;
-	u64 page_dma;
+	struct page *page[SDSM_TRAIN_MAX];
+	u64 page_dma[SDSM_TRAIN_MAX];
 	u32 byte_len;
 };
 
-/* One send: a header slot and, for page messages, a mapped page. */
+/* One send: the header slots of a train and its mapped pages. */
 struct sdsm_tx_slot {
 	struct ib_cqe cqe;
 	struct sdsm_conn *conn;
 	struct list_head node;	/* on conn->tx_free while free */
-	void *hdr;
+	void *hdr;		/* SDSM_TRAIN_HDRS bytes */
 	u64 hdr_dma;
-	struct page *page;	/* referenced until the send completes */
-	u64 page_dma;
-	unsigned long posted;	/* jiffies, page messages */
+	/* referenced until the send completes */
+	struct page *page[SDSM_TRAIN_MAX];
+	u64 page_dma[SDSM_TRAIN_MAX];
+	unsigned int pages;
+	unsigned long posted;	/* jiffies, sends with pages */
+};
+
+/* A message to send: sdsm_conn_send_train(). */
+struct sdsm_wmsg {
+	u16 type;
+	u32 len;
+	const void *payload;
+	struct page *page;
 };
 
 /**
@@ -170,14 +180,14 @@ struct sdsm_conn {
 	struct ib_cq *cq;
 	struct ib_qp *qp;
 
-	void *rx_hdrs;			/* SDSM_RX_DEPTH header slots */
+	void *rx_hdrs;			/* SDSM_RX_DEPTH trains of header slots */
 	u64 rx_hdrs_dma;
 	struct sdsm_rx_slot rx[SDSM_RX_DEPTH];
 	spinlock_t rx_lock;		/* see Locks above */
 	struct list_head rx_list;	/* completed receives, FIFO */
 	struct work_struct rx_work;
 
-	void *tx_hdrs;			/* SDSM_TX_DEPTH header slots */
+	void *tx_hdrs;			/* SDSM_TX_DEPTH trains of header slots */
 	u64 tx_hdrs_dma;
 	struct sdsm_tx_slot tx[SDSM_TX_DEPTH];
 	spinlock_t tx_lock;		/* see Locks above */
@@ -190,7 +200,9 @@ struct sdsm_conn {
 
 /**
  * struct sdsm_txq - the send queue of one destination (sdsm_queue())
- * @lock: protects @queue, @epoch, @dead and @sending; process context only
+ * @lock: protects @queue, @epoch, @dead, @sending, @corker, @corked and
+ *	@free;
+ *	process context only
  * @queue: struct sdsm_out, FIFO
  * @work: drains @queue on sdsm_cl.tx_wq; one instance runs at a time
  * @epoch: bumped when the peer is reported down; older messages are dropped
@@ -198,6 +210,11 @@ struct sdsm_conn {
  * @sending: a task is posting one of this queue's messages: the worker, or
  *	a sender that found @queue empty and posts its message itself.  Only
  *	the holder posts, so messages leave in queue order.
+ * @corker: the task whose messages wait in @queue, to leave as trains
+ *	(sdsm_queue_cork()), or NULL
+ * @corked: @corker's sdsm_queue_cork() calls not yet uncorked
+ * @free: entries of @pool not in use, taken before any allocation
+ * @pool: SDSM_TXQ_POOL preallocated queue entries
  */
 struct sdsm_txq {
 	spinlock_t lock;		/* see above */
@@ -206,6 +223,10 @@ struct sdsm_txq {
 	unsigned int epoch;
 	bool dead;
 	bool sending;
+	struct task_struct *corker;
+	unsigned int corked;
+	struct list_head free;
+	void *pool;
 };
 
 /**
@@ -345,6 +366,8 @@ struct page *sdsm_msg_take_page(const struct sdsm_msg *msg,
 /* sdsm_cluster.c */
 void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
 		struct page *page);
+bool sdsm_queue_cork(u16 dst);
+void sdsm_queue_uncork(u16 dst);
 void sdsm_queue_drain_self(void);
 void sdsm_queues_purge(void);
 bool sdsm_node_usable(unsigned int node);
@@ -386,6 +409,8 @@ void sdsm_conn_put(struct sdsm_conn *conn);
 int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		   u32 len, struct page *page, bool wait);
 int sdsm_conn_resend(struct sdsm_conn *conn, u32 seq);
+int sdsm_conn_send_train(struct sdsm_conn *conn, const struct sdsm_wmsg *m,
+			 unsigned int n, bool wait);
 bool sdsm_inject_take(unsigned int *count);
 void sdsm_inject_pause(const unsigned int *ms);
 void sdsm_conn_fail(struct sdsm_conn *conn, const char *why);

@@ -40,6 +40,12 @@
  * for its UP.  A DOWN report drops what is queued for the peer, before
  * the upper layers hear of it and again after: what they queue for it
  * while they handle the DOWN addresses the incarnation that went away.
+ * A queue that is corked (sdsm_queue_cork(), around a receive worker's
+ * batch and a fault's read-ahead) holds its messages until uncorked; the
+ * worker, and the uncork, post what is queued for a peer as trains of up
+ * to SDSM_TRAIN_MAX messages, one send each (sdsm_conn_send_train()).
+ * Queued messages take preallocated entries (SDSM_TXQ_POOL a queue)
+ * before they allocate.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -776,14 +782,15 @@ int sdsm_peer_notifier_unregister(struct notifier_block *nb)
 }
 
 /*
- * Post one message to an UP peer: sdsm_conn_send() on its connection.
- * Only a send queue's holder calls this (struct sdsm_txq, @sending), so a
- * session's messages are numbered in queue order.  Return: as
- * sdsm_conn_send(), or -ENOTCONN if the peer's link is not up.
+ * Post a train of @n messages to an UP peer: sdsm_conn_send_train() on its
+ * connection.  Only a send queue's holder calls this (struct sdsm_txq,
+ * @sending), so a session's messages are numbered in queue order.
+ * Return: as sdsm_conn_send_train(), or -ENOTCONN if the peer's link is
+ * not up.
  */
-static int sdsm_peer_send(struct sdsm_peer *peer, u16 type,
-			  const void *payload, u32 len, struct page *page,
-			  bool wait)
+static int sdsm_peer_send_train(struct sdsm_peer *peer,
+				const struct sdsm_wmsg *m, unsigned int n,
+				bool wait)
 {
 	struct sdsm_conn *conn = NULL;
 	int ret;
@@ -798,7 +805,7 @@ static int sdsm_peer_send(struct sdsm_peer *peer, u16 type,
 	spin_unlock(&peer->lock);
 	if (!conn)
 		return -ENOTCONN;
-	ret = sdsm_conn_send(conn, type, payload, len, page, wait);
+	ret = sdsm_conn_send_train(conn, m, n, wait);
 	sdsm_conn_put(conn);
 	return ret;
 }
@@ -812,9 +819,15 @@ struct sdsm_out {
 	unsigned int epoch;
 	u16 type;
 	u16 len;
+	bool pooled;		/* an entry of its queue's pool */
 	struct page *page;
 	u8 payload[];
 };
+
+/* Preallocated entries a queue has (struct sdsm_txq, @pool). */
+#define SDSM_TXQ_POOL		32
+#define SDSM_OUT_SIZE \
+	ALIGN(sizeof(struct sdsm_out) + SDSM_MSG_MAX_PAYLOAD, sizeof(long))
 
 /* What became of a message a queue tried to post. */
 enum sdsm_txq_res {
@@ -831,11 +844,17 @@ enum sdsm_txq_res {
  */
 static DEFINE_MUTEX(sdsm_self_drain);
 
-static void sdsm_out_free(struct sdsm_out *out)
+static void sdsm_out_free(struct sdsm_txq *q, struct sdsm_out *out)
 {
 	if (out->page)
 		put_page(out->page);
-	kfree(out);
+	if (!out->pooled) {
+		kfree(out);
+		return;
+	}
+	spin_lock(&q->lock);
+	list_add(&out->node, &q->free);
+	spin_unlock(&q->lock);
 }
 
 /* A message of the fault path: coherence, or a home look-up. */
@@ -865,66 +884,98 @@ static void sdsm_deliver_local(struct sdsm_peer *self, struct sdsm_out *out)
 }
 
 /*
- * Post a message of epoch @epoch to @peer (not this node).  Context:
- * process context, the caller holds @peer->txq.sending.
+ * Post @n messages @m of epoch @epoch to @peer (not this node) as one
+ * train; *@taken: how many of them are done with (sent, or dropped).
+ * Context: process context, the caller holds @peer->txq.sending.
  */
 static enum sdsm_txq_res sdsm_txq_send(struct sdsm_peer *peer,
-				       unsigned int epoch, u16 type,
-				       const void *payload, u32 len,
-				       struct page *page, bool wait)
+				       unsigned int epoch,
+				       const struct sdsm_wmsg *m,
+				       unsigned int n, bool wait,
+				       unsigned int *taken)
 {
+	unsigned int i;
 	int ret;
 
+	*taken = n;
 	if (epoch != READ_ONCE(peer->txq.epoch))
 		return SDSM_TXQ_DONE;
-	ret = sdsm_peer_send(peer, type, payload, len, page, wait);
+	ret = sdsm_peer_send_train(peer, m, n, wait);
 	if (READ_ONCE(sdsm_cl.shutdown))
 		return SDSM_TXQ_DONE;
+	*taken = 0;
 	if (ret == -ETIMEDOUT || ret == -EAGAIN)
 		return SDSM_TXQ_RETRY;	/* peer slow but up: keep order */
 	if (ret == -ENOTCONN)
 		return SDSM_TXQ_PARK;	/* its DOWN drops it, or its UP sends it */
-	if (!ret && page)
-		sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
-	if (!ret && sdsm_msg_costs(type))
-		sdsm_cost(SDSM_STAT_COST_MSGS);
+	*taken = ret > 0 ? ret : n;
+	for (i = 0; ret > 0 && i < ret; i++) {
+		if (m[i].page)
+			sdsm_stat_add(SDSM_STAT_BYTES_SENT, PAGE_SIZE);
+		if (sdsm_msg_costs(m[i].type))
+			sdsm_cost(SDSM_STAT_COST_MSGS);
+	}
 	/*
 	 * Not numbered, and the transport failed the connection
 	 * (sdsm_conn_send()); cannot happen to a message of the upper
 	 * layers unless the session is gone, which reports the peer DOWN,
 	 * and the upper layers account for the message.
 	 */
-	if (ret)
+	if (ret < 0)
 		pr_warn_ratelimited("node %u: message %u not sent (%d), connection failed\n",
-				    peer->id, type, ret);
+				    peer->id, m[0].type, ret);
 	return SDSM_TXQ_DONE;
 }
 
 /*
- * Post @out to @peer, or deliver it here if @peer is this node.
- * Context: process context, the caller holds @peer->txq.sending.
+ * Post the @n messages @out (of one epoch; one, for this node) to @peer as
+ * a train, or deliver it here if @peer is this node; *@taken: how many,
+ * from the first, are done with.  Context: process context, the caller
+ * holds @peer->txq.sending.
  */
 static enum sdsm_txq_res sdsm_txq_post(struct sdsm_peer *peer,
-				       struct sdsm_out *out)
+				       struct sdsm_out **out, unsigned int n,
+				       bool wait, unsigned int *taken)
 {
-	if (peer->id != sdsm_cl.node_id)
-		return sdsm_txq_send(peer, out->epoch, out->type, out->payload,
-				     out->len, out->page, true);
-	if (out->epoch == READ_ONCE(peer->txq.epoch))
-		sdsm_deliver_local(peer, out);
+	struct sdsm_wmsg m[SDSM_TRAIN_MAX];
+	unsigned int i;
+
+	if (peer->id != sdsm_cl.node_id) {
+		for (i = 0; i < n; i++)
+			m[i] = (struct sdsm_wmsg){ .type = out[i]->type,
+						   .len = out[i]->len,
+						   .payload = out[i]->payload,
+						   .page = out[i]->page };
+		return sdsm_txq_send(peer, out[0]->epoch, m, n, wait, taken);
+	}
+	*taken = 1;
+	if (out[0]->epoch == READ_ONCE(peer->txq.epoch))
+		sdsm_deliver_local(peer, out[0]);
 	return SDSM_TXQ_DONE;
 }
 
-/* A queued copy of a message; small and bounded, it cannot fail. */
-static struct sdsm_out *sdsm_out_new(u16 type, const void *payload, u32 len,
+/*
+ * A queued copy of a message, in an entry of @q's pool if one is free;
+ * small and bounded, it cannot fail.
+ */
+static struct sdsm_out *sdsm_out_new(struct sdsm_txq *q, u16 type,
+				     const void *payload, u32 len,
 				     struct page *page)
 {
 	struct sdsm_out *out;
 
-	out = kmalloc(struct_size(out, payload, len),
-		      GFP_KERNEL | __GFP_NOFAIL);
-	if (sdsm_msg_costs(type))
-		sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	spin_lock(&q->lock);
+	out = list_first_entry_or_null(&q->free, struct sdsm_out, node);
+	if (out)
+		list_del(&out->node);
+	spin_unlock(&q->lock);
+	if (!out) {
+		out = kmalloc(struct_size(out, payload, len),
+			      GFP_KERNEL | __GFP_NOFAIL);
+		out->pooled = false;
+		if (sdsm_msg_costs(type))
+			sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	}
 	out->type = type;
 	out->len = len;
 	out->page = page;
@@ -949,7 +1000,7 @@ static void sdsm_txq_release(struct sdsm_txq *q, struct sdsm_out *out,
 	more = !list_empty(&q->queue);
 	spin_unlock(&q->lock);
 	if (res == SDSM_TXQ_DONE && out)
-		sdsm_out_free(out);
+		sdsm_out_free(q, out);
 	if (more && kick && res != SDSM_TXQ_PARK)
 		queue_work(sdsm_cl.tx_wq, &q->work);
 }
@@ -980,7 +1031,7 @@ void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
 	unsigned int epoch;
 	struct sdsm_txq *q;
 	struct sdsm_out *out;
-	bool direct;
+	bool direct, corked;
 
 	if (WARN_ON_ONCE(dst >= sdsm_cl.nr_nodes || !type ||
 			 type >= SDSM_MSG_MAX ||
@@ -994,34 +1045,39 @@ void sdsm_queue(u16 dst, u16 type, const void *payload, u32 len,
 	spin_lock(&q->lock);
 	epoch = q->epoch;
 	direct = dst != sdsm_cl.node_id && !q->sending && !q->dead &&
-		 list_empty(&q->queue) &&
+		 q->corker != current && list_empty(&q->queue) &&
 		 READ_ONCE(peer->state) == SDSM_PEER_UP &&
 		 !sdsm_session_resending(peer);
 	if (direct)
 		q->sending = true;
 	spin_unlock(&q->lock);
 	if (direct) {
-		res = sdsm_txq_send(peer, epoch, type, payload, len, page,
-				    false);
+		struct sdsm_wmsg m = { .type = type, .len = len,
+				       .payload = payload, .page = page };
+		unsigned int taken;
+
+		res = sdsm_txq_send(peer, epoch, &m, 1, false, &taken);
 		out = NULL;
 		if (res == SDSM_TXQ_DONE) {
 			if (page)
 				put_page(page);
 		} else {
 			/* It waits after all: first in line, as a copy. */
-			out = sdsm_out_new(type, payload, len, page);
+			out = sdsm_out_new(q, type, payload, len, page);
 			out->epoch = epoch;
 		}
 		sdsm_txq_release(q, out, res, true);
 		return;
 	}
 	/* Queued behind others: the protocols cannot take a send back. */
-	out = sdsm_out_new(type, payload, len, page);
+	out = sdsm_out_new(q, type, payload, len, page);
 	spin_lock(&q->lock);
 	out->epoch = q->epoch;
 	list_add_tail(&out->node, &q->queue);
+	corked = q->corker == current;
 	spin_unlock(&q->lock);
-	queue_work(sdsm_cl.tx_wq, &q->work);
+	if (!corked)
+		queue_work(sdsm_cl.tx_wq, &q->work);
 }
 
 /**
@@ -1116,11 +1172,19 @@ static enum sdsm_txq_res sdsm_txq_resend(struct sdsm_peer *peer)
 	}
 }
 
-static void sdsm_txq_drain(struct sdsm_peer *peer)
+/*
+ * Post what is queued for @peer, in trains, until the queue is empty or
+ * the peer cannot take more now.  @wait: sleep for a send slot and a
+ * credit, as the queue's worker does; else leave what cannot leave at once
+ * to the worker.  Context: process context.
+ */
+static void sdsm_txq_drain(struct sdsm_peer *peer, bool wait)
 {
+	bool self = peer->id == sdsm_cl.node_id;
+	struct sdsm_out *out[SDSM_TRAIN_MAX];
 	struct sdsm_txq *q = &peer->txq;
+	unsigned int i, n, taken;
 	enum sdsm_txq_res res;
-	struct sdsm_out *out;
 
 	for (;;) {
 		spin_lock(&q->lock);
@@ -1129,9 +1193,13 @@ static void sdsm_txq_drain(struct sdsm_peer *peer)
 			spin_unlock(&q->lock);
 			return;
 		}
-		if (peer->id != sdsm_cl.node_id &&
-		    READ_ONCE(peer->state) == SDSM_PEER_UP &&
+		if (!self && READ_ONCE(peer->state) == SDSM_PEER_UP &&
 		    sdsm_session_resending(peer)) {
+			if (!wait) {
+				spin_unlock(&q->lock);
+				queue_work(sdsm_cl.tx_wq, &q->work);
+				return;
+			}
 			q->sending = true;
 			spin_unlock(&q->lock);
 			res = sdsm_txq_resend(peer);
@@ -1142,28 +1210,107 @@ static void sdsm_txq_drain(struct sdsm_peer *peer)
 				return;
 			continue;
 		}
-		out = list_first_entry_or_null(&q->queue, struct sdsm_out,
-					       node);
-		if (out && out->epoch == q->epoch &&
-		    peer->id != sdsm_cl.node_id &&
-		    READ_ONCE(peer->state) != SDSM_PEER_UP) {
-			/* Not up yet: the UP report kicks us again. */
+		out[0] = list_first_entry_or_null(&q->queue, struct sdsm_out,
+						  node);
+		if (!out[0] || (out[0]->epoch == q->epoch && !self &&
+				READ_ONCE(peer->state) != SDSM_PEER_UP)) {
+			/* Empty, or not up yet: the UP report kicks us. */
 			spin_unlock(&q->lock);
 			return;
 		}
-		if (out) {
-			list_del(&out->node);
-			q->sending = true;
+		list_del(&out[0]->node);
+		/* A train: the messages after it of its epoch, the current. */
+		for (n = 1; !self && n < SDSM_TRAIN_MAX &&
+		     out[0]->epoch == q->epoch && !list_empty(&q->queue); n++) {
+			out[n] = list_first_entry(&q->queue, struct sdsm_out,
+						  node);
+			if (out[n]->epoch != q->epoch)
+				break;
+			list_del(&out[n]->node);
 		}
+		q->sending = true;
 		spin_unlock(&q->lock);
-		if (!out)
-			return;
-		res = sdsm_txq_post(peer, out);
-		sdsm_txq_release(q, out, res, false);
+		res = sdsm_txq_post(peer, out, n, wait, &taken);
+		for (i = 0; i < taken; i++)
+			sdsm_out_free(q, out[i]);
+		/* The others go back to the head of the queue, in order. */
+		spin_lock(&q->lock);
+		for (i = n; i-- > taken;)
+			list_add(&out[i]->node, &q->queue);
+		q->sending = false;
+		spin_unlock(&q->lock);
 		if (res == SDSM_TXQ_PARK)
 			return;
+		if (res == SDSM_TXQ_RETRY && !wait) {
+			queue_work(sdsm_cl.tx_wq, &q->work);
+			return;
+		}
 		cond_resched();
 	}
+}
+
+/**
+ * sdsm_queue_cork - hold back this task's messages for a node, for trains
+ * @dst: node id; this node's own queue is never held back
+ *
+ * Until the matching sdsm_queue_uncork(), what this task queues for @dst
+ * waits in its queue: no direct post, no worker woken.  At the uncork it
+ * leaves as trains of up to SDSM_TRAIN_MAX messages a send.  Other tasks'
+ * messages are not held back (they find the queue not empty, queue theirs
+ * behind and wake the worker, which posts all in order).  One task at a
+ * time holds a queue's cork: the receive worker holds its peer's while it
+ * hands on a received train (the answers to it leave together), a fault
+ * the home's while it reads ahead.
+ *
+ * Context: process context, any locks but spinlocks held; the task waits
+ * for nothing it queued before it uncorks.
+ * Return: true if this task holds the cork now; only then uncork.
+ */
+bool sdsm_queue_cork(u16 dst)
+{
+	bool held = false;
+	struct sdsm_txq *q;
+
+	if (dst >= sdsm_cl.nr_nodes || dst == sdsm_cl.node_id)
+		return false;
+	q = &sdsm_cl.peers[dst].txq;
+	spin_lock(&q->lock);
+	if (!q->corker || q->corker == current) {
+		q->corker = current;
+		q->corked++;
+		held = true;
+	}
+	spin_unlock(&q->lock);
+	return held;
+}
+
+/**
+ * sdsm_queue_uncork - end a sdsm_queue_cork() of @dst that returned true
+ * @dst: node id, as given to sdsm_queue_cork()
+ *
+ * The last uncork posts what waits, as trains, without sleeping; what the
+ * peer cannot take at once is left to the queue's worker.
+ * Context: process context, as sdsm_queue_cork(), in the same task.
+ */
+void sdsm_queue_uncork(u16 dst)
+{
+	struct sdsm_peer *peer;
+	struct sdsm_txq *q;
+	bool post = false;
+
+	if (dst >= sdsm_cl.nr_nodes || dst == sdsm_cl.node_id)
+		return;
+	peer = &sdsm_cl.peers[dst];
+	q = &peer->txq;
+	spin_lock(&q->lock);
+	if (!WARN_ON_ONCE(q->corker != current || !q->corked) &&
+	    !--q->corked) {
+		q->corker = NULL;
+		post = !list_empty(&q->queue);
+	}
+	spin_unlock(&q->lock);
+	if (post)
+		sdsm_txq_drain(peer, false);
 }
 
 static void sdsm_txq_work(struct work_struct *work)
@@ -1172,11 +1319,11 @@ static void sdsm_txq_work(struct work_struct *work)
 	struct sdsm_peer *peer = container_of(q, struct sdsm_peer, txq);
 
 	if (peer->id != sdsm_cl.node_id) {
-		sdsm_txq_drain(peer);
+		sdsm_txq_drain(peer, true);
 		return;
 	}
 	mutex_lock(&sdsm_self_drain);
-	sdsm_txq_drain(peer);
+	sdsm_txq_drain(peer, true);
 	mutex_unlock(&sdsm_self_drain);
 }
 
@@ -1193,7 +1340,7 @@ void sdsm_queue_drain_self(void)
 	if (list_empty_careful(&self->txq.queue) ||
 	    !mutex_trylock(&sdsm_self_drain))
 		return;
-	sdsm_txq_drain(self);
+	sdsm_txq_drain(self, true);
 	mutex_unlock(&sdsm_self_drain);
 }
 
@@ -1211,7 +1358,7 @@ static void sdsm_txq_purge(struct sdsm_peer *peer, bool down)
 	list_splice_init(&q->queue, &drop);
 	spin_unlock(&q->lock);
 	list_for_each_entry_safe(out, tmp, &drop, node)
-		sdsm_out_free(out);
+		sdsm_out_free(q, out);
 }
 
 /*
@@ -1465,6 +1612,24 @@ static void sdsm_heartbeat_work(struct work_struct *work)
 				   msecs_to_jiffies(sdsm_cl.heartbeat_ms));
 }
 
+/* Fill @q's pool of queue entries (struct sdsm_txq, @free). */
+static int sdsm_txq_pool_init(struct sdsm_txq *q)
+{
+	unsigned int i;
+
+	INIT_LIST_HEAD(&q->free);
+	q->pool = kcalloc(SDSM_TXQ_POOL, SDSM_OUT_SIZE, GFP_KERNEL);
+	if (!q->pool)
+		return -ENOMEM;
+	for (i = 0; i < SDSM_TXQ_POOL; i++) {
+		struct sdsm_out *out = q->pool + i * SDSM_OUT_SIZE;
+
+		out->pooled = true;
+		list_add_tail(&out->node, &q->free);
+	}
+	return 0;
+}
+
 /* Peers are set up (ids, addresses) by sdsm_main.c before this. */
 int sdsm_cluster_start(void)
 {
@@ -1485,6 +1650,10 @@ int sdsm_cluster_start(void)
 		peer->txq.epoch = 0;
 		peer->txq.dead = false;
 		peer->txq.sending = false;
+		peer->txq.corked = 0;
+		peer->txq.corker = NULL;
+		if (sdsm_txq_pool_init(&peer->txq))
+			goto out_free;
 		spin_lock_init(&peer->sess_lock);
 		sdsm_sess_init(&peer->sess);
 		peer->sess_end = NULL;
@@ -1506,9 +1675,14 @@ int sdsm_cluster_start(void)
 	return 0;
 
 out_free:
+	/* Peer i may have its pool. */
+	kfree(sdsm_cl.peers[i].txq.pool);
+	sdsm_cl.peers[i].txq.pool = NULL;
 	while (i--) {
 		kfree(sdsm_cl.peers[i].ring);
 		sdsm_cl.peers[i].ring = NULL;
+		kfree(sdsm_cl.peers[i].txq.pool);
+		sdsm_cl.peers[i].txq.pool = NULL;
 	}
 	return -ENOMEM;
 }
@@ -1576,6 +1750,9 @@ void sdsm_cluster_free(void)
 	for (i = 0; i < sdsm_cl.nr_nodes; i++) {
 		struct sdsm_peer *peer = &sdsm_cl.peers[i];
 
+		/* sdsm_queues_purge() gave every entry back. */
+		kfree(peer->txq.pool);
+		peer->txq.pool = NULL;
 		if (!peer->ring)
 			continue;
 		spin_lock_bh(&peer->sess_lock);

@@ -2661,7 +2661,9 @@ static void sdsm_prefetch_used(struct sdsm_page *pg)
  * A read fault at page @idx of @r (remote home, answered here or sent),
  * after which pages up to @reach are mapped (around it, or before): if it
  * continues one of the region's sequential streams, read the pages after
- * @reach ahead, one READ each, queued behind the fault's own.  A stream's
+ * @reach ahead, one READ each, queued behind the fault's own; those for
+ * @home, the faulting page's home, leave as trains (sdsm_queue_cork()).
+ * A stream's
  * window starts at 4 pages once two of its faults are consecutive and
  * doubles up to prefetch_pages; each page is asked for once per stream.
  * The window is counted from @reach, not @idx: once fault-around maps the
@@ -2679,11 +2681,13 @@ static void sdsm_prefetch_used(struct sdsm_page *pg)
  * (sdsm_home_next_recv()), and its stream reads ahead from there.  Locks:
  * takes @r->ra_lock, then (not under it) other pages' mutexes.
  */
-static void sdsm_prefetch(struct sdsm_region *r, u64 idx, u64 reach)
+static void sdsm_prefetch(struct sdsm_region *r, u64 idx, u64 reach,
+			  u16 home)
 {
 	struct sdsm_ra_stream *s, *lru = r->ra, *last = r->ra + SDSM_RA_STREAMS;
 	unsigned int max = READ_ONCE(prefetch_pages);
 	u64 j = 0, end = 0;
+	bool corked;
 
 	if (!max)
 		return;
@@ -2723,9 +2727,12 @@ extend:
 		s->end = end;
 unlock:
 	spin_unlock(&r->ra_lock);
+	corked = j < end && sdsm_queue_cork(home);
 	for (; j < end; j++)
 		if (sdsm_prefetch_page(r, j) == -EAGAIN)
 			break;
+	if (corked)
+		sdsm_queue_uncork(home);
 	if (j >= end)
 		return;
 	spin_lock(&r->ra_lock);
@@ -2888,6 +2895,7 @@ static vm_fault_t sdsm_fault_common(struct vm_fault *vmf, bool mkwrite)
 	wait_queue_head_t *wq;
 	unsigned long deadline;
 	bool sent = false, ahead = false, rc_sent, rc_rw;
+	u16 home = 0;
 	bool need_spare = false, resume;
 	u32 waited;
 	vm_fault_t ret;
@@ -2975,6 +2983,7 @@ again:
 		/* Its copy is here, or its READ in flight. */
 		sdsm_prefetch_used(pg);
 		ahead = !write && pg->home != sdsm_cl.node_id;
+		home = pg->home;
 		if (rc == SDSM_PROTO_HIT) {
 			ret = sdsm_fault_insert(vmf, pg, mkwrite,
 						pg->node.state ==
@@ -2988,7 +2997,7 @@ again:
 			if (!write && ret == VM_FAULT_NOPAGE)
 				reach = sdsm_fault_around(vmf, r, idx);
 			if (ahead)
-				sdsm_prefetch(r, idx, reach);
+				sdsm_prefetch(r, idx, reach, home);
 			if (!sent && !(vmf->flags & FAULT_FLAG_TRIED))
 				sdsm_stat_inc(write ?
 					      SDSM_STAT_WRITE_FAULTS_LOCAL :
@@ -3017,7 +3026,7 @@ again:
 					      USEC_PER_MSEC - waited);
 	mutex_unlock(lock);
 	if (ahead)
-		sdsm_prefetch(r, idx, idx);
+		sdsm_prefetch(r, idx, idx, home);
 	ahead = false;
 	/* Home (or manager) here: run the transaction without a worker. */
 	sdsm_queue_drain_self();

@@ -42,8 +42,13 @@
 
 #include <linux/types.h>
 
-/* Messages of a session not yet acknowledged, at most. */
-#define SDSM_SESS_RING		16
+/*
+ * Messages of a session not yet acknowledged, at most: at least the trains
+ * of the receives after which a peer returns credits, and with them its
+ * acknowledgment (sdsm_transport.c asserts it), so that a sender never
+ * waits for ring room that only traffic the other way would bring.
+ */
+#define SDSM_SESS_RING		64
 
 /**
  * struct sdsm_sess - this node's side of the session with one peer

@@ -36,6 +36,8 @@ enum sdsm_stat {
 	SDSM_STAT_OWN_GRANTS,		/* faults the home's directory granted */
 	SDSM_STAT_PAGES_LOST,		/* homed here, only copy on a dead node */
 	SDSM_STAT_PAGES_HANDED_BACK,	/* homed here, back from a leaving node */
+	SDSM_STAT_TRAINS,		/* sends that carried 2 or more messages */
+	SDSM_STAT_TRAIN_MSGS,		/* the messages those carried */
 	/* Release-consistent regions: */
 	SDSM_STAT_TWINS,		/* intervals' first writes to a page */
 	SDSM_STAT_DIFFS_SENT,		/* diffs of written pages to homes */

@@ -22,15 +22,18 @@
  * connection and is logged with the peer's address.  auth=none sends zero
  * MACs and checks none; both sides must run the same mode.
  *
- * Every posted receive has two scatter elements: a SDSM_HDR_SLOT_SIZE header
- * slot and a page.  A send uses one element (header and small payload) or
- * two (a full header slot and a page), so a page crosses the wire as a plain
- * SEND and no memory is ever exposed to remote access; local elements use
- * the PD's local_dma_lkey.  Sends in flight are bounded by SDSM_TX_DEPTH
- * slots; a sender sleeps (bounded) for a free one.  Completions arrive in
- * softirq through ib_cqe.done; receives are queued to the connection's
- * rx_work, which hands them to sdsm_msg_dispatch() in process context in
- * arrival order and then reposts the receive.
+ * A send carries a train of 1 to SDSM_TRAIN_MAX messages (sdsm_wire.h):
+ * every posted receive has one scatter element for the train's header
+ * slots and SDSM_TRAIN_MAX page-sized ones, and a send has one for its
+ * header slots and one per page, so a page crosses the wire as part of a
+ * plain SEND and no memory is ever exposed to remote access; local
+ * elements use the PD's local_dma_lkey.  The send queues make trains of
+ * the messages queued for a peer (sdsm_cluster.c).  Sends in flight are
+ * bounded by SDSM_TX_DEPTH slots; a sender sleeps (bounded) for a free one.
+ * Completions arrive in softirq through ib_cqe.done; receives are queued
+ * to the connection's rx_work, which hands their messages to
+ * sdsm_msg_dispatch() in process context in arrival order and then
+ * reposts the receive.
  *
  * Lifetime: a struct sdsm_conn is attached to its peer (peer->conn) or owned
  * by the reaper, never both.  Only the reaper (sdsm_conn_destroy) releases
@@ -60,7 +63,16 @@
 
 #include "sdsm.h"
 #include "sdsm_auth_input.h"
+#include "sdsm_stats.h"
 #include "sdsm_trace.h"
+#include "sdsm_train.h"
+
+/*
+ * A sender may fill the receives after which the peer returns credits
+ * with trains: the ring of the session must hold their messages, or the
+ * sender would wait for an acknowledgment only the peer's traffic brings.
+ */
+static_assert(SDSM_CREDIT_BATCH * SDSM_TRAIN_MAX <= SDSM_SESS_RING);
 
 /*
  * Tests only: the next N sends that carry a page fail as if their DMA
@@ -359,23 +371,25 @@ static void sdsm_auth_rx(struct sdsm_conn *conn, const struct sdsm_msg *msg)
 
 static int sdsm_rx_post(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 {
-	struct ib_sge sge[2];
+	struct ib_sge sge[1 + SDSM_TRAIN_MAX];
 	struct ib_recv_wr wr = {};
-	int ret;
+	int i, ret;
 
 	ib_dma_sync_single_for_device(conn->dev, slot->hdr_dma,
-				      SDSM_HDR_SLOT_SIZE, DMA_FROM_DEVICE);
-	ib_dma_sync_single_for_device(conn->dev, slot->page_dma, PAGE_SIZE,
-				      DMA_FROM_DEVICE);
+				      SDSM_TRAIN_HDRS, DMA_FROM_DEVICE);
 	sge[0].addr = slot->hdr_dma;
-	sge[0].length = SDSM_HDR_SLOT_SIZE;
+	sge[0].length = SDSM_TRAIN_HDRS;
 	sge[0].lkey = conn->pd->local_dma_lkey;
-	sge[1].addr = slot->page_dma;
-	sge[1].length = PAGE_SIZE;
-	sge[1].lkey = conn->pd->local_dma_lkey;
+	for (i = 0; i < SDSM_TRAIN_MAX; i++) {
+		ib_dma_sync_single_for_device(conn->dev, slot->page_dma[i],
+					      PAGE_SIZE, DMA_FROM_DEVICE);
+		sge[1 + i].addr = slot->page_dma[i];
+		sge[1 + i].length = PAGE_SIZE;
+		sge[1 + i].lkey = conn->pd->local_dma_lkey;
+	}
 	wr.wr_cqe = &slot->cqe;
 	wr.sg_list = sge;
-	wr.num_sge = 2;
+	wr.num_sge = ARRAY_SIZE(sge);
 
 	spin_lock_bh(&conn->rx_lock);
 	if (test_bit(SDSM_CONN_DYING, &conn->flags))
@@ -387,8 +401,9 @@ static int sdsm_rx_post(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 }
 
 /*
- * The credits a received message returns (struct sdsm_conn, Credits), and
- * the messages of the session it acknowledges, taken at its completion:
+ * The credits a received send returns (struct sdsm_conn, Credits), and the
+ * messages of the session it acknowledges, both in the first header of its
+ * train, taken at its completion:
  * our sends must not wait until the receive worker reaches the message,
  * and a credit comes back no earlier than the acknowledgment of the
  * message that used it.  More credits than receives exist is a malformed
@@ -450,54 +465,24 @@ static void sdsm_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	queue_work(sdsm_cl.wq, &conn->rx_work);
 }
 
-/* Check one received message and hand it to its handler. */
-static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
+/* Hand message @hdr of a received train, page @page or NULL, on. */
+static void sdsm_rx_deliver(struct sdsm_conn *conn, struct sdsm_rx_slot *slot,
+			    const struct sdsm_wire_hdr *hdr, int page)
 {
 	struct sdsm_peer *peer = conn->peer;
-	const struct sdsm_wire_hdr *hdr = slot->hdr;
 	struct sdsm_msg msg = { .peer = peer };
-	u32 n = slot->byte_len;
-	bool numbered;
-	u16 flags;
-	u32 seq;
+	u32 seq = be32_to_cpu(hdr->seq);
 
-	ib_dma_sync_single_for_cpu(conn->dev, slot->hdr_dma,
-				   SDSM_HDR_SLOT_SIZE, DMA_FROM_DEVICE);
-	if (n < sizeof(*hdr)) {
-		pr_err("node %u: runt message of %u bytes\n", peer->id, n);
-		sdsm_conn_fail(conn, "malformed message");
-		return;
-	}
 	msg.type = be16_to_cpu(hdr->type);
 	msg.len = be16_to_cpu(hdr->len);
-	flags = be16_to_cpu(hdr->flags);
-	if (msg.len > SDSM_MSG_MAX_PAYLOAD ||
-	    sizeof(*hdr) + msg.len > min_t(u32, n, SDSM_HDR_SLOT_SIZE) ||
-	    (flags & SDSM_WIRE_F_PAGE) !=
-	    (n > SDSM_HDR_SLOT_SIZE ? SDSM_WIRE_F_PAGE : 0) ||
-	    (n > SDSM_HDR_SLOT_SIZE && n != SDSM_HDR_SLOT_SIZE + PAGE_SIZE)) {
-		pr_err("node %u: malformed message: type %u len %u flags %#x in %u bytes\n",
-		       peer->id, msg.type, msg.len, flags, n);
-		sdsm_conn_fail(conn, "malformed message");
-		return;
-	}
-	seq = be32_to_cpu(hdr->seq);
-	numbered = msg.type > SDSM_MSG_LINK_LAST;
-	if (numbered != !!seq) {
-		pr_err("node %u: malformed message: type %u numbered %u\n",
-		       peer->id, msg.type, seq);
-		sdsm_conn_fail(conn, "malformed message");
-		return;
-	}
 	msg.payload = hdr + 1;
-	if (flags & SDSM_WIRE_F_PAGE) {
-		ib_dma_sync_single_for_cpu(conn->dev, slot->page_dma,
+	if (page >= 0) {
+		ib_dma_sync_single_for_cpu(conn->dev, slot->page_dma[page],
 					   PAGE_SIZE, DMA_FROM_DEVICE);
-		msg.page = slot->page;
+		msg.page = slot->page[page];
 		msg.slot = slot;
 	}
 	atomic64_inc(&peer->rx_msgs);
-	atomic64_add(n, &peer->rx_bytes);
 	trace_sdsm_msg_recv(peer->id, msg.type, msg.len, !!msg.page, seq);
 	if (msg.type == SDSM_MSG_AUTH) {
 		sdsm_auth_rx(conn, &msg);
@@ -521,6 +506,39 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
 		sdsm_msg_dispatch(conn, &msg);
 }
 
+/*
+ * Check one received send, a train of messages (sdsm_train_parse()), and
+ * hand each to its handler in order; nothing of a malformed train is
+ * handed on.
+ */
+static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
+{
+	struct sdsm_peer *peer = conn->peer;
+	struct sdsm_train t;
+	unsigned int i;
+	bool failed;
+
+	ib_dma_sync_single_for_cpu(conn->dev, slot->hdr_dma, SDSM_TRAIN_HDRS,
+				   DMA_FROM_DEVICE);
+	if (sdsm_train_parse(slot->hdr, slot->byte_len, &t)) {
+		pr_err("node %u: malformed message: %s (%u bytes)\n",
+		       peer->id, t.why, slot->byte_len);
+		sdsm_conn_fail(conn, "malformed message");
+		return;
+	}
+	atomic64_add(slot->byte_len, &peer->rx_bytes);
+	failed = test_bit(SDSM_CONN_FAILED, &conn->flags);
+	for (i = 0; i < t.count; i++) {
+		/* One that failed the connection: the session resends. */
+		if (i && (test_bit(SDSM_CONN_DYING, &conn->flags) ||
+			  (!failed &&
+			   test_bit(SDSM_CONN_FAILED, &conn->flags))))
+			return;
+		sdsm_rx_deliver(conn, slot,
+				slot->hdr + i * SDSM_HDR_SLOT_SIZE, t.page[i]);
+	}
+}
+
 /**
  * sdsm_msg_take_page - take a received page, leaving another in its place
  * @msg: the message being handled, with its page
@@ -528,8 +546,8 @@ static void sdsm_rx_process(struct sdsm_conn *conn, struct sdsm_rx_slot *slot)
  *
  * The zero-copy receive of a page: the caller owns @msg->page from now
  * on, and the receive is posted again with @fresh when the handler
- * returns (sdsm_rx_work()).  The device wrote all of @msg->page: a page
- * message is exactly a page (sdsm_rx_process()).
+ * returns (sdsm_rx_work()).  The device wrote all of @msg->page: every page
+ * of a train is a whole page (sdsm_rx_process()).
  *
  * Context: the handler of @msg, in the connection's receive worker.
  * Return: @msg->page, or NULL if it cannot be taken (a message this node
@@ -542,18 +560,22 @@ struct page *sdsm_msg_take_page(const struct sdsm_msg *msg,
 	struct sdsm_rx_slot *slot = msg->slot;
 	struct ib_device *dev;
 	struct page *got;
+	int i;
 	u64 dma;
 
-	if (!slot || !msg->page || slot->page != msg->page)
+	if (!slot || !msg->page)
 		return NULL;
+	for (i = 0; slot->page[i] != msg->page; i++)
+		if (i == SDSM_TRAIN_MAX - 1)
+			return NULL;
 	dev = slot->conn->dev;
 	dma = ib_dma_map_page(dev, fresh, 0, PAGE_SIZE, DMA_FROM_DEVICE);
 	if (ib_dma_mapping_error(dev, dma))
 		return NULL;
-	ib_dma_unmap_page(dev, slot->page_dma, PAGE_SIZE, DMA_FROM_DEVICE);
-	got = slot->page;
-	slot->page = fresh;
-	slot->page_dma = dma;
+	ib_dma_unmap_page(dev, slot->page_dma[i], PAGE_SIZE, DMA_FROM_DEVICE);
+	got = slot->page[i];
+	slot->page[i] = fresh;
+	slot->page_dma[i] = dma;
 	return got;
 }
 
@@ -562,6 +584,7 @@ void sdsm_rx_work(struct work_struct *work)
 	struct sdsm_conn *conn = container_of(work, struct sdsm_conn, rx_work);
 	struct sdsm_rx_slot *slot;
 	int budget = SDSM_RX_DEPTH;
+	bool corked;
 	int ret;
 
 	while (budget--) {
@@ -575,7 +598,11 @@ void sdsm_rx_work(struct work_struct *work)
 			break;
 		if (test_bit(SDSM_CONN_DYING, &conn->flags))
 			continue;
+		/* What the handlers answer a train with leaves as trains. */
+		corked = sdsm_queue_cork(conn->peer->id);
 		sdsm_rx_process(conn, slot);
+		if (corked)
+			sdsm_queue_uncork(conn->peer->id);
 		ret = sdsm_rx_post(conn, slot);
 		if (!ret) {
 			/* A sender waiting to take its last credit may go. */
@@ -626,25 +653,33 @@ static void sdsm_tx_page_failed(struct sdsm_conn *conn,
 	       peer->id, &peer->addr.sin_addr, conn->path_mtu);
 }
 
+/* Unmap and drop the pages of send @slot. */
+static void sdsm_tx_unmap(struct sdsm_conn *conn, struct sdsm_tx_slot *slot)
+{
+	unsigned int i;
+
+	for (i = 0; i < slot->pages; i++) {
+		ib_dma_unmap_page(conn->dev, slot->page_dma[i], PAGE_SIZE,
+				  DMA_TO_DEVICE);
+		put_page(slot->page[i]);
+		slot->page[i] = NULL;
+	}
+	slot->pages = 0;
+}
+
 static void sdsm_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct sdsm_tx_slot *slot =
 		container_of(wc->wr_cqe, struct sdsm_tx_slot, cqe);
 	struct sdsm_conn *conn = slot->conn;
-	bool page = slot->page;
 
-	if (wc->status == IB_WC_SUCCESS && page) {
+	if (wc->status == IB_WC_SUCCESS && slot->pages) {
 		set_bit(SDSM_CONN_PAGE_OK, &conn->flags);
 		WRITE_ONCE(conn->peer->page_mtu_logged, 0);
-	} else if (wc->status != IB_WC_SUCCESS && page) {
+	} else if (wc->status != IB_WC_SUCCESS && slot->pages) {
 		sdsm_tx_page_failed(conn, slot, wc->status);
 	}
-	if (slot->page) {
-		ib_dma_unmap_page(conn->dev, slot->page_dma, PAGE_SIZE,
-				  DMA_TO_DEVICE);
-		put_page(slot->page);
-		slot->page = NULL;
-	}
+	sdsm_tx_unmap(conn, slot);
 	spin_lock(&conn->tx_lock);
 	list_add(&slot->node, &conn->tx_free);
 	conn->tx_taken--;
@@ -739,25 +774,26 @@ static bool sdsm_tx_idle(struct sdsm_conn *conn)
 }
 
 /*
- * Post one message; @resend: instead of @type, @payload, @len and @page,
- * message @resend of the session, taken from its ring.  See
- * sdsm_conn_send().
+ * Post a train of @n messages @m; @resend: instead, message @resend of the
+ * session alone, taken from its ring.  See sdsm_conn_send_train().
  */
-static int __sdsm_conn_send(struct sdsm_conn *conn, u16 type,
-			    const void *payload, u32 len, struct page *page,
-			    bool wait, u32 resend)
+static int __sdsm_conn_send(struct sdsm_conn *conn, const struct sdsm_wmsg *m,
+			    unsigned int n, bool wait, u32 resend)
 {
 	struct sdsm_peer *peer = conn->peer;
+	struct ib_sge sge[1 + SDSM_TRAIN_MAX];
+	struct page *page[SDSM_TRAIN_MAX];
 	const struct ib_send_wr *bad_wr;
 	struct page *ring_page = NULL;
 	struct ib_send_wr wr = {};
 	struct sdsm_tx_slot *slot;
 	struct sdsm_wire_hdr *hdr;
-	struct ib_sge sge[2];
+	unsigned int i, pages = 0, taken = 0;
+	u16 type = resend ? 0 : m[0].type;
 	bool numbered = false;
+	u32 bytes, len = 0;
 	u16 credits = 0;
-	u32 bytes;
-	int ret;
+	int ret = 0;
 
 	if (wait) {
 		ret = wait_event_timeout(conn->tx_wait,
@@ -766,58 +802,73 @@ static int __sdsm_conn_send(struct sdsm_conn *conn, u16 type,
 					 msecs_to_jiffies(sdsm_cl.peer_timeout_ms));
 		if (!ret)
 			return -ETIMEDOUT;
+		ret = 0;
 	} else if (!sdsm_tx_get(conn, type, &slot, &credits)) {
 		return -EAGAIN;
 	}
 	if (!slot)
 		return -ENOTCONN;
 
-	hdr = slot->hdr;
-	if (!resend) {
-		hdr->type = cpu_to_be16(type);
-		hdr->len = cpu_to_be16(len);
-		if (len)
-			memcpy(hdr + 1, payload, len);
-	}
-	if (resend || type > SDSM_MSG_LINK_LAST) {
-		/*
-		 * Numbered and kept until acknowledged, its page too; a
-		 * resend's page comes back referenced for this send.
-		 */
-		ring_page = page;
-		ret = sdsm_session_tx(conn, type, resend, hdr, &ring_page);
-		if (!resend)
-			ring_page = NULL;
-		if (ret) {
-			sdsm_tx_unget(conn, slot, credits);
-			return ret == -EALREADY ? 0 : ret;
-		}
-		numbered = true;
-		if (resend) {
-			type = be16_to_cpu(hdr->type);
-			len = be16_to_cpu(hdr->len);
-			page = ring_page;
-		}
-	} else {
-		hdr->seq = 0;
-		hdr->ack = cpu_to_be32(sdsm_session_ack(conn));
-	}
-	hdr->flags = cpu_to_be16(page ? SDSM_WIRE_F_PAGE : 0);
-	hdr->credits = cpu_to_be16(credits);
-	bytes = page ? SDSM_HDR_SLOT_SIZE : sizeof(*hdr) + len;
+	for (i = 0; i < (resend ? 1 : n); i++) {
+		struct page *pg = resend ? NULL : m[i].page;
 
+		hdr = slot->hdr + i * SDSM_HDR_SLOT_SIZE;
+		if (!resend) {
+			type = m[i].type;
+			len = m[i].len;
+			hdr->type = cpu_to_be16(type);
+			hdr->len = cpu_to_be16(len);
+			if (len)
+				memcpy(hdr + 1, m[i].payload, len);
+		}
+		if (resend || type > SDSM_MSG_LINK_LAST) {
+			/*
+			 * Numbered and kept until acknowledged, its page too;
+			 * a resend's page comes back referenced for this send.
+			 * One the ring cannot take ends the train before it.
+			 */
+			ring_page = pg;
+			ret = sdsm_session_tx(conn, type, resend, hdr,
+					      &ring_page);
+			if (!resend)
+				ring_page = NULL;
+			if (ret)
+				break;
+			numbered = true;
+			if (resend) {
+				type = be16_to_cpu(hdr->type);
+				len = be16_to_cpu(hdr->len);
+				pg = ring_page;
+			}
+		} else {
+			hdr->seq = 0;
+			hdr->ack = cpu_to_be32(sdsm_session_ack(conn));
+		}
+		hdr->flags = cpu_to_be16(pg ? SDSM_WIRE_F_PAGE : 0);
+		hdr->credits = cpu_to_be16(i ? 0 : credits);
+		if (pg)
+			page[pages++] = pg;
+		taken++;
+	}
+	if (!taken) {
+		sdsm_tx_unget(conn, slot, credits);
+		return ret == -EALREADY ? 0 : ret;
+	}
+	ret = 0;
+	bytes = sdsm_train_close(slot->hdr, taken, pages);
 	sge[0].addr = slot->hdr_dma;
 	sge[0].length = bytes;
 	sge[0].lkey = conn->pd->local_dma_lkey;
-	wr.num_sge = 1;
-	if (page) {
-		slot->page_dma = ib_dma_map_page(conn->dev, page, 0, PAGE_SIZE,
-						 DMA_TO_DEVICE);
-		if (ib_dma_mapping_error(conn->dev, slot->page_dma) ||
+	for (i = 0; i < pages; i++) {
+		u64 dma = ib_dma_map_page(conn->dev, page[i], 0, PAGE_SIZE,
+					  DMA_TO_DEVICE);
+
+		if (ib_dma_mapping_error(conn->dev, dma) ||
 		    unlikely(sdsm_inject_take(&sdsm_inject_dma_errors))) {
-			if (!ib_dma_mapping_error(conn->dev, slot->page_dma))
-				ib_dma_unmap_page(conn->dev, slot->page_dma,
-						  PAGE_SIZE, DMA_TO_DEVICE);
+			if (!ib_dma_mapping_error(conn->dev, dma))
+				ib_dma_unmap_page(conn->dev, dma, PAGE_SIZE,
+						  DMA_TO_DEVICE);
+			sdsm_tx_unmap(conn, slot);
 			sdsm_tx_put(conn, slot);
 			pr_err_ratelimited("node %u: page of message %u not mappable for DMA: connection failed\n",
 					   peer->id, type);
@@ -825,17 +876,19 @@ static int __sdsm_conn_send(struct sdsm_conn *conn, u16 type,
 			ret = -EIO;
 			goto out;
 		}
-		get_page(page);
-		slot->page = page;
-		slot->posted = jiffies;
-		sge[1].addr = slot->page_dma;
-		sge[1].length = PAGE_SIZE;
-		sge[1].lkey = conn->pd->local_dma_lkey;
-		wr.num_sge = 2;
+		get_page(page[i]);
+		slot->page[i] = page[i];
+		slot->page_dma[i] = dma;
+		slot->pages = i + 1;
+		sge[1 + i].addr = dma;
+		sge[1 + i].length = PAGE_SIZE;
+		sge[1 + i].lkey = conn->pd->local_dma_lkey;
 		bytes += PAGE_SIZE;
 	}
+	slot->posted = jiffies;
 	wr.wr_cqe = &slot->cqe;
 	wr.sg_list = sge;
+	wr.num_sge = 1 + pages;
 	wr.opcode = IB_WR_SEND;
 	wr.send_flags = IB_SEND_SIGNALED;
 
@@ -844,18 +897,13 @@ static int __sdsm_conn_send(struct sdsm_conn *conn, u16 type,
 		ret = -ENOTCONN;
 	} else {
 		ib_dma_sync_single_for_device(conn->dev, slot->hdr_dma,
-					      SDSM_HDR_SLOT_SIZE,
+					      SDSM_TRAIN_HDRS,
 					      DMA_TO_DEVICE);
 		ret = ib_post_send(conn->qp, &wr, &bad_wr);
 	}
 	spin_unlock_bh(&conn->tx_lock);
 	if (ret) {
-		if (slot->page) {
-			ib_dma_unmap_page(conn->dev, slot->page_dma, PAGE_SIZE,
-					  DMA_TO_DEVICE);
-			put_page(slot->page);
-			slot->page = NULL;
-		}
+		sdsm_tx_unmap(conn, slot);
 		sdsm_tx_put(conn, slot);
 		if (ret != -ENOTCONN) {
 			pr_err("node %u: ib_post_send failed: %d\n",
@@ -864,15 +912,24 @@ static int __sdsm_conn_send(struct sdsm_conn *conn, u16 type,
 		}
 		goto out;
 	}
-	atomic64_inc(&peer->tx_msgs);
+	atomic64_add(taken, &peer->tx_msgs);
 	atomic64_add(bytes, &peer->tx_bytes);
-	trace_sdsm_msg_send(peer->id, type, len, !!page,
-			    be32_to_cpu(hdr->seq));
+	if (taken > 1) {
+		sdsm_stat_inc(SDSM_STAT_TRAINS);
+		sdsm_stat_add(SDSM_STAT_TRAIN_MSGS, taken);
+	}
+	for (i = 0; i < taken; i++) {
+		hdr = slot->hdr + i * SDSM_HDR_SLOT_SIZE;
+		trace_sdsm_msg_send(peer->id, be16_to_cpu(hdr->type),
+				    be16_to_cpu(hdr->len),
+				    be16_to_cpu(hdr->flags) & SDSM_WIRE_F_PAGE,
+				    be32_to_cpu(hdr->seq));
+	}
 out:
 	if (ring_page)
 		put_page(ring_page);
-	/* The session has it: the next connection sends it if this failed. */
-	return numbered ? 0 : ret;
+	/* The session has them: the next connection sends them if this failed. */
+	return numbered || !ret ? taken : ret;
 }
 
 /**
@@ -881,7 +938,7 @@ out:
  * @type: enum sdsm_msg_type
  * @payload: @len bytes copied into the message, may be NULL if @len is 0
  * @len: at most SDSM_MSG_MAX_PAYLOAD
- * @page: optional page sent after the header slot; referenced until the
+ * @page: optional page sent after the header slots; referenced until the
  *	send completes (for a type of the upper layers, until the peer
  *	acknowledges it), and its contents must not change until then
  * @wait: sleep up to peer_timeout_ms for a send slot and a receive credit
@@ -904,11 +961,46 @@ out:
 int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
 		   u32 len, struct page *page, bool wait)
 {
-	if (!type || type >= SDSM_MSG_MAX || (len && !payload))
+	struct sdsm_wmsg m = { .type = type, .len = len, .payload = payload,
+			       .page = page };
+	int ret = sdsm_conn_send_train(conn, &m, 1, wait);
+
+	return ret < 0 ? ret : 0;
+}
+
+/**
+ * sdsm_conn_send_train - send several messages of the session in one send
+ * @conn: the connection, referenced by the caller
+ * @m: the messages, in order, each as for sdsm_conn_send()
+ * @n: 1 to SDSM_TRAIN_MAX; more than one: all of the upper layers
+ * @wait: as for sdsm_conn_send()
+ *
+ * One send slot and one receive credit of the peer carry them all, and
+ * the peer acknowledges one RC message instead of @n (sdsm_wire.h).  The
+ * ring of the session may take fewer than @n (it is full, or older
+ * messages are to be sent again first): the train then ends before the
+ * first it did not take, and the caller sends the rest later.
+ *
+ * Context: process context; may sleep if @wait.
+ * Return: how many of @m, from the first, were posted or numbered (at
+ * least 1); else an error as sdsm_conn_send()'s, and none was.
+ */
+int sdsm_conn_send_train(struct sdsm_conn *conn, const struct sdsm_wmsg *m,
+			 unsigned int n, bool wait)
+{
+	unsigned int i;
+
+	if (!n || n > SDSM_TRAIN_MAX)
 		return -EINVAL;
-	if (len > SDSM_MSG_MAX_PAYLOAD)
-		return -EMSGSIZE;
-	return __sdsm_conn_send(conn, type, payload, len, page, wait, 0);
+	for (i = 0; i < n; i++) {
+		if (!m[i].type || m[i].type >= SDSM_MSG_MAX ||
+		    (m[i].len && !m[i].payload) ||
+		    (n > 1 && m[i].type <= SDSM_MSG_LINK_LAST))
+			return -EINVAL;
+		if (m[i].len > SDSM_MSG_MAX_PAYLOAD)
+			return -EMSGSIZE;
+	}
+	return __sdsm_conn_send(conn, m, n, wait, 0);
 }
 
 /**
@@ -922,7 +1014,9 @@ int sdsm_conn_send(struct sdsm_conn *conn, u16 type, const void *payload,
  */
 int sdsm_conn_resend(struct sdsm_conn *conn, u32 seq)
 {
-	return __sdsm_conn_send(conn, 0, NULL, 0, NULL, true, seq);
+	int ret = __sdsm_conn_send(conn, NULL, 1, true, seq);
+
+	return ret < 0 ? ret : 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -947,27 +1041,28 @@ static void sdsm_qp_event(struct ib_event *ev, void *ctx)
 static void sdsm_conn_free_bufs(struct sdsm_conn *conn)
 {
 	struct ib_device *dev = conn->dev;
-	int i;
+	int i, j;
 
 	for (i = 0; i < SDSM_RX_DEPTH; i++) {
 		struct sdsm_rx_slot *rx = &conn->rx[i];
 
-		if (rx->page_dma)
-			ib_dma_unmap_page(dev, rx->page_dma, PAGE_SIZE,
-					  DMA_FROM_DEVICE);
-		if (rx->page)
-			__free_page(rx->page);
+		for (j = 0; j < SDSM_TRAIN_MAX; j++) {
+			if (rx->page_dma[j])
+				ib_dma_unmap_page(dev, rx->page_dma[j],
+						  PAGE_SIZE, DMA_FROM_DEVICE);
+			if (rx->page[j])
+				__free_page(rx->page[j]);
+		}
 		if (rx->hdr_dma)
-			ib_dma_unmap_single(dev, rx->hdr_dma,
-					    SDSM_HDR_SLOT_SIZE,
+			ib_dma_unmap_single(dev, rx->hdr_dma, SDSM_TRAIN_HDRS,
 					    DMA_FROM_DEVICE);
 	}
 	for (i = 0; i < SDSM_TX_DEPTH; i++) {
 		struct sdsm_tx_slot *tx = &conn->tx[i];
 
 		if (tx->hdr_dma)
-			ib_dma_unmap_single(dev, tx->hdr_dma,
-					    SDSM_HDR_SLOT_SIZE, DMA_TO_DEVICE);
+			ib_dma_unmap_single(dev, tx->hdr_dma, SDSM_TRAIN_HDRS,
+					    DMA_TO_DEVICE);
 	}
 	kfree(conn->rx_hdrs);
 	conn->rx_hdrs = NULL;
@@ -978,10 +1073,10 @@ static void sdsm_conn_free_bufs(struct sdsm_conn *conn)
 static int sdsm_conn_alloc_bufs(struct sdsm_conn *conn)
 {
 	struct ib_device *dev = conn->dev;
-	int i;
+	int i, j;
 
-	conn->rx_hdrs = kcalloc(SDSM_RX_DEPTH, SDSM_HDR_SLOT_SIZE, GFP_KERNEL);
-	conn->tx_hdrs = kcalloc(SDSM_TX_DEPTH, SDSM_HDR_SLOT_SIZE, GFP_KERNEL);
+	conn->rx_hdrs = kcalloc(SDSM_RX_DEPTH, SDSM_TRAIN_HDRS, GFP_KERNEL);
+	conn->tx_hdrs = kcalloc(SDSM_TX_DEPTH, SDSM_TRAIN_HDRS, GFP_KERNEL);
 	if (!conn->rx_hdrs || !conn->tx_hdrs)
 		goto out_free_bufs;
 
@@ -992,20 +1087,22 @@ static int sdsm_conn_alloc_bufs(struct sdsm_conn *conn)
 		rx->conn = conn;
 		rx->cqe.done = sdsm_rx_done;
 		INIT_LIST_HEAD(&rx->node);
-		rx->hdr = conn->rx_hdrs + i * SDSM_HDR_SLOT_SIZE;
-		dma = ib_dma_map_single(dev, rx->hdr, SDSM_HDR_SLOT_SIZE,
+		rx->hdr = conn->rx_hdrs + i * SDSM_TRAIN_HDRS;
+		dma = ib_dma_map_single(dev, rx->hdr, SDSM_TRAIN_HDRS,
 					DMA_FROM_DEVICE);
 		if (ib_dma_mapping_error(dev, dma))
 			goto out_free_bufs;
 		rx->hdr_dma = dma;
-		rx->page = alloc_page(GFP_KERNEL);
-		if (!rx->page)
-			goto out_free_bufs;
-		dma = ib_dma_map_page(dev, rx->page, 0, PAGE_SIZE,
-				      DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(dev, dma))
-			goto out_free_bufs;
-		rx->page_dma = dma;
+		for (j = 0; j < SDSM_TRAIN_MAX; j++) {
+			rx->page[j] = alloc_page(GFP_KERNEL);
+			if (!rx->page[j])
+				goto out_free_bufs;
+			dma = ib_dma_map_page(dev, rx->page[j], 0, PAGE_SIZE,
+					      DMA_FROM_DEVICE);
+			if (ib_dma_mapping_error(dev, dma))
+				goto out_free_bufs;
+			rx->page_dma[j] = dma;
+		}
 	}
 	for (i = 0; i < SDSM_TX_DEPTH; i++) {
 		struct sdsm_tx_slot *tx = &conn->tx[i];
@@ -1013,8 +1110,8 @@ static int sdsm_conn_alloc_bufs(struct sdsm_conn *conn)
 
 		tx->conn = conn;
 		tx->cqe.done = sdsm_tx_done;
-		tx->hdr = conn->tx_hdrs + i * SDSM_HDR_SLOT_SIZE;
-		dma = ib_dma_map_single(dev, tx->hdr, SDSM_HDR_SLOT_SIZE,
+		tx->hdr = conn->tx_hdrs + i * SDSM_TRAIN_HDRS;
+		dma = ib_dma_map_single(dev, tx->hdr, SDSM_TRAIN_HDRS,
 					DMA_TO_DEVICE);
 		if (ib_dma_mapping_error(dev, dma))
 			goto out_free_bufs;
@@ -1040,6 +1137,16 @@ static int sdsm_conn_create_ib(struct sdsm_conn *conn)
 	int i, ret;
 
 	conn->dev = id->device;
+	if (conn->dev->attrs.max_send_sge < 1 + SDSM_TRAIN_MAX ||
+	    conn->dev->attrs.max_recv_sge < 1 + SDSM_TRAIN_MAX) {
+		pr_err_ratelimited("%s: %d send and %d receive scatter elements a request; sdsm needs %d\n",
+				   dev_name(&conn->dev->dev),
+				   conn->dev->attrs.max_send_sge,
+				   conn->dev->attrs.max_recv_sge,
+				   1 + SDSM_TRAIN_MAX);
+		ret = -EOPNOTSUPP;
+		goto out_clear;
+	}
 	conn->pd = ib_alloc_pd(conn->dev, 0);
 	if (IS_ERR(conn->pd)) {
 		ret = PTR_ERR(conn->pd);
@@ -1065,8 +1172,8 @@ static int sdsm_conn_create_ib(struct sdsm_conn *conn)
 	attr.qp_type = IB_QPT_RC;
 	attr.cap.max_send_wr = SDSM_TX_DEPTH + 1;
 	attr.cap.max_recv_wr = SDSM_RX_DEPTH + 1;
-	attr.cap.max_send_sge = 2;
-	attr.cap.max_recv_sge = 2;
+	attr.cap.max_send_sge = 1 + SDSM_TRAIN_MAX;
+	attr.cap.max_recv_sge = 1 + SDSM_TRAIN_MAX;
 	ret = rdma_create_qp(id, conn->pd, &attr);
 	if (ret)
 		goto out_free_bufs;

@@ -7,11 +7,16 @@
  * SDSM_WIRE_VERSION when a peer running the old layout cannot understand the
  * new one.  Sizes are pinned by static_assert below.
  *
- * A message is one RC SEND.  Its first bytes are struct sdsm_wire_hdr and a
- * small payload (at most SDSM_MSG_MAX_PAYLOAD bytes).  A message that carries
- * a page sends a full SDSM_HDR_SLOT_SIZE header slot followed by the page, so
- * the page lands in the page-sized second scatter element of every posted
- * receive; no remote keys are ever exchanged.
+ * A message is struct sdsm_wire_hdr and a small payload (at most
+ * SDSM_MSG_MAX_PAYLOAD bytes) in a header slot of SDSM_HDR_SLOT_SIZE bytes,
+ * and may carry a page.  One RC SEND carries a train of 1 to SDSM_TRAIN_MAX
+ * messages: their header slots in order, then the pages of those that carry
+ * one, in the same order.  Every posted receive has a scatter element of
+ * SDSM_TRAIN_MAX header slots followed by SDSM_TRAIN_MAX page-sized ones, so
+ * a send with pages fills all SDSM_TRAIN_MAX header slots (the unused ones
+ * zero, type 0) before its first page; a send without pages is its header
+ * slots alone, the last one cut to its message's length.  No remote keys
+ * are ever exchanged.
  */
 #ifndef SDSM_WIRE_H
 #define SDSM_WIRE_H
@@ -26,12 +31,17 @@
  * struct sdsm_wire_hello, BYE); 6: REGION_QUERY; 7: region consistency,
  * RC, RC_NOTICES; 8: the object a grant's RC_NOTICES come from; 9: a
  * region's manager, the next pages' homes in HOME_REP; 10: the serial
- * arrival of a barrier generation (SDSM_WIRE_SYNC_F_SERIAL); 11: HANDBACK
+ * arrival of a barrier generation (SDSM_WIRE_SYNC_F_SERIAL); 11: HANDBACK;
+ * 12: trains (several messages a send)
  */
-#define SDSM_WIRE_VERSION	11
+#define SDSM_WIRE_VERSION	12
 
-/* Size of the first scatter element of each receive: header + payload. */
+/* Size of a message's header slot: header + payload. */
 #define SDSM_HDR_SLOT_SIZE	256
+/* Messages one send carries at most. */
+#define SDSM_TRAIN_MAX		8
+/* The header slots of a train, the first scatter element of a receive. */
+#define SDSM_TRAIN_HDRS		(SDSM_TRAIN_MAX * SDSM_HDR_SLOT_SIZE)
 
 /**
  * enum sdsm_msg_type - every message type, in one place.
@@ -102,7 +112,7 @@ enum sdsm_msg_type {
 };
 
 /* sdsm_wire_hdr.flags */
-#define SDSM_WIRE_F_PAGE	0x0001	/* a PAGE_SIZE page follows the slot */
+#define SDSM_WIRE_F_PAGE	0x0001	/* carries the train's next page */
 
 /**
  * struct sdsm_wire_hdr - header of every message

@@ -49,6 +49,20 @@ static inline int tap_parse_args(int argc, char **argv, int ntests,
 }
 
 /*
+ * In a check that returns bool: unless @cond, print a TAP comment with the
+ * function, the message and the failed condition's line, and return false.
+ */
+#define TAP_CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			printf("# %s: ", __func__);			\
+			printf(__VA_ARGS__);				\
+			printf(" (line %d: %s)\n", __LINE__, #cond);	\
+			return false;					\
+		}							\
+	} while (0)
+
+/*
  * An unsigned number from the environment run.sh sets (SDSM_SEED,
  * SDSM_SCHEDULES, ...), or @def when it is unset, empty or not a number.
  */

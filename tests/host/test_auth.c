@@ -71,16 +71,6 @@ typedef void fill_fn(struct sdsm_wire_auth_input *in, const char *label,
 		     const struct sdsm_auth_side *me,
 		     const struct sdsm_auth_side *peer);
 
-#define CHECK(cond, ...)						\
-	do {								\
-		if (!(cond)) {						\
-			printf("# %s: ", __func__);			\
-			printf(__VA_ARGS__);				\
-			printf(" (line %d: %s)\n", __LINE__, #cond);	\
-			return false;					\
-		}							\
-	} while (0)
-
 static const char *const labels[2] = {
 	SDSM_AUTH_LABEL_ACCEPT, SDSM_AUTH_LABEL_AUTH,
 };
@@ -276,21 +266,21 @@ static bool test_sha256(int arg)
 	(void)arg;
 	for (i = 0; i < sizeof(fips) / sizeof(fips[0]); i++) {
 		sha256(fips[i].data, strlen(fips[i].data), md);
-		CHECK(!strcmp(to_hex(md, 32, hex), fips[i].md),
+		TAP_CHECK(!strcmp(to_hex(md, 32, hex), fips[i].md),
 		      "SHA-256(\"%s\") = %s", fips[i].data, hex);
 	}
 	memset(key, 0x0b, 20);
 	hmac_sha256(key, 20, "Hi There", 8, md);
-	CHECK(!strcmp(to_hex(md, 32, hex),
+	TAP_CHECK(!strcmp(to_hex(md, 32, hex),
 		      "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
 	      "RFC 4231 case 1: %s", hex);
 	hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, md);
-	CHECK(!strcmp(to_hex(md, 32, hex),
+	TAP_CHECK(!strcmp(to_hex(md, 32, hex),
 		      "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"),
 	      "RFC 4231 case 2: %s", hex);
 	memset(key, 0xaa, sizeof(key));
 	hmac_sha256(key, sizeof(key), tc6_data, strlen(tc6_data), md);
-	CHECK(!strcmp(to_hex(md, 32, hex),
+	TAP_CHECK(!strcmp(to_hex(md, 32, hex),
 		      "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"),
 	      "RFC 4231 case 6: %s", hex);
 	return true;
@@ -369,7 +359,7 @@ static bool check_agreement(fill_fn *fill)
 		for (l = 0; l < 2; l++) {
 			fill_as(fill, &c, ACT, labels[l], &a);
 			fill_as(fill, &c, PAS, labels[l], &p);
-			CHECK(!memcmp(&a, &p, sizeof(a)),
+			TAP_CHECK(!memcmp(&a, &p, sizeof(a)),
 			      "connection %lu, \"%s\": the sides differ", r,
 			      labels[l]);
 		}
@@ -393,30 +383,30 @@ static bool check_wire_bytes(fill_fn *fill)
 			n = strlen(labels[l]);
 			for (s = 0; s < 2; s++) {
 				fill_as(fill, &c, s, labels[l], &in);
-				CHECK(!memcmp(b + OFF_LABEL, labels[l], n),
+				TAP_CHECK(!memcmp(b + OFF_LABEL, labels[l], n),
 				      "%s side: label", side_name[s]);
 				for (i = n; i < SDSM_AUTH_LABEL_SIZE; i++)
-					CHECK(!b[OFF_LABEL + i],
+					TAP_CHECK(!b[OFF_LABEL + i],
 					      "%s side, \"%s\": label byte %zu not zero",
 					      side_name[s], labels[l], i);
-				CHECK(get_be(b + OFF_NR_NODES, 2) == c.nr_nodes,
+				TAP_CHECK(get_be(b + OFF_NR_NODES, 2) == c.nr_nodes,
 				      "%s side: nr_nodes", side_name[s]);
-				CHECK(get_be(b + OFF_ACT_ID, 2) == c.id[ACT],
+				TAP_CHECK(get_be(b + OFF_ACT_ID, 2) == c.id[ACT],
 				      "%s side: active_id", side_name[s]);
-				CHECK(get_be(b + OFF_PAS_ID, 2) == c.id[PAS],
+				TAP_CHECK(get_be(b + OFF_PAS_ID, 2) == c.id[PAS],
 				      "%s side: passive_id", side_name[s]);
-				CHECK(get_be(b + OFF_RESERVED, 2) == 0,
+				TAP_CHECK(get_be(b + OFF_RESERVED, 2) == 0,
 				      "%s side: reserved bytes", side_name[s]);
-				CHECK(get_be(b + OFF_ACT_INC, 8) == c.inc[ACT],
+				TAP_CHECK(get_be(b + OFF_ACT_INC, 8) == c.inc[ACT],
 				      "%s side: active_incarnation",
 				      side_name[s]);
-				CHECK(get_be(b + OFF_PAS_INC, 8) == c.inc[PAS],
+				TAP_CHECK(get_be(b + OFF_PAS_INC, 8) == c.inc[PAS],
 				      "%s side: passive_incarnation",
 				      side_name[s]);
-				CHECK(!memcmp(b + OFF_ACT_NONCE, c.nonce[ACT],
+				TAP_CHECK(!memcmp(b + OFF_ACT_NONCE, c.nonce[ACT],
 					      NONCE),
 				      "%s side: active_nonce", side_name[s]);
-				CHECK(!memcmp(b + OFF_PAS_NONCE, c.nonce[PAS],
+				TAP_CHECK(!memcmp(b + OFF_PAS_NONCE, c.nonce[PAS],
 					      NONCE),
 				      "%s side: passive_nonce", side_name[s]);
 			}
@@ -441,14 +431,14 @@ static bool check_direction(fill_fn *fill)
 				fill_as(fill, &c, s, labels[l], &in[l]);
 				memset(want, 0, sizeof(want));
 				memcpy(want, labels[l], strlen(labels[l]));
-				CHECK(!memcmp(in[l].label, want, sizeof(want)),
+				TAP_CHECK(!memcmp(in[l].label, want, sizeof(want)),
 				      "%s side: label \"%s\" not zero padded",
 				      side_name[s], labels[l]);
 			}
-			CHECK(memcmp(&in[0], &in[1], sizeof(in[0])),
+			TAP_CHECK(memcmp(&in[0], &in[1], sizeof(in[0])),
 			      "%s side: both labels give the same bytes",
 			      side_name[s]);
-			CHECK(!memcmp((u8 *)&in[0] + SDSM_AUTH_LABEL_SIZE,
+			TAP_CHECK(!memcmp((u8 *)&in[0] + SDSM_AUTH_LABEL_SIZE,
 				      (u8 *)&in[1] + SDSM_AUTH_LABEL_SIZE,
 				      sizeof(in[0]) - SDSM_AUTH_LABEL_SIZE),
 			      "%s side: the labels differ beyond the label",
@@ -514,13 +504,13 @@ static bool cover_one(fill_fn *fill, const struct tcase *c,
 			for (i = 0; i < sizeof(in); i++) {
 				if (a[i] == b[i])
 					continue;
-				CHECK(i >= fields[f].off &&
+				TAP_CHECK(i >= fields[f].off &&
 				      i < fields[f].off + fields[f].size,
 				      "%s side: bit %u of the %s changes byte %zu",
 				      side_name[s], bit, fields[f].name, i);
 				changed = true;
 			}
-			CHECK(changed, "%s side: bit %u of the %s changes nothing",
+			TAP_CHECK(changed, "%s side: bit %u of the %s changes nothing",
 			      side_name[s], bit, fields[f].name);
 		}
 	}
@@ -576,7 +566,7 @@ static bool check_swap(fill_fn *fill)
 				for (s = 0; s < 2; s++) {
 					fill_as(fill, &c, s, labels[l], &in);
 					fill_as(fill, &d, s, labels[l], &out);
-					CHECK(memcmp(&in, &out, sizeof(in)),
+					TAP_CHECK(memcmp(&in, &out, sizeof(in)),
 					      "%s side: swapped %s change nothing",
 					      side_name[s], what[w]);
 				}
@@ -621,7 +611,7 @@ static bool check_kat(fill_fn *fill)
 			fill_as(fill, &c, s, labels[l], &in);
 			hmac_sha256(kat_key, strlen(kat_key), &in, sizeof(in),
 				    mac);
-			CHECK(!strcmp(to_hex(mac, sizeof(mac), hex), kat_mac[l]),
+			TAP_CHECK(!strcmp(to_hex(mac, sizeof(mac), hex), kat_mac[l]),
 			      "%s side, \"%s\": %s", side_name[s], labels[l],
 			      hex);
 		}
@@ -654,31 +644,31 @@ static bool test_layout(int arg)
 	const struct sdsm_wire_auth_input *in = NULL;
 
 	(void)arg;
-	CHECK(sizeof(*in) == INPUT_SIZE, "sizeof %zu", sizeof(*in));
-	CHECK(offsetof(struct sdsm_wire_auth_input, label) == OFF_LABEL &&
+	TAP_CHECK(sizeof(*in) == INPUT_SIZE, "sizeof %zu", sizeof(*in));
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, label) == OFF_LABEL &&
 	      sizeof(in->label) == SDSM_AUTH_LABEL_SIZE &&
 	      SDSM_AUTH_LABEL_SIZE == 16, "label");
-	CHECK(offsetof(struct sdsm_wire_auth_input, nr_nodes) == OFF_NR_NODES &&
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, nr_nodes) == OFF_NR_NODES &&
 	      sizeof(in->nr_nodes) == 2, "nr_nodes");
-	CHECK(offsetof(struct sdsm_wire_auth_input, active_id) == OFF_ACT_ID &&
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, active_id) == OFF_ACT_ID &&
 	      sizeof(in->active_id) == 2, "active_id");
-	CHECK(offsetof(struct sdsm_wire_auth_input, passive_id) == OFF_PAS_ID &&
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, passive_id) == OFF_PAS_ID &&
 	      sizeof(in->passive_id) == 2, "passive_id");
-	CHECK(offsetof(struct sdsm_wire_auth_input, __reserved) ==
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, __reserved) ==
 	      OFF_RESERVED && sizeof(in->__reserved) == 2, "__reserved");
-	CHECK(offsetof(struct sdsm_wire_auth_input, active_incarnation) ==
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, active_incarnation) ==
 	      OFF_ACT_INC && sizeof(in->active_incarnation) == 8,
 	      "active_incarnation");
-	CHECK(offsetof(struct sdsm_wire_auth_input, passive_incarnation) ==
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, passive_incarnation) ==
 	      OFF_PAS_INC && sizeof(in->passive_incarnation) == 8,
 	      "passive_incarnation");
-	CHECK(offsetof(struct sdsm_wire_auth_input, active_nonce) ==
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, active_nonce) ==
 	      OFF_ACT_NONCE && sizeof(in->active_nonce) == NONCE &&
 	      NONCE == 32, "active_nonce");
-	CHECK(offsetof(struct sdsm_wire_auth_input, passive_nonce) ==
+	TAP_CHECK(offsetof(struct sdsm_wire_auth_input, passive_nonce) ==
 	      OFF_PAS_NONCE && sizeof(in->passive_nonce) == NONCE,
 	      "passive_nonce");
-	CHECK(strlen(SDSM_AUTH_LABEL_ACCEPT) < SDSM_AUTH_LABEL_SIZE &&
+	TAP_CHECK(strlen(SDSM_AUTH_LABEL_ACCEPT) < SDSM_AUTH_LABEL_SIZE &&
 	      strlen(SDSM_AUTH_LABEL_AUTH) < SDSM_AUTH_LABEL_SIZE,
 	      "a label does not fit with its NUL");
 	return true;
@@ -767,14 +757,14 @@ static bool test_copy(int arg)
 				fill_as(sdsm_auth_input_fill, &c, s, labels[l],
 					&a);
 				fill_as(fill_copy, &c, s, labels[l], &b);
-				CHECK(!memcmp(&a, &b, sizeof(a)),
+				TAP_CHECK(!memcmp(&a, &b, sizeof(a)),
 				      "connection %lu, %s side: the copy differs from the module",
 				      r, side_name[s]);
 			}
 		}
 	}
 	for (i = 0; i < NCHECKS; i++)
-		CHECK(checks[i].fn(fill_copy), "%s", checks[i].name);
+		TAP_CHECK(checks[i].fn(fill_copy), "%s", checks[i].name);
 	return true;
 }
 

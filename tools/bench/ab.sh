@@ -84,7 +84,7 @@ ab_agents_stop() {
 # What a run costs, counted by the module on every node
 # (Documentation/performance.rst, "What a fault costs").
 AB_COSTS="cost_msgs cost_local_msgs cost_allocs cost_copies cost_wakeups
-own_grants"
+own_grants trains train_msgs"
 
 # ab_costs: each of AB_COSTS summed over the nodes, "NAME=V ..."; V is -
 # if a node lacks the counter (an older module).
