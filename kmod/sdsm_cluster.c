@@ -1219,12 +1219,18 @@ static void sdsm_txq_drain(struct sdsm_peer *peer, bool wait)
 			return;
 		}
 		list_del(&out[0]->node);
-		/* A train: the messages after it of its epoch, the current. */
+		/*
+		 * A train: the messages after it of its epoch, the current,
+		 * all of the upper layers (a link message travels alone).
+		 */
 		for (n = 1; !self && n < SDSM_TRAIN_MAX &&
-		     out[0]->epoch == q->epoch && !list_empty(&q->queue); n++) {
+		     out[0]->epoch == q->epoch &&
+		     out[0]->type > SDSM_MSG_LINK_LAST &&
+		     !list_empty(&q->queue); n++) {
 			out[n] = list_first_entry(&q->queue, struct sdsm_out,
 						  node);
-			if (out[n]->epoch != q->epoch)
+			if (out[n]->epoch != q->epoch ||
+			    out[n]->type <= SDSM_MSG_LINK_LAST)
 				break;
 			list_del(&out[n]->node);
 		}
