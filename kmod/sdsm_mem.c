@@ -75,8 +75,9 @@
  * request it cannot allocate is answered NACK(ENOMEM), which fails the
  * requester's fault once with SIGBUS and loses nothing.  What the protocol
  * already committed to (the data of a grant or a FETCH, a home copy) cannot
- * fail and is charged with __GFP_NOFAIL, as the memcg allows: at most a
- * page per message in flight.
+ * fail and is charged with __GFP_NOFAIL, over the memcg's limit if need be
+ * but without its OOM killer (sdsm_copy_alloc_nofail()): at most a page per
+ * message in flight.
  *
  * A peer reported DOWN is dead for the protocol: queued messages to it are
  * dropped, pages homed there become DEAD, directories here forget its
@@ -418,12 +419,16 @@ static void sdsm_page_settle(struct sdsm_region *r, struct sdsm_page *pg)
 /*
  * A page copy the protocol already committed to: charged to the memcg of
  * the caller (the faulting task, or the region's set by the handler), and
- * never failing (a grant or the owner's data cannot be refused).
+ * never failing (a grant or the owner's data cannot be refused).  Past the
+ * memcg's limit the charge is forced (memory.events "max") without its
+ * OOM killer (__GFP_RETRY_MAYFAIL), which would free none of the region's
+ * copies; __GFP_NOFAIL alone invoked it first.
  */
 static struct page *sdsm_copy_alloc_nofail(gfp_t gfp)
 {
 	sdsm_cost(SDSM_STAT_COST_ALLOCS);
-	return alloc_page(gfp | __GFP_ACCOUNT | __GFP_NOFAIL);
+	return alloc_page(gfp | __GFP_ACCOUNT | __GFP_NOFAIL |
+			  __GFP_RETRY_MAYFAIL);
 }
 
 static struct workqueue_struct *sdsm_mem_wq;
