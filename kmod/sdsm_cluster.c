@@ -40,10 +40,11 @@
  * for its UP.  A DOWN report drops what is queued for the peer, before
  * the upper layers hear of it and again after: what they queue for it
  * while they handle the DOWN addresses the incarnation that went away.
- * A queue that is corked (sdsm_queue_cork(), around a receive worker's
- * batch and a fault's read-ahead) holds its messages until uncorked; the
- * worker, and the uncork, post what is queued for a peer as trains of up
- * to SDSM_TRAIN_MAX messages, one send each (sdsm_conn_send_train()).
+ * A queue that is corked (sdsm_queue_cork(), while a receive worker hands
+ * on one received train and while a fault reads ahead) holds the corking
+ * task's messages until uncorked; the worker, and the uncork, post what
+ * is queued for a peer as trains of up to SDSM_TRAIN_MAX messages, one
+ * send each (sdsm_conn_send_train()).
  * Queued messages take preallocated entries (SDSM_TXQ_POOL a queue)
  * before they allocate.
  */
