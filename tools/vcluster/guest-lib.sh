@@ -27,7 +27,7 @@
 # exits, which the caller waits for.  A caller that gives up drops a file
 # in cancel/ and the runner kills the process group.  The agent remembers
 # the requests it has run and deletes their files in one rm once it has
-# been idle for about 0.6 s or holds 64 of them; output and status files
+# been idle for about 10 s or holds 64 of them; output and status files
 # stay for the life of the cluster.  No exec on the way: a rename (mv) per
 # request cost 80-160 ms.
 # The agent itself is tools/vcluster/guest-agent (bash).
