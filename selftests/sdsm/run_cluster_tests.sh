@@ -359,7 +359,7 @@ EOF
 # ------------------------------------------------------------------ runner
 
 restore_cluster() {
-	par_on_nodes "$NODE_SH" restore_up "$UP_SEC"
+	restore_nodes
 }
 
 tests=

@@ -1170,9 +1170,10 @@ restore_cluster() {
 	local k rc=0
 	# A test that overran its bound may leave its job behind: end it, so
 	# that the next test starts clean (the test has failed already).
-	# (pkill matches at most 15 characters of a name: one per name)
-	par_on_nodes sh -c 'pkill -KILL -x shim_prog; pkill -KILL -x shim_sync_prog' ||
-		true
+	# (a name is at most 15 characters, as pkill -x matches it)
+	for ((k = 0; k < N; k++)); do
+		run_on "$k" vc_pkill shim_prog shim_sync_prog || rc=1
+	done
 	if [ "$TEST" = heap_limit ]; then
 		reload_node $((N - 1)) > /dev/null || rc=1
 	fi
@@ -1188,7 +1189,8 @@ restore_cluster() {
 			run_on "$k" "$NODE_SH" load > /dev/null || rc=1
 		done
 	fi
-	par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null || rc=1
+	cluster_ready ||
+		par_on_nodes "$NODE_SH" wait_all_up 60 > /dev/null || rc=1
 	[ "$TEST" = node_dies ] && { start_agents || rc=1; }
 	return "$rc"
 }
