@@ -5,7 +5,7 @@
 # test: the time of on_node, of the restore after a test, of vc_bounded and
 # of the runner itself around a test that does nothing, each the mean of
 # COUNT calls (default 10).  Run on node 0 of a 3-node vcluster from the
-# repository root (Documentation/testing.rst, "Cluster tests"):
+# repository root (Documentation/testing.rst, "Steps"):
 #
 #   tools/vcluster/vcluster run -n 3 --on 0 -- selftests/sdsm/harness_cost.sh
 #
