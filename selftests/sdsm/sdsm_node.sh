@@ -49,32 +49,9 @@ states() {
 	echo "${out# }"
 }
 
-all_up() {
-	local k
-	[ -d "$SYS" ] || return 1
-	for ((k = 0; k < SDSM_NR_NODES; k++)); do
-		[ "$k" = "$SDSM_NODE_ID" ] && continue
-		state_of "$k"
-		[ "$st" = up ] || return 1
-	done
-}
-
 not_up() {
 	state_of "$1"
 	[ "$st" != up ]
-}
-
-eth0_up() {
-	local flags
-
-	read -r flags 2>/dev/null < /sys/class/net/eth0/flags && ((flags & 1))
-}
-
-rxe0_active() {
-	local port
-
-	read -r port 2>/dev/null < /sys/class/infiniband/rxe0/ports/1/state &&
-		[ "$port" = "4: ACTIVE" ]
 }
 
 restore() {
@@ -83,14 +60,14 @@ restore() {
 	# rxe0 accepts no connection after eth0 went down and up (Debian 6.1
 	# rxe, with or without sdsm): a test that took eth0 down gets rxe0
 	# made again.
-	if ! eth0_up; then
+	if ! vc_eth0_up; then
 		ip link set eth0 up || rc=1
 		rdma link delete rxe0 2>/dev/null
 	fi
 	if [ ! -d /sys/class/infiniband/rxe0/ports/1 ]; then
 		rdma link add rxe0 type rxe netdev eth0 || rc=1
 	fi
-	wait_until 30 rxe0_active ||
+	wait_until 30 vc_rxe0_active ||
 		{ echo "node $SDSM_NODE_ID: rxe0 not ACTIVE"; rc=1; }
 	if ! sdsm_loaded; then
 		sdsm_load || rc=1
@@ -116,7 +93,7 @@ wait_all_up() {
 	local t0
 
 	t0=$(vc_now_ms)
-	if wait_until "$1" all_up; then
+	if wait_until "$1" sdsm_all_up; then
 		echo "node $SDSM_NODE_ID: all up after $(( $(vc_now_ms) - t0 )) ms"
 	else
 		echo "node $SDSM_NODE_ID: not all up after $1 s: $(states)"

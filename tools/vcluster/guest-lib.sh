@@ -14,6 +14,7 @@
 #	sdsm_load [PARAM=VALUE...]	insmod sdsm with this node's parameters
 #	sdsm_unload			rmmod sdsm, bounded
 #	sdsm_ready			eth0, rxe0, sdsm and every peer up
+#	vc_eth0_up, vc_rxe0_active, sdsm_all_up	its three parts
 #	vc_pkill NAME...		SIGKILL every process named NAME
 #	power_cut K			node K loses power (its QEMU killed)
 #	power_on K			node K boots again, loads sdsm
@@ -393,16 +394,20 @@ sdsm_loaded() {
 	[ -d /sys/module/sdsm ]
 }
 
-# sdsm_ready: this node is as a cluster test expects to find it: eth0 up,
-# rxe0's port ACTIVE, sdsm loaded, every other node "up" in its sysfs.
-# Read with builtins only, so that on_node K sdsm_ready (a function of the
-# agent's library: no exec) costs about 0.15 s under TCG; the suites ask
-# it of every node after each test before restoring anything.
-sdsm_ready() {
+# vc_eth0_up, vc_rxe0_active, sdsm_all_up: eth0 is up; rxe0's port is
+# ACTIVE; sdsm is loaded and every other node is "up" in its sysfs.
+# Builtins only (sdsm_node.sh and the cluster suites poll them).
+vc_eth0_up() {
 	read -r _sr_v 2>/dev/null < /sys/class/net/eth0/flags &&
-		[ $((_sr_v & 1)) = 1 ] || return 1
+		[ $((_sr_v & 1)) = 1 ]
+}
+
+vc_rxe0_active() {
 	read -r _sr_v 2>/dev/null < /sys/class/infiniband/rxe0/ports/1/state &&
-		[ "$_sr_v" = "4: ACTIVE" ] || return 1
+		[ "$_sr_v" = "4: ACTIVE" ]
+}
+
+sdsm_all_up() {
 	[ -d /sys/kernel/sdsm/nodes ] || return 1
 	_sr_k=0
 	while [ "$_sr_k" -lt "$SDSM_NR_NODES" ]; do
@@ -412,6 +417,14 @@ sdsm_ready() {
 		fi
 		_sr_k=$((_sr_k + 1))
 	done
+}
+
+# sdsm_ready: this node is as a cluster test expects to find it: all three
+# of the above.  on_node K sdsm_ready (a function of the agent's library:
+# no exec) costs about 0.15 s under TCG; the suites ask it of every node
+# after each test before restoring anything.
+sdsm_ready() {
+	vc_eth0_up && vc_rxe0_active && sdsm_all_up
 }
 
 # sdsm_load [PARAM=VALUE...]
