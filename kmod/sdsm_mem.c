@@ -65,7 +65,9 @@
  * memory.max through sdsm.  A fault allocates the node copy it needs in
  * the faulting task before it sends a request (the spare: struct
  * sdsm_page.copy with SDSM_PAGE_SPARE; none on the home for a grant of
- * the home copy itself, sdsm_fault_wants_spare()):
+ * the home copy itself, sdsm_fault_wants_spare()), or takes it from the
+ * spare pool, which allocated it for that task's cgroup ahead of time
+ * (sdsm_spare_take()):
  * charged to that task's cgroup after the cgroup's reclaim, without its
  * OOM killer (__GFP_RETRY_MAYFAIL: killing a process frees none of the
  * copies, which belong to the region), and if the charge fails the fault
@@ -432,6 +434,166 @@ static struct page *sdsm_copy_alloc_nofail(gfp_t gfp)
 }
 
 static struct workqueue_struct *sdsm_mem_wq;
+
+/*
+ * The spare pool: pages allocated ahead of the faults that need a spare,
+ * so that a fault takes one instead of allocating it on its way to the
+ * request (nothing allocated on a fault's path: issue 11).  Like the
+ * memory controller's own per-CPU charge stock, it serves one memory
+ * cgroup at a time, its pages charged to it as they are allocated: a
+ * fault takes one only if its task is in that cgroup; otherwise it
+ * allocates its spare itself, as it always did, and the pool turns to
+ * the fault's cgroup (its pages freed, refilled for the new one).  A work
+ * item refills it to SDSM_SPARE_POOL pages once it is down to
+ * SDSM_SPARE_LOW, under set_active_memcg() of its cgroup and with a
+ * fault's flags (reclaim, no OOM killer), so a full cgroup leaves the
+ * pool empty and its faults fail as they did; after a refill that got no
+ * page it waits for a fault's own allocation to succeed before trying
+ * again.  At most SDSM_SPARE_POOL pages (128 KiB) stay charged to the
+ * cgroup that faulted last, until another faults or the module goes.
+ * Counted: the pages it allocates (stats/spare_refills), not as a cost
+ * of any fault.
+ *
+ * Locking: @lock (a spinlock, taken in faults) protects everything but
+ * @work; @failed, a hint, is also cleared without it.  @memcg changes,
+ * and pages are added, only in the work item, which does not run
+ * concurrently with itself; faults take pages and set @want.
+ */
+#define SDSM_SPARE_POOL	32
+#define SDSM_SPARE_LOW	24
+
+static struct sdsm_spare_pool {
+	spinlock_t lock;		/* see above */
+	unsigned int nr;
+	bool failed;			/* the last refill got no page */
+	struct page *pages[SDSM_SPARE_POOL];
+	struct mem_cgroup *memcg;	/* a reference; NULL before any */
+	struct mem_cgroup *want;	/* a reference: serve it next; or NULL */
+	struct work_struct work;
+} sdsm_spares;
+
+/* A reference to @memcg, which RCU keeps: false if it is going away. */
+static bool sdsm_memcg_tryget(struct mem_cgroup *memcg)
+{
+#ifdef CONFIG_MEMCG
+	return css_tryget(&memcg->css);
+#else
+	return false;
+#endif
+}
+
+/*
+ * A spare for a fault of the current task, from the pool: NULL if it has
+ * none for the task's memory cgroup.
+ */
+static struct page *sdsm_spare_take(void)
+{
+	struct sdsm_spare_pool *sp = &sdsm_spares;
+	struct mem_cgroup *memcg, *put = NULL;
+	struct page *page = NULL;
+	bool kick = false;
+
+	rcu_read_lock();
+	memcg = mem_cgroup_disabled() ? NULL : mem_cgroup_from_task(current);
+	spin_lock(&sp->lock);
+	if (memcg == sp->memcg) {
+		if (sp->nr)
+			page = sp->pages[--sp->nr];
+		kick = sp->nr <= SDSM_SPARE_LOW && !sp->failed;
+		put = sp->want;		/* another cgroup asked; this one won */
+		sp->want = NULL;
+	} else if (memcg && memcg != sp->want && sdsm_memcg_tryget(memcg)) {
+		put = sp->want;
+		sp->want = memcg;
+		kick = true;
+	}
+	spin_unlock(&sp->lock);
+	rcu_read_unlock();
+	mem_cgroup_put(put);
+	if (kick)
+		queue_work(sdsm_mem_wq, &sp->work);
+	return page;
+}
+
+/* A fault allocated its spare itself: the pool may try again. */
+static void sdsm_spare_allocated(void)
+{
+	if (READ_ONCE(sdsm_spares.failed))
+		WRITE_ONCE(sdsm_spares.failed, false);
+}
+
+/* Empty the pool into @pages; returns how many.  Locks: @sp->lock. */
+static unsigned int sdsm_spare_empty(struct sdsm_spare_pool *sp,
+				     struct page **pages)
+{
+	unsigned int n = sp->nr;
+
+	memcpy(pages, sp->pages, n * sizeof(*pages));
+	sp->nr = 0;
+	return n;
+}
+
+static void sdsm_spare_work(struct work_struct *work)
+{
+	struct sdsm_spare_pool *sp = container_of(work, struct sdsm_spare_pool,
+						  work);
+	struct page *old[SDSM_SPARE_POOL];
+	struct mem_cgroup *memcg, *prev, *put = NULL;
+	unsigned int n = 0;
+	struct page *page;
+	bool more, added;
+
+	spin_lock(&sp->lock);
+	if (sp->want) {
+		put = sp->memcg;
+		sp->memcg = sp->want;
+		sp->want = NULL;
+		WRITE_ONCE(sp->failed, false);
+		n = sdsm_spare_empty(sp, old);
+	}
+	memcg = sp->memcg;
+	spin_unlock(&sp->lock);
+	while (n)
+		__free_page(old[--n]);
+	mem_cgroup_put(put);
+
+	prev = set_active_memcg(memcg);
+	do {
+		page = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
+				  __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+		spin_lock(&sp->lock);
+		WRITE_ONCE(sp->failed, !page);
+		/* Not if a fault turned the pool to another cgroup meanwhile. */
+		added = page && sp->memcg == memcg && !sp->want &&
+			sp->nr < SDSM_SPARE_POOL;
+		if (added) {
+			sp->pages[sp->nr++] = page;
+			page = NULL;
+		}
+		more = added && sp->nr < SDSM_SPARE_POOL;
+		spin_unlock(&sp->lock);
+		if (page)
+			__free_page(page);
+		if (added)
+			sdsm_stat_inc(SDSM_STAT_SPARE_REFILLS);
+	} while (more);
+	set_active_memcg(prev);
+}
+
+/* After the work queue is gone: free the pool and its references. */
+static void sdsm_spare_exit(void)
+{
+	struct sdsm_spare_pool *sp = &sdsm_spares;
+	struct page *old[SDSM_SPARE_POOL];
+	unsigned int n = sdsm_spare_empty(sp, old);
+
+	while (n)
+		__free_page(old[--n]);
+	mem_cgroup_put(sp->want);
+	mem_cgroup_put(sp->memcg);
+	sp->want = NULL;
+	sp->memcg = NULL;
+}
 
 /*
  * Tests only: the next N coherence messages received from a peer are
@@ -2928,13 +3090,17 @@ again:
 	 */
 	if (!READ_ONCE(pg->copy) &&
 	    (need_spare || sdsm_fault_wants_spare(r, idx, pg, write))) {
-		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
-				   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+		spare = sdsm_spare_take();
 		if (!spare) {
-			rc = -ENOMEM;
-			goto fail_unlocked;
+			spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
+					   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+			if (!spare) {
+				rc = -ENOMEM;
+				goto fail_unlocked;
+			}
+			sdsm_cost(SDSM_STAT_COST_ALLOCS);
+			sdsm_spare_allocated();
 		}
-		sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	}
 	mutex_lock(lock);
 	if (spare) {
@@ -3682,6 +3848,8 @@ int sdsm_mem_init(void)
 		goto out_release_fs;
 	}
 	INIT_DELAYED_WORK(&sdsm_hold_work, sdsm_hold_work_fn);
+	spin_lock_init(&sdsm_spares.lock);
+	INIT_WORK(&sdsm_spares.work, sdsm_spare_work);
 	hrtimer_init(&sdsm_hold_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
 	sdsm_hold_timer.function = sdsm_hold_timer_fn;
 	sdsm_mem_wq = alloc_workqueue("sdsm_mem", WQ_UNBOUND | WQ_MEM_RECLAIM,
@@ -3734,6 +3902,7 @@ void sdsm_mem_exit(void)
 	sdsm_handback_exit();
 	sdsm_holds_exit();
 	destroy_workqueue(sdsm_mem_wq);
+	sdsm_spare_exit();
 	sdsm_region_exit();
 	iput(sdsm_inode);
 	sdsm_inode = NULL;

@@ -58,6 +58,7 @@ static const char * const sdsm_stat_names[SDSM_NR_STATS] = {
 	[SDSM_STAT_COST_ALLOCS]			= "cost_allocs",
 	[SDSM_STAT_COST_MSGS]			= "cost_msgs",
 	[SDSM_STAT_COST_LOCAL_MSGS]		= "cost_local_msgs",
+	[SDSM_STAT_SPARE_REFILLS]		= "spare_refills",
 };
 
 static struct kobject *sdsm_stats_kobj;

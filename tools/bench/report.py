@@ -145,6 +145,8 @@ COSTS = (
     ("read_fault_msgs", "cost_msgs", "read fault: messages between nodes", 2),
     ("read_fault_local_msgs", "cost_local_msgs",
      "read fault: messages a node sends itself", None),
+    ("read_fault_spare_refills", "spare_refills",
+     "read fault: pages the spare pool allocated ahead", None),
 )
 META_COUNTER = "metadata_bytes_per_page"
 
