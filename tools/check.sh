@@ -103,27 +103,49 @@ cluster_results() {
 	[ "$rc" -ne 0 ] && show_tail "$logdir/$name.log" 80
 }
 
+kbuild_pid=
+host_pid='' pkg_pid=''
+# On the way out (CI's limit, Ctrl-C): the kernel's build, and the
+# background steps (3 and 4) with the step each is in (a step's timeout
+# leads a process group).
+on_exit() {
+	local p bg
+	[ -n "$kbuild_pid" ] && kill -- -"$kbuild_pid" 2> /dev/null
+	for bg in "$host_pid" "$pkg_pid"; do
+		[ -n "$bg" ] || continue
+		for p in $(pgrep -P "$bg"); do
+			kill -- -"$p" 2> /dev/null
+		done
+		kill "$bg" 2> /dev/null
+	done
+}
+trap on_exit EXIT
+
 # 1. Dependencies and build.  Nothing else can run without a build.
-if ! step deps 1800 tools/deps.sh; then
-	show_tail "$logdir/deps.log"
-	result "install dependencies" 1
-	echo "$passed passed, $failed failed, $skipped skipped"
-	exit 1
-fi
 # The debug kernel's build (step 6; 6 to 7 minutes of both cores on an
-# idle 2-core host, nothing once cached) starts now in the background and
-# is waited for (kernel_join) after the tree's build, before the host
-# steps and the first guest: it shares the cores with the tree's build
-# only (beside the host steps too it took 1238 s on 2026-12-05).  Built
+# idle 2-core host, nothing once cached) needs only its compiler and its
+# source: those are installed first (deps-kernel), and the build starts
+# in the background while the other packages install (on a fresh machine
+# the whole install took about 3 minutes), and is waited for
+# (kernel_join) after the tree's build, before the host
+# steps and the first guest: it shares the cores with the install and
+# the tree's build only (beside the host steps too it took 1238 s on
+# 2026-12-05).  If deps-kernel fails, step deps says why.  Built
 # at the lowest priority beside the cluster step, as before 2026-12-05, it
 # took 1365 to 2850 s and every suite ran a third to a half slower than
 # in the cached runs of the same days, which cost the run more than the
 # build does alone.  Step debug-kernel reports it; an interrupted build
 # resumes there.
-kbuild_pid=
-if want debug-cluster && [ "${CHECK_KERNEL:-smoke}" != none ]; then
+if want debug-cluster && [ "${CHECK_KERNEL:-smoke}" != none ] &&
+		step deps-kernel 1800 tools/deps.sh kernel; then
 	setsid tools/kernel/build.sh > "$logdir/debug-kernel-build.log" 2>&1 &
 	kbuild_pid=$!
+fi
+if ! step deps 1800 tools/deps.sh; then
+	show_tail "$logdir/deps.log"
+	result "install dependencies" 1
+	echo "$passed passed, $failed failed, $skipped skipped"
+	exit 1
 fi
 # kernel_join: wait up to 2400 s for the kernel's build, then stop it.
 # Step debug-kernel judges it (build.sh again: cached, or building).
@@ -143,22 +165,6 @@ kernel_join() {
 	kbuild_pid=
 	note "   waited $(( $(date +%s) - t0 ))s for the debug kernel's build"
 }
-host_pid='' pkg_pid=''
-# On the way out (CI's limit, Ctrl-C): the kernel's build, and the
-# background steps (3 and 4) with the step each is in (a step's timeout
-# leads a process group).
-on_exit() {
-	local p bg
-	[ -n "$kbuild_pid" ] && kill -- -"$kbuild_pid" 2> /dev/null
-	for bg in "$host_pid" "$pkg_pid"; do
-		[ -n "$bg" ] || continue
-		for p in $(pgrep -P "$bg"); do
-			kill -- -"$p" 2> /dev/null
-		done
-		kill "$bg" 2> /dev/null
-	done
-}
-trap on_exit EXIT
 
 # The build flow itself (fake kernel trees, no build) and this script's
 # own result counting: TAP.

@@ -5,17 +5,23 @@
 # procps: the guests run kill(1), pkill and pgrep).
 # Idempotent and quiet when everything is present; needs root otherwise.
 # `deps.sh deb`: also what `make deb` and its test need (debhelper, DKMS,
-# lintian); the plain build never needs them.
+# lintian); the plain build never needs them.  `deps.sh kernel`: only what
+# the debug kernel's build (tools/kernel/build.sh) needs, so that make
+# check can start that build before the rest is installed.
 set -eu
 
-pkgs="build-essential bc bison flex libelf-dev kmod cpio xz-utils zstd lbzip2 pigz \
-linux-image-amd64 linux-headers-amd64 linux-source-6.1 \
+kernel_pkgs="build-essential bc bison flex libelf-dev xz-utils linux-source-6.1"
+pkgs="$kernel_pkgs kmod cpio zstd lbzip2 pigz \
+linux-image-amd64 linux-headers-amd64 \
 qemu-system-x86 busybox-static iproute2 procps \
 rdma-core ibverbs-utils perftest fio sparse python3 \
 pkg-config gnuplot-nox man-db groff-base keyutils systemd udev"
-if [ "${1:-}" = deb ]; then
-	pkgs="$pkgs debhelper dh-dkms dkms lintian fakeroot dpkg-dev"
-fi
+case "${1:-}" in
+'') ;;
+deb) pkgs="$pkgs debhelper dh-dkms dkms lintian fakeroot dpkg-dev" ;;
+kernel) pkgs=$kernel_pkgs ;;
+*) echo "deps: usage: deps.sh [deb|kernel]" >&2; exit 2 ;;
+esac
 
 missing=
 for p in $pkgs; do
@@ -30,6 +36,11 @@ if [ "$(id -u)" != 0 ]; then
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -q >/dev/null
+# Package lists fetched in the last half hour (a deps.sh run just before,
+# `deps.sh kernel` in make check) are used as they are.
+if [ -z "$(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' \
+		-mmin -30 2>/dev/null | head -n 1)" ]; then
+	apt-get update -q >/dev/null
+fi
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing >/dev/null
