@@ -461,6 +461,9 @@ static struct workqueue_struct *sdsm_mem_wq;
  */
 #define SDSM_SPARE_POOL	32
 #define SDSM_SPARE_LOW	24
+/* A spare's flags, whether a fault or the pool's work item allocates it. */
+#define SDSM_SPARE_GFP	(GFP_HIGHUSER | __GFP_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+			 __GFP_NOWARN)
 
 static struct sdsm_spare_pool {
 	spinlock_t lock;		/* see above */
@@ -559,8 +562,7 @@ static void sdsm_spare_work(struct work_struct *work)
 
 	prev = set_active_memcg(memcg);
 	do {
-		page = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
-				  __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+		page = alloc_page(SDSM_SPARE_GFP);
 		spin_lock(&sp->lock);
 		WRITE_ONCE(sp->failed, !page);
 		/* Not if a fault turned the pool to another cgroup meanwhile. */
@@ -3092,8 +3094,7 @@ again:
 	    (need_spare || sdsm_fault_wants_spare(r, idx, pg, write))) {
 		spare = sdsm_spare_take();
 		if (!spare) {
-			spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
-					   __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
+			spare = alloc_page(SDSM_SPARE_GFP);
 			if (!spare) {
 				rc = -ENOMEM;
 				goto fail_unlocked;
