@@ -172,7 +172,9 @@ check-install:
 selftests: linux-source
 	$(MAKE) --no-print-directory -C selftests/sdsm
 
-unit-build:
+# The host tests link libsdsm.so.1 (test_userlib): userlib first, also
+# under make -j.
+unit-build: userlib
 	$(MAKE) --no-print-directory -C tests/host
 
 unit: unit-build
