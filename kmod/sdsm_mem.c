@@ -2762,10 +2762,11 @@ static int sdsm_fault_proto(struct sdsm_proto_ctx *ctx, struct sdsm_pctx *c,
  * Ask for a read copy of page @idx of @r ahead of any fault, if that costs
  * no waiting: the page's mutex is free, its home is known without asking
  * (sdsm_page_home_here(), placing nothing) and is another, live node, and
- * a page for the copy can be had (charged to the faulting task, as a
- * fault's).  Return: 1 if a READ was sent, -EAGAIN if the page's home is
- * not known here yet (its first touch, or the manager's answer to a
- * fault, will tell), else 0.
+ * a page for the copy can be had: from the spare pool, as a fault's, else
+ * allocated without retrying (charged to the faulting task).  Return: 1
+ * if a READ was sent, -EAGAIN if the page's home is not known here yet
+ * (its first touch, or the manager's answer to a fault, will tell), else
+ * 0.
  */
 static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 {
@@ -2780,11 +2781,15 @@ static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 	if (!pg || READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_I)
 		return 0;
 	if (!READ_ONCE(pg->copy)) {
-		spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
-				   __GFP_NORETRY | __GFP_NOWARN);
-		if (!spare)
-			return 0;
-		sdsm_cost(SDSM_STAT_COST_ALLOCS);
+		spare = sdsm_spare_take();
+		if (!spare) {
+			spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
+					   __GFP_NORETRY | __GFP_NOWARN);
+			if (!spare)
+				return 0;
+			sdsm_cost(SDSM_STAT_COST_ALLOCS);
+			sdsm_spare_allocated();
+		}
 	}
 	if (!mutex_trylock(lock)) {
 		if (spare)
