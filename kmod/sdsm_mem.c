@@ -67,7 +67,7 @@
  * sdsm_page.copy with SDSM_PAGE_SPARE; none on the home for a grant of
  * the home copy itself, sdsm_fault_wants_spare()), or takes it from the
  * spare pool, which allocated it for that task's cgroup ahead of time
- * (sdsm_spare_take()):
+ * (sdsm_spare_get()):
  * charged to that task's cgroup after the cgroup's reclaim, without its
  * OOM killer (__GFP_RETRY_MAYFAIL: killing a process frees none of the
  * copies, which belong to the region), and if the charge fails the fault
@@ -518,11 +518,24 @@ static struct page *sdsm_spare_take(void)
 	return page;
 }
 
-/* A fault allocated its spare itself: the pool may try again. */
-static void sdsm_spare_allocated(void)
+/*
+ * A spare for a fault or a prefetch of the current task: from the pool,
+ * else allocated here with @gfp (counted in cost_allocs), after which the
+ * pool may try again.  NULL if neither gives one.
+ */
+static struct page *sdsm_spare_get(gfp_t gfp)
 {
+	struct page *page = sdsm_spare_take();
+
+	if (page)
+		return page;
+	page = alloc_page(gfp);
+	if (!page)
+		return NULL;
+	sdsm_cost(SDSM_STAT_COST_ALLOCS);
 	if (READ_ONCE(sdsm_spares.failed))
 		WRITE_ONCE(sdsm_spares.failed, false);
+	return page;
 }
 
 /* Empty the pool into @pages; returns how many.  Locks: @sp->lock. */
@@ -2781,15 +2794,10 @@ static int sdsm_prefetch_page(struct sdsm_region *r, u64 idx)
 	if (!pg || READ_ONCE(pg->node.state) != SDSM_PROTO_NODE_I)
 		return 0;
 	if (!READ_ONCE(pg->copy)) {
-		spare = sdsm_spare_take();
-		if (!spare) {
-			spare = alloc_page(GFP_HIGHUSER | __GFP_ACCOUNT |
-					   __GFP_NORETRY | __GFP_NOWARN);
-			if (!spare)
-				return 0;
-			sdsm_cost(SDSM_STAT_COST_ALLOCS);
-			sdsm_spare_allocated();
-		}
+		spare = sdsm_spare_get(GFP_HIGHUSER | __GFP_ACCOUNT |
+				       __GFP_NORETRY | __GFP_NOWARN);
+		if (!spare)
+			return 0;
 	}
 	if (!mutex_trylock(lock)) {
 		if (spare)
@@ -3097,15 +3105,10 @@ again:
 	 */
 	if (!READ_ONCE(pg->copy) &&
 	    (need_spare || sdsm_fault_wants_spare(r, idx, pg, write))) {
-		spare = sdsm_spare_take();
+		spare = sdsm_spare_get(SDSM_SPARE_GFP);
 		if (!spare) {
-			spare = alloc_page(SDSM_SPARE_GFP);
-			if (!spare) {
-				rc = -ENOMEM;
-				goto fail_unlocked;
-			}
-			sdsm_cost(SDSM_STAT_COST_ALLOCS);
-			sdsm_spare_allocated();
+			rc = -ENOMEM;
+			goto fail_unlocked;
 		}
 	}
 	mutex_lock(lock);
