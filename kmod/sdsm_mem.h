@@ -210,6 +210,8 @@ struct sdsm_ra_stream {
  * @in_doubt: @dying's destroyer went down before this node learned its
  *	decision; a work item asks the other nodes (sdsm_region.c, "Destroys
  *	in doubt")
+ * @announced: every node that was up knew the region when this node last
+ *	looked (sdsm_region_announce()); only rises, read without a lock
  * @policies: struct sdsm_policy_range, newest first
  * @nr_policies: entries on @policies
  * @pages_homed: pages whose directory is here and was used
@@ -256,6 +258,7 @@ struct sdsm_region {
 	unsigned int nr_maps;
 	u64 dying;
 	bool in_doubt;
+	bool announced;
 	struct list_head policies;
 	unsigned int nr_policies;
 

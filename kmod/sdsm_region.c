@@ -12,7 +12,12 @@
  * every other node that is up and waits for their answers, so when CREATE
  * returns every reachable node knows the region.  A node that comes up
  * later gets every region (and policy range) from every peer.  OPEN by name
- * is then a local lookup on any node.
+ * is then a local lookup on any node.  A node may know the region before
+ * the creator's ADD reached the others (as its registrar, from the
+ * registrar's answer to a CREATE of its own, from its ADD), so the first
+ * CREATE or OPEN that returns an existing region to a process here sends
+ * ADD once more itself (sdsm_region_announce()): a fault must not reach a
+ * node that does not know the region yet.
  *
  * Destroy is two-phase: PREPARE to every node (each refuses with EBUSY if a
  * VMA of its maps the region, else stops new mmaps), then COMMIT or ABORT.
@@ -1638,6 +1643,55 @@ static unsigned int sdsm_registrar(const char *name)
 }
 
 /*
+ * ADD region @w to the nodes of @mask and wait for their answers: 0 once
+ * each knows it (a node that went down meanwhile learns it when it comes
+ * back), else the first refusal (EFBIG, ENOENT for a tombstone, EEXIST)
+ * or ETIMEDOUT.  Locks: none.
+ */
+static int sdsm_region_add_round(struct sdsm_wire_region *w, u64 mask)
+{
+	struct sdsm_call call;
+	int ret;
+
+	if (!mask)
+		return 0;
+	sdsm_call_start(&call, mask);
+	w->cookie = cpu_to_be64(call.cookie);
+	w->flags = 0;
+	sdsm_send_mask(mask, SDSM_MSG_REGION_ADD, w, sizeof(*w));
+	ret = sdsm_call_wait(&call);
+	return ret == -EHOSTDOWN ? 0 : ret;
+}
+
+/*
+ * Every other node that is up knows region @r before a process of this
+ * node gets it (CREATE of an existing name, OPEN), since its first fault
+ * may follow at once: a node drops the coherence messages of a region it
+ * does not know, and the fault would wait for nothing until
+ * fault_timeout_ms and fail (SIGBUS).  Only the creator's return implies
+ * it; this node may have learned the region earlier, as its registrar
+ * or from the registrar's answer to its own CREATE or from the creator's
+ * ADD, while that ADD is still on its way to the others.  So this node
+ * sends ADD to every other node that is up and waits (a second ADD of a
+ * region is answered at once), the first time only.  Return 0, or the
+ * errno of the round (ENOENT: destroyed meanwhile).  Locks: none (the
+ * fields sent are fixed at creation).
+ */
+static int sdsm_region_announce(struct sdsm_region *r)
+{
+	struct sdsm_wire_region w;
+	int ret;
+
+	if (READ_ONCE(r->announced))
+		return 0;
+	sdsm_region_to_wire(&w, r);
+	ret = sdsm_region_add_round(&w, sdsm_up_peers());
+	if (!ret)
+		WRITE_ONCE(r->announced, true);
+	return ret;
+}
+
+/*
  * One try of sdsm_region_create() with a new id, in *@idp: -ESTALE if a
  * node refused the id as one of a region destroyed lately (its
  * tombstone), taken back everywhere.
@@ -1649,7 +1703,6 @@ static int sdsm_region_create_try(struct sdsm_region_create *c,
 	struct sdsm_wire_region w, have;
 	struct sdsm_call call;
 	struct sdsm_region *r;
-	u64 mask;
 	u32 id;
 	int ret;
 
@@ -1745,17 +1798,7 @@ static int sdsm_region_create_try(struct sdsm_region_create *c,
 
 	if (be32_to_cpu(have.id) == id) {
 		/* Ours: every other node that is up learns it now. */
-		mask = sdsm_up_peers() & ~BIT_ULL(reg);
-		if (mask) {
-			sdsm_call_start(&call, mask);
-			w.cookie = cpu_to_be64(call.cookie);
-			w.flags = 0;
-			sdsm_send_mask(mask, SDSM_MSG_REGION_ADD, &w, sizeof(w));
-			ret = sdsm_call_wait(&call);
-			/* A node that died meanwhile learns it when back. */
-			if (ret == -EHOSTDOWN)
-				ret = 0;
-		}
+		ret = sdsm_region_add_round(&w, sdsm_up_peers() & ~BIT_ULL(reg));
 		if (ret) {
 			/* Refused (EFBIG) or unanswered: no node keeps it. */
 			int undo = sdsm_region_destroy(id, true);
@@ -1771,8 +1814,12 @@ static int sdsm_region_create_try(struct sdsm_region_create *c,
 	r = sdsm_region_get(be32_to_cpu(have.id));
 	if (!r)
 		return -ENOENT;	/* destroyed meanwhile */
-	if (!*created) {
+	if (*created) {
+		WRITE_ONCE(r->announced, true);
+	} else {
 		ret = sdsm_region_permission(r, MAY_READ | MAY_WRITE);
+		if (!ret)
+			ret = sdsm_region_announce(r);
 		if (ret) {
 			sdsm_region_put(r);
 			return ret;
@@ -1867,9 +1914,15 @@ int sdsm_cmd_region_open(struct file *file, void *cmd)
 	r = sdsm_region_by_name(info->name);
 	if (r)
 		ret = sdsm_region_permission(r, MAY_READ);
-	if (!ret)
+	if (!ret) {
 		sdsm_region_info_fill(info, r);
+		kref_get(&r->ref);	/* the table's is stable under the mutex */
+	}
 	mutex_unlock(&sdsm_regions_mutex);
+	if (ret)
+		return ret;
+	ret = sdsm_region_announce(r);
+	sdsm_region_put(r);
 	return ret;
 }
 
@@ -2314,6 +2367,7 @@ int sdsm_region_init(unsigned int default_mb, struct kobject *parent)
 	r->uid = GLOBAL_ROOT_UID;
 	r->gid = GLOBAL_ROOT_GID;
 	r->mode = 0666;
+	r->announced = true;	/* every node has it from load */
 	mutex_lock(&sdsm_regions_mutex);
 	ret = sdsm_region_insert(r);
 	mutex_unlock(&sdsm_regions_mutex);

@@ -25,6 +25,7 @@ mem_node_leaves mem_leave_hands_back mem_send_fails mem_fault_costs mem_cgroup_c
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_reload_create mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_destroy_overtakes_create
+mem_open_during_create
 mem_power_cut
 mem_late_delivery mem_new_session_waits mem_session_unreported
 mem_write_only mem_home_shared_copy mem_home_own_grant mem_migratory
@@ -829,6 +830,59 @@ test_mem_destroy_overtakes_create() {
 	par_on_nodes sh -c "echo 0 >$learn; echo 0 >$stall"
 	rm -rf "$tmpd"
 	[ $rc = 0 ] && log "node 0 was the registrar of every name"
+	return 1
+}
+
+# A region opened while its creator's announcement is on its way (CI
+# failed so on 2026-12-07 in mem_rc_mixed: node 1 opened a region through
+# its registrar's answer, its first write got SIGBUS after
+# fault_timeout_ms, and the other nodes' barrier timed out: the page's
+# home did not know the region yet and dropped the request).  Node 0
+# creates a region of 3 pages, one homed at each node, and pauses between
+# its registrar's answer and learning it (inject_learn_delay_ms, 8 s), so
+# that meanwhile the registrar alone knows it; in the pause node 1 creates
+# the same name, which opens node 0's region, and writes every page.
+# Before the fix the write of the page homed at node 0 died of SIGBUS;
+# now node 1's create announces the region to every node first.  A try in
+# which node 1 created the region itself, or finished after node 0's
+# create (node 0 was the registrar: no pause), proves nothing: the next
+# name is tried.
+test_mem_open_during_create() {
+	local name out id ms t0 pid inside rc=0 tmp
+	local learn=/sys/module/sdsm/parameters/inject_learn_delay_ms
+	every_node_all_up || return 1
+	tmp=$(mktemp) || return 1
+	for name in odc.a odc.b odc.c odc.d odc.e odc.f; do
+		run_on 0 sh -c "echo 8000 >$learn" || { rc=1; break; }
+		t0=$(vc_now_ms)
+		mu 0 create $name $((3 * PG)) interleave >"$tmp" 2>&1 &
+		pid=$!
+		sleep 3		# node 0's claim is at the registrar
+		out=$(run_on 1 sh -c "$MEM_UTIL create $name $((3 * PG)) interleave &&
+			$MEM_UTIL -r $name poke 0 11 &&
+			$MEM_UTIL -r $name poke $PG 12 &&
+			$MEM_UTIL -r $name poke $((2 * PG)) 13" 2>&1) ||
+			{ log "node 1's open and writes failed: $out"; rc=1; }
+		ms=$(($(vc_now_ms) - t0))
+		# Still paused: node 1 was done inside node 0's create.
+		kill -0 "$pid" 2>/dev/null && inside=1 || inside=0
+		wait "$pid" || { log "node 0's create failed: $(cat "$tmp")"; rc=1; }
+		run_on 0 sh -c "echo 0 >$learn" || rc=1
+		id=${out%% *}
+		log "$name: node 1 done after $ms ms, inside node 0's create: $inside; region ${id:-none}"
+		[ $rc = 0 ] || break
+		if [ "$inside" = 1 ] && [ $((id >> 16)) = 0 ]; then
+			mu 2 -r $name peek $((2 * PG)) | grep -qx 13 ||
+				{ log "node 2 does not read node 1's write"; rc=1; }
+			mu 0 destroy $name || rc=1
+			rm -f "$tmp"
+			return $rc
+		fi
+		mu 0 destroy $name || { rc=1; break; }
+	done
+	run_on 0 sh -c "echo 0 >$learn"
+	rm -f "$tmp"
+	[ $rc = 0 ] && log "no try opened node 0's region inside its create"
 	return 1
 }
 

@@ -273,9 +273,12 @@ struct sdsm_region_create {
  * @__reserved2: out: 0
  *
  * OPEN looks a region up by @name from any node; INFO by @region_id.  OPEN
- * needs read permission (as mmap does; INFO, like sysfs, does not).
- * Errors: ENOENT (no such region), EINVAL (bad name), EACCES (OPEN: no
- * read permission).
+ * needs read permission (as mmap does; INFO, like sysfs, does not).  The
+ * first OPEN of a region on a node that did not create it makes sure
+ * every node that is up knows it (a round trip), as CREATE does.
+ * Errors: ENOENT (no such region, or destroyed meanwhile), EINVAL (bad
+ * name), EACCES (OPEN: no read permission), ETIMEDOUT (OPEN: a node did
+ * not answer in time).
  */
 struct sdsm_region_info {
 	__u32 size;
