@@ -3199,6 +3199,9 @@ again:
 	/* Wait for the request in flight, bounded from when it was sent. */
 	waited = sdsm_now_us() - pg->req_us;
 	if (waited >= sdsm_fault_timeout_ms * USEC_PER_MSEC) {
+		pr_warn_ratelimited("region %u page %llu: no answer from node %u in %u ms: SIGBUS\n",
+				    r->id, idx, pg->home,
+				    sdsm_fault_timeout_ms);
 		rc = -ETIMEDOUT;
 		goto fail;
 	}
