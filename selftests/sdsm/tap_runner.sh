@@ -55,6 +55,7 @@ run_tap_tests() {
 		vc_bounded "$b" "test_$t" > "$out" 2>&1
 		rc=$?
 		[ $rc = 124 ] && echo "test timed out after ${b}s" >> "$out"
+		[ $rc = 0 ] || [ $rc = 77 ] || tap_kernel_tail >> "$out" 2>&1
 		if ! vc_bounded "$SDSM_TEST_TIMEOUT" restore_cluster \
 				>> "$out" 2>&1; then
 			echo "cannot restore the cluster after the test" >> "$out"
@@ -74,6 +75,21 @@ run_tap_tests() {
 	rm -f "$out"
 	echo "# $failed of $# failed"
 	[ $failed = 0 ]
+}
+
+# tap_kernel_tail: after a failed test, the last 3 lines of sdsm in each
+# node's kernel log, before the restore (which reloads the module on a
+# node that lost it), so that check.sh's summary of the failure (its last
+# 16 lines, all CI shows of it) has them.  A node that does not answer in
+# 10 s is named.
+tap_kernel_tail() {
+	local k l
+	for k in $(nodes); do
+		l=$(ON_NODE_TIMEOUT=10 run_on "$k" sh -c \
+			'dmesg | grep "sdsm: " | tail -n 3' 2>/dev/null) ||
+			l="(no answer)"
+		printf '%s\n' "${l:-(nothing)}" | sed "s/^/node $k kernel: /"
+	done
 }
 
 # tap_comment: standard input as TAP comment lines ("# " before each), with

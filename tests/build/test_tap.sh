@@ -43,7 +43,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..19"
+echo "1..20"
 expect "a complete stream passes" "3 0 0" \
 	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
 expect "a stream that stops after 3 of 10 fails" "3 1 0" \
@@ -106,6 +106,29 @@ ok $? "the suites' runner: pass, skip with its reason, fail, timeout, unknown"
 got=$(judge "$tmp/run.log")
 [ "$got" = "1 3 1" ]
 ok $? "its stream keeps its plan (passed failed skipped: want 1 3 1, got $got)"
+# A failed test's output ends with each node's last kernel lines of sdsm
+# (CI shows only the end of a failure); a passed or skipped test's does
+# not.  run_on stands in for the nodes: node 1 does not answer.
+ktail() (
+	. "$top/tools/vcluster/guest-lib.sh"
+	SDSM_TEST_TIMEOUT=2 SDSM_NR_NODES=2
+	restore_cluster() { true; }
+	test_pass() { echo "fine"; }
+	test_skip() { echo "needs 3 nodes"; return 77; }
+	test_fail() { echo "wrong value"; return 1; }
+	. "$top/selftests/sdsm/tap_runner.sh"
+	run_on() {
+		[ "$1" = 0 ] || return 1
+		printf 'sdsm: one\nsdsm: two\n'
+	}
+	run_tap_tests "$@"
+)
+ktail pass skip fail > "$tmp/run.log" 2>&1
+[ "$(grep -c kernel: "$tmp/run.log")" = 3 ] &&
+	grep -A3 '^# wrong value' "$tmp/run.log" | tr '\n' '|' |
+	grep -qx '# wrong value|# node 0 kernel: sdsm: one|# node 0 kernel: sdsm: two|# node 1 kernel: (no answer)|'
+rc=$?; [ $rc -eq 0 ] || sed "s/^/#   /" "$tmp/run.log"
+ok $rc "a failed test's output ends with the nodes' kernel lines, a passed one's not"
 # A test named in SDSM_SKIP_TESTS does not run (test_fail would fail):
 # its line is a SKIP with SDSM_SKIP_WHY; the others run.
 SDSM_SKIP_TESTS="fail hang" SDSM_SKIP_WHY="runs elsewhere" \
