@@ -12,7 +12,9 @@
 # anything else fails, and so does a cluster that cannot be restored.  A
 # suite may define tap_before_test NAME (run before each test, not timed)
 # and tap_test_bound NAME (the seconds NAME may run, default
-# SDSM_TEST_TIMEOUT).  A test named in SDSM_SKIP_TESTS (space separated,
+# SDSM_TEST_TIMEOUT); the bound, and that of the restore, are multiplied
+# by RUN_ALL_BOUND_SCALE (run_all.sh: 4 on the debug kernel, where an
+# exec or a lookup over 9p costs about ten times what it does on Debian's).  A test named in SDSM_SKIP_TESTS (space separated,
 # set by run_all.sh's RUN_ALL_SKIP) does not run: its line is a SKIP whose
 # reason is SDSM_SKIP_WHY.
 # Exits with status 1 if any test failed.
@@ -31,7 +33,7 @@ tap_skip_all() {
 }
 
 run_tap_tests() {
-	local i=0 failed=0 out t t0 rc b
+	local i=0 failed=0 out t t0 rc b scale=${RUN_ALL_BOUND_SCALE:-1}
 	echo "TAP version 13"
 	echo "1..$#"
 	out=$(mktemp /tmp/sdsm-test.XXXXXX)
@@ -50,13 +52,14 @@ run_tap_tests() {
 		! declare -F tap_before_test >/dev/null || tap_before_test "$t"
 		b=$SDSM_TEST_TIMEOUT
 		! declare -F tap_test_bound >/dev/null || b=$(tap_test_bound "$t")
+		b=$((b * scale))
 		t0=$(vc_now_ms)
 		TAP_BOUND=$b
 		vc_bounded "$b" "test_$t" > "$out" 2>&1
 		rc=$?
 		[ $rc = 124 ] && echo "test timed out after ${b}s" >> "$out"
 		[ $rc = 0 ] || [ $rc = 77 ] || tap_kernel_tail >> "$out" 2>&1
-		if ! vc_bounded "$SDSM_TEST_TIMEOUT" restore_cluster \
+		if ! vc_bounded $((SDSM_TEST_TIMEOUT * scale)) restore_cluster \
 				>> "$out" 2>&1; then
 			echo "cannot restore the cluster after the test" >> "$out"
 			rc=1
@@ -81,11 +84,11 @@ run_tap_tests() {
 # node's kernel log, before the restore (which reloads the module on a
 # node that lost it), so that check.sh's summary of the failure (its last
 # 16 lines, all CI shows of it) has them.  A node that does not answer in
-# 10 s is named.
+# 10 s (times RUN_ALL_BOUND_SCALE) is named.
 tap_kernel_tail() {
 	local k l
 	for k in $(nodes); do
-		l=$(ON_NODE_TIMEOUT=10 run_on "$k" sh -c \
+		l=$(ON_NODE_TIMEOUT=$((10 * ${RUN_ALL_BOUND_SCALE:-1})) run_on "$k" sh -c \
 			'dmesg | grep "sdsm: " | tail -n 3' 2>/dev/null) ||
 			l="(no answer)"
 		printf '%s\n' "${l:-(nothing)}" | sed "s/^/node $k kernel: /"
