@@ -20,11 +20,13 @@
 #	power_on K			node K boots again, loads sdsm
 #
 # How on_node works: every node runs an agent (vc_agent, started by
-# guest-init) that polls $SDSM_SHARED/.vcluster/q/nodeK for request files.
+# guest-init) that looks in $SDSM_SHARED/.vcluster/q/nodeK for request
+# files when its doorbell rings (vcluster-hub writes a newline to the
+# node's ttyS1 for each file written there; without it, it polls).
 # A caller writes a request (the count of arguments, its cwd and each
 # argument, NUL-terminated) straight into the queue as q/nodeK/ID; the
 # agent runs it once it has read every field the count promises (a
-# request still being written is left for the next poll), in the
+# request still being written is left for its own bell), in the
 # background, in a subshell of its own process group, with output to
 # done/ID.out; the subshell writes the status line to done/ID.rc as it
 # exits, which the caller waits for.  A caller that gives up drops a file

@@ -362,6 +362,15 @@ ok "$([ -s "$WORK/guest/node0/dmesg.log" ] &&
 	[ -s "$WORK/guest/node0/console.log" ] &&
 	[ "$(cat "$WORK/guest/node0/rc")" = 0 ]; echo $?)" \
 	"console.log, dmesg.log, rc kept"
+# Each agent took its requests by the doorbell (vcluster-hub rings ttyS1),
+# not by polling its queue over 9p.
+ok "$(grep -q 'agent on node 0: on_node requests by doorbell' \
+	"$WORK/guest/node0/console.log" &&
+	grep -q 'agent on node 1: on_node requests by doorbell' \
+	"$WORK/guest/node1/console.log" &&
+	grep -Eq ' [1-9][0-9]* bells rung' "$WORK/guest/hub.log"; echo $?)" \
+	"agents answer by the doorbell: $(grep -o '[0-9]* bells rung' \
+	"$WORK/guest/hub.log")"
 check_clean guest
 
 vc on -n 2 --on 1 --no-module -- sh -c 'echo "id=$SDSM_NODE_ID"; exit 3'
