@@ -14,8 +14,9 @@
 # and tap_test_bound NAME (the seconds NAME may run, default
 # SDSM_TEST_TIMEOUT); the bound, and that of the restore, are multiplied
 # by RUN_ALL_BOUND_SCALE (run_all.sh: 4 on the debug kernel, where an
-# exec or a lookup over 9p costs about ten times what it does on Debian's).  A test named in SDSM_SKIP_TESTS (space separated,
-# set by run_all.sh's RUN_ALL_SKIP) does not run: its line is a SKIP whose
+# exec or a lookup over 9p costs about ten times what it does on
+# Debian's).  A test named in SDSM_SKIP_TESTS (space separated, set by
+# run_all.sh's RUN_ALL_SKIP) does not run: its line is a SKIP whose
 # reason is SDSM_SKIP_WHY.
 # Exits with status 1 if any test failed.
 
