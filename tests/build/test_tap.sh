@@ -43,7 +43,7 @@ expect() {
 }
 
 echo "TAP version 13"
-echo "1..20"
+echo "1..21"
 expect "a complete stream passes" "3 0 0" \
 	"1..3" "ok 1 - a" "ok 2 - b" "ok 3 - c"
 expect "a stream that stops after 3 of 10 fails" "3 1 0" \
@@ -106,6 +106,12 @@ ok $? "the suites' runner: pass, skip with its reason, fail, timeout, unknown"
 got=$(judge "$tmp/run.log")
 [ "$got" = "1 3 1" ]
 ok $? "its stream keeps its plan (passed failed skipped: want 1 3 1, got $got)"
+# On the debug kernel (RUN_ALL_BOUND_SCALE=4) a test's bound scales as the
+# suites' do: test_hang's 4 s fit in 2 s times 3.
+RUN_ALL_BOUND_SCALE=3 runner hang > "$tmp/scaled.log" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -qx 'ok 1 hang' "$tmp/scaled.log"
+ok $? "a test's bound scales with RUN_ALL_BOUND_SCALE (status $rc)"
 # A failed test's output ends with each node's last kernel lines of sdsm
 # (CI shows only the end of a failure); a passed or skipped test's does
 # not.  run_on stands in for the nodes: node 1 does not answer.
