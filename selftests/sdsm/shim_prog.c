@@ -7,7 +7,9 @@
  *         main's stack, returns a value and a malloc'ed string; main joins
  *         them, checks pthread_self/pthread_equal and a detached thread,
  *         prints "cpus" (sysconf and get_nprocs) and "checksum N" (the
- *         same as a native run);
+ *         same as a native run); main and each thread print whether
+ *         their process runs without ASLR ("main aslr off", "thread I
+ *         aslr off"; "on" when the personality lacks ADDR_NO_RANDOMIZE);
  *   exit  thread 0 (in a job: on the node after main's) calls exit(42)
  *         while main waits in pthread_join;
  *   segv  thread 0 writes through a NULL pointer;
@@ -125,6 +127,7 @@
 #include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -206,6 +209,12 @@ static void heap_full(void)
 	printf("heapfull blocks %d errno %d\n", n, e);
 }
 
+/* "off" when this process runs without ASLR (sdsmctl and sdsmd set it). */
+static const char *aslr(void)
+{
+	return personality(0xffffffff) & ADDR_NO_RANDOMIZE ? "off" : "on";
+}
+
 static void *worker(void *p)
 {
 	struct arg *a = p;
@@ -213,6 +222,8 @@ static void *worker(void *p)
 	char *s;
 
 	printf("thread %d on node %d\n", a->idx, node_id());
+	if (!strcmp(mode, "run"))
+		printf("thread %d aslr %s\n", a->idx, aslr());
 	fflush(stdout);
 	selfs[a->idx] = pthread_self();
 	if (a->idx == 0 && !strcmp(mode, "segv"))
@@ -1519,6 +1530,7 @@ int main(int argc, char **argv)
 		usleep(10000);
 	printf("detached %s\n", detached_ran ? "ran" : "did not run");
 	printf("cpus %ld %d\n", sysconf(_SC_NPROCESSORS_ONLN), get_nprocs());
+	printf("main aslr %s\n", aslr());
 	printf("returns %s\n", all);
 	printf("checksum %ld\n", sum);
 	free(heap_obj);
