@@ -52,6 +52,19 @@
 # So is console-getty.service, which systemd adds in a container for its
 # console: here a file.  udevd logs at debug level (udev.conf), so that
 # its journal shows which rule set the owner and mode of /dev/sdsm.
+# Masked too, to shorten a boot that all nodes make at once on 2 host
+# cores ($UNNEEDED, $UNNEEDED_GENERATORS below): what a Debian boot starts
+# that neither sdsm.service (After= network-online.target only) nor what
+# "check" looks at needs: the modprobe@ units of other modules
+# (dm_mod, drm, fuse, loop, configfs), static device nodes, the hugepage,
+# mqueue, fuse, configfs, debugfs and tracefs mounts, binfmt_misc, logind
+# and D-Bus (systemctl poweroff needs neither as root), utmp and user
+# sessions; and the generators of devices and services this root has no
+# use for (encrypted, integrity and verity volumes, GPT partitions,
+# hibernation, system updates, the host's database clusters and SysV
+# scripts).  On 2026-12-07 (3 nodes booting at once) systemd's own count
+# of its start went from 37-49 s to 25-35 s, the poweroff from 9-10 s to
+# 5-7 s.
 #
 # systemd runs as PID 1 of new PID, mount, UTS, IPC and cgroup namespaces
 # (unshare), with container=sdsm-boot in its environment so that it knows
@@ -82,6 +95,18 @@ VERSION=$(cat "$HERE/../../VERSION")
 ARCH=$(dpkg --print-architecture)
 PID_MAX=4194304
 PID_MAX_LOW=32768
+# Units and generators a node's boot leaves out (see the top).
+UNNEEDED="modprobe@dm_mod.service modprobe@drm.service modprobe@fuse.service
+modprobe@loop.service modprobe@configfs.service kmod-static-nodes.service
+dev-hugepages.mount dev-mqueue.mount sys-fs-fuse-connections.mount
+sys-kernel-config.mount sys-kernel-debug.mount sys-kernel-tracing.mount
+proc-sys-fs-binfmt_misc.automount systemd-binfmt.service
+systemd-logind.service dbus.service dbus.socket systemd-user-sessions.service
+systemd-update-utmp.service systemd-update-utmp-runlevel.service"
+UNNEEDED_GENERATORS="postgresql-generator systemd-sysv-generator
+systemd-cryptsetup-generator systemd-gpt-auto-generator
+systemd-hibernate-resume-generator systemd-integritysetup-generator
+systemd-veritysetup-generator systemd-system-update-generator"
 
 msg() {
 	echo "node ${SDSM_NODE_ID:-?}: $*"
@@ -144,6 +169,13 @@ setup() {
 	systemctl --root="$R" mask systemd-udev-trigger.service \
 		console-getty.service > /dev/null 2>&1 ||
 		die "cannot mask systemd-udev-trigger.service console-getty.service"
+	# shellcheck disable=SC2086 # lists of names
+	systemctl --root="$R" mask $UNNEEDED > /dev/null 2>&1 ||
+		die "cannot mask $UNNEEDED"
+	mkdir -p "$R/etc/systemd/system-generators" || return 1
+	for g in $UNNEEDED_GENERATORS; do
+		ln -sf /dev/null "$R/etc/systemd/system-generators/$g" || return 1
+	done
 	ln -sf /dev/null "$R/etc/sysctl.d/50-pid-max.conf" || return 1
 	# udevd's debug log names each rule it applies (the evidence that
 	# 60-sdsm.rules made /dev/sdsm what it is).
