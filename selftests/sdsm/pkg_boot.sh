@@ -166,12 +166,10 @@ setup() {
 	rm -rf "${R:?}"/etc/systemd/system/* || return 1
 	systemctl --root="$R" enable sdsm.service 2>&1 ||
 		die "systemctl enable sdsm.service failed"
+	# shellcheck disable=SC2086 # a list of names
 	systemctl --root="$R" mask systemd-udev-trigger.service \
-		console-getty.service > /dev/null 2>&1 ||
-		die "cannot mask systemd-udev-trigger.service console-getty.service"
-	# shellcheck disable=SC2086 # lists of names
-	systemctl --root="$R" mask $UNNEEDED > /dev/null 2>&1 ||
-		die "cannot mask $UNNEEDED"
+		console-getty.service $UNNEEDED > /dev/null 2>&1 ||
+		die "cannot mask systemd-udev-trigger.service console-getty.service $UNNEEDED"
 	mkdir -p "$R/etc/systemd/system-generators" || return 1
 	for g in $UNNEEDED_GENERATORS; do
 		ln -sf /dev/null "$R/etc/systemd/system-generators/$g" || return 1
