@@ -222,15 +222,17 @@ stat_sum() {
 # its exit status to $WORK/NAME.rc.  A remote CMD may run as long as the
 # running test's bound, not only on_node's default 120 s (the futex
 # suite's 10^4-pair stress run passed that on a loaded host, its remote
-# members were cancelled and the ring stalled).
+# members were cancelled and the ring stalled).  Its end wakes the shell
+# that started it from a pause of wait_bg (vc_wake).
 bg() {
-	local name=$1 k=$2
+	local name=$1 k=$2 parent=$BASHPID
 	shift 2
 	# shellcheck disable=SC2016
 	( ON_NODE_TIMEOUT=${TAP_BOUND:-$ON_NODE_TIMEOUT} run_on "$k" \
 		sh -c 'o=$1; shift; exec "$@" > "$o" 2>&1' sh \
 		"$WORK/$name.out" "$@"
-	  echo $? > "$WORK/$name.rc" ) &
+	  echo $? > "$WORK/$name.rc"
+	  vc_wake "$parent" ) &
 }
 
 finished() {

@@ -105,6 +105,72 @@ vc_backoff() {
 	esac
 }
 
+# Pauses that an event ends (bash only).  A poll that has gone on for
+# VC_PAUSE_AFTER (2) seconds stops polling: the waiter sleeps in the
+# `wait` builtin, which a trapped signal interrupts, for a ticker child of
+# its own that sends it SIGURG every VC_PAUSE_TICK (2) seconds, and
+# whoever makes its condition true may end the pause at once with
+# SIGWINCH (vc_wake PID): the agent of the caller's node for an on_node
+# answer (vcluster-hub tells it, see vc_agent), selftests' bg for a job in
+# the background.  So a long wait costs a look every 2 s instead of four
+# a second, each a lookup over 9p and a few ms of the guest's CPU under
+# TCG (nine waiters on node 0 took it a sixth of its CPU in the futex
+# stress), and ends when its event comes, not at the next look.  The
+# traps are set only while the waiter sleeps in `wait`: a signal that
+# comes between (its condition is being tested, which may itself use
+# `wait`) or after the pause, or to a process that is not waiting, is
+# ignored, as both are by default; a tick or a wake lost so costs at
+# most one tick.  Not for dash or busybox sh, which poll as before.
+: "${VC_PAUSE_AFTER:=2}"
+: "${VC_PAUSE_TICK:=2}"
+
+# _vc_paused START [PID]: pause, if the wait that began at START (in
+# seconds) may: sleep in `wait PID` (default: the ticker's) until a tick,
+# a wake or PID's end, and succeed; else fail, and the caller polls.  Its
+# state is in the caller's locals: _vc_tick, the ticker's pid (started
+# here, ended by _vc_pause_stop), and _vc_polls, set once pausing has
+# failed (outside bash; no fork; a ticker killed by someone else).
+# _vc_wakes counts the wakes this shell got while paused.
+_vc_paused() {
+	if [ -z "${_vc_tick:-}" ]; then
+		[ -z "${_vc_polls:-}" ] && [ -n "${BASH_VERSION:-}" ] &&
+			[ -n "${_vc_sleep_fd:-}" ] || return 1
+		_vc_clock
+		[ $((_vc_t - $1)) -ge "$VC_PAUSE_AFTER" ] || return 1
+		_vc_me=$BASHPID
+		(
+			while vc_sleep "$VC_PAUSE_TICK"; do
+				kill -URG "$_vc_me" 2>/dev/null || exit 0
+			done
+		) < /dev/null > /dev/null 2>&1 &
+		_vc_tick=$!
+	fi
+	trap : URG
+	trap '_vc_wakes=$((${_vc_wakes:-0} + 1))' WINCH
+	wait "${2:-$_vc_tick}" 2>/dev/null
+	trap - URG WINCH
+	if ! kill -0 "$_vc_tick" 2>/dev/null; then
+		wait "$_vc_tick" 2>/dev/null
+		_vc_tick='' _vc_polls=1
+	fi
+	return 0
+}
+
+# _vc_pause_stop: end the caller's ticker, if it has one.
+_vc_pause_stop() {
+	[ -n "${_vc_tick:-}" ] || return 0
+	kill "$_vc_tick" 2>/dev/null
+	wait "$_vc_tick" 2>/dev/null
+	_vc_tick=
+}
+
+# vc_wake PID: end a pause of process PID at once (see above); harmless
+# to a process that is not in one.
+vc_wake() {
+	kill -WINCH "$1" 2>/dev/null
+	return 0
+}
+
 # vc_killpg PID: SIGKILL to process group PID; fails if there is none.
 # Not bash's builtin kill: for -PID of one of its jobs it signals the group
 # the job was started in, and a job started where job control is off (in
@@ -147,6 +213,7 @@ vc_pkill() {
 # in every call (make check makes two a test).  Other shells write the
 # status to a file.
 vc_bounded() {
+	local _vc_tick='' _vc_polls=''
 	_b_to=$1
 	shift
 	if [ -z "${BASH_VERSION:-}" ]; then
@@ -171,20 +238,26 @@ vc_bounded() {
 		_b_grp=${_b_s%% *}
 	fi
 	_vc_clock
+	_b_start=$_vc_t
 	_b_end=$((_vc_t + _b_to))
 	_vc_bo=0.02
 	# bash reaps its children as they exit (SIGCHLD), so kill -0 fails
-	# once CMD has ended and wait gives its status.
+	# once CMD has ended and wait gives its status.  After VC_PAUSE_AFTER
+	# seconds it waits for CMD in `wait`, which CMD's end or a tick ends.
 	while kill -0 "$_b_pid" 2>/dev/null; do
 		_vc_clock
 		if [ "$_vc_t" -ge "$_b_end" ]; then
+			_vc_pause_stop
 			vc_killpg "$_b_pid" ||
 				kill -KILL "$_b_pid" 2>/dev/null
 			return 124
 		fi
-		vc_sleep "$_vc_bo"
-		vc_backoff 0.2
+		if ! _vc_paused "$_b_start" "$_b_pid"; then
+			vc_sleep "$_vc_bo"
+			vc_backoff 0.2
+		fi
 	done
+	_vc_pause_stop
 	wait "$_b_pid" 2>/dev/null
 	_b_rc=$?
 	if [ "$_b_grp" = "$_b_pid" ]; then
@@ -224,21 +297,31 @@ _vc_bounded_file() {
 	return "$_b_rc"
 }
 
-# wait_until TIMEOUT_SEC CMD [ARGS...]
+# wait_until TIMEOUT_SEC CMD [ARGS...]: true once CMD is, false after
+# TIMEOUT_SEC seconds.  CMD may itself wait_until (on_node does): the
+# state of each is local.  After VC_PAUSE_AFTER seconds it pauses between
+# looks (see above), so whoever makes CMD true may vc_wake it.
 wait_until() {
-	_wu_to=$1
-	shift
+	local _wu_end _wu_start _vc_tick='' _vc_polls=''
 	_vc_clock
-	_wu_end=$((_vc_t + _wu_to))
+	_wu_start=$_vc_t
+	_wu_end=$((_vc_t + $1))
+	shift
 	_vc_bo=0.02
 	while :; do
 		if "$@"; then
+			_vc_pause_stop
 			return 0
 		fi
 		_vc_clock
-		[ "$_vc_t" -lt "$_wu_end" ] || return 1
-		vc_sleep "$_vc_bo"
-		vc_backoff 0.25
+		if [ "$_vc_t" -ge "$_wu_end" ]; then
+			_vc_pause_stop
+			return 1
+		fi
+		if ! _vc_paused "$_wu_start"; then
+			vc_sleep "$_vc_bo"
+			vc_backoff 0.25
+		fi
 	done
 }
 

@@ -120,6 +120,16 @@ d>" ]
 		wait_until 20 vc_on_done "$q/done/$id" && [ "$_on_rc" = 0 ] &&
 			[ "$(vc_cat "$q/done/$id.out")" = whole ]
 	}
+	# A caller waiting longer than VC_PAUSE_AFTER sleeps, and the
+	# answer wakes it (vcluster-hub, then this node's agent), long
+	# before the caller's own tick.
+	onnode_wakes() {
+		local before=${_vc_wakes:-0} f=/tmp/vc-selftest-wakes
+		VC_PAUSE_TICK=60 on_node "$peer" sh -c 'sleep 4; echo slept' \
+			> "$f" &&
+			[ "$(cat "$f")" = slept ] &&
+			[ "${_vc_wakes:-0}" -gt "$before" ]
+	}
 	onnode_badnode() {
 		! on_node "$SDSM_NR_NODES" true 2>/dev/null
 	}
@@ -131,6 +141,18 @@ d>" ]
 		rm -f "$f"
 		( sleep 1; : > "$f" ) &
 		wait_until 20 test -e "$f"
+	}
+	# A CMD that itself waits (on_node does) leaves the outer wait its
+	# own bound: until 2026-12-07 the inner one's end replaced it, and
+	# the outer gave up once the inner had.
+	wait_until_nested() {
+		local calls=0
+		third_call() {
+			calls=$((calls + 1))
+			wait_until 1 false
+			[ "$calls" -ge 3 ]
+		}
+		wait_until 20 third_call
 	}
 	bounded_status() {
 		vc_bounded 20 sh -c 'exit 3'
@@ -188,12 +210,14 @@ d>" ]
 	t "on_node answers a CMD that calls exit" onnode_exit
 	t "on_node runs each request once" onnode_once
 	t "on_node waits for a whole request" onnode_partial
+	t "on_node's answer wakes its caller" onnode_wakes
 	t "vc_bounded exit status" bounded_status
 	t "vc_bounded timeout gives 124" bounded_timeout
 	t "vc_bounded inside vc_bounded" bounded_nested
 	t "vc_bounded leaves no file" bounded_no_files
 	t "wait_until gives up" wait_until_false
 	t "wait_until waits" wait_until_later
+	t "wait_until inside wait_until" wait_until_nested
 	t "cluster_barrier twice" barrier_twice
 	t "SDSM_SHARED seen by all" shared_visible
 	t "sdsm_unload without sdsm fails" unload_absent
@@ -368,8 +392,9 @@ ok "$(grep -q 'agent on node 0: on_node requests by doorbell' \
 	"$WORK/guest/node0/console.log" &&
 	grep -q 'agent on node 1: on_node requests by doorbell' \
 	"$WORK/guest/node1/console.log" &&
-	grep -Eq ' [1-9][0-9]* bells rung' "$WORK/guest/hub.log"; echo $?)" \
-	"agents answer by the doorbell: $(grep -o '[0-9]* bells rung' \
+	grep -Eq ' [1-9][0-9]* bells rung, [1-9][0-9]* callers woken' \
+	"$WORK/guest/hub.log"; echo $?)" \
+	"agents answer by the doorbell: $(grep -o '[0-9]* bells rung.*woken' \
 	"$WORK/guest/hub.log")"
 check_clean guest
 
