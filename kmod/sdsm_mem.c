@@ -240,39 +240,14 @@ size_t sdsm_chunk_bytes(size_t size)
 	return PAGE_ALIGN(size);
 }
 
+/* The work items of this file: spares, holds, hand-backs. */
+static struct workqueue_struct *sdsm_mem_wq;
+
 /* Zeroed and charged; no OOM kill for it, see "Memory" above. */
 static void *sdsm_chunk_alloc(size_t size)
 {
-	void *p = alloc_pages_exact(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
-				    __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
-
-	sdsm_cost(SDSM_STAT_COST_ALLOCS);
-	return p;
-}
-
-/*
- * The chunk in *@slot: if there is none and @alloc, a new one of @size
- * bytes, zeroed and passed to @init, published with cmpxchg (a racing
- * caller's wins).  Chunks live as long as their region.  NULL: none, or
- * no memory.
- */
-static void *sdsm_chunk_get(void **slot, size_t size, bool alloc,
-			    void (*init)(void *chunk))
-{
-	void *chunk = READ_ONCE(*slot), *old;
-
-	if (chunk || !alloc)
-		return chunk;
-	chunk = sdsm_chunk_alloc(size);
-	if (!chunk)
-		return NULL;
-	init(chunk);
-	old = cmpxchg(slot, NULL, chunk);
-	if (old) {
-		free_pages_exact(chunk, size);
-		chunk = old;
-	}
-	return chunk;
+	return alloc_pages_exact(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				 __GFP_RETRY_MAYFAIL | __GFP_NOWARN);
 }
 
 static void sdsm_chunk_init(void *p)
@@ -295,6 +270,132 @@ static void sdsm_home_chunk_init(void *p)
 		sdsm_proto_home_init(&chunk->pages[i].dir);
 }
 
+static void sdsm_rc_chunk_init(void *p)
+{
+}
+
+static const struct {
+	size_t size;
+	void (*init)(void *chunk);
+} sdsm_chunk_types[SDSM_CHUNK_KINDS] = {
+	[SDSM_CHUNK_NODE] = { sizeof(struct sdsm_chunk), sdsm_chunk_init },
+	[SDSM_CHUNK_HOME] = { sizeof(struct sdsm_home_chunk),
+			      sdsm_home_chunk_init },
+	[SDSM_CHUNK_RC] = { sizeof(struct sdsm_rc_chunk), sdsm_rc_chunk_init },
+};
+
+/* A new chunk of @kind, zeroed, charged and initialized; or NULL. */
+static void *sdsm_chunk_new(enum sdsm_chunk_kind kind)
+{
+	void *chunk = sdsm_chunk_alloc(sdsm_chunk_types[kind].size);
+
+	if (chunk)
+		sdsm_chunk_types[kind].init(chunk);
+	return chunk;
+}
+
+/*
+ * Spare chunks.  So that the first fault in SDSM_CHUNK_PAGES pages
+ * allocates nothing either (issue 11), a region keeps one chunk of each
+ * kind allocated ahead (struct sdsm_region.chunk_spare): a fault or a
+ * handler that needs a chunk takes it, and the region's work item
+ * allocates the next one, under set_active_memcg() of the region's
+ * cgroup, while the region has chunks of that kind still to allocate.
+ * The first spare of node-side state is allocated as this node first maps
+ * the region, in the mapping process; those of the other kinds after the
+ * first chunk of their kind, wherever it was allocated (the kinds a node
+ * never uses, home state where nothing is homed for example, keep
+ * none).  So a region holds at most one unused chunk of each kind.
+ * Counted: what the spares allocate (stats/spare_chunks), not as a cost
+ * of any fault; an allocation on a fault's or a handler's path (no spare:
+ * a burst took it before the work item ran) in cost_allocs.
+ */
+static void sdsm_chunk_spare_kick(struct sdsm_region *r)
+{
+	kref_get(&r->ref);
+	if (!queue_work(sdsm_mem_wq, &r->spare_work))
+		sdsm_region_put(r);	/* queued already: not the last one */
+}
+
+/* Does @r want a spare chunk of @kind that it has not got? */
+static bool sdsm_chunk_spare_wanted(struct sdsm_region *r,
+				    enum sdsm_chunk_kind kind)
+{
+	return !READ_ONCE(r->chunk_spare[kind]) &&
+	       atomic_long_read(&r->chunks_used[kind]) < r->nchunks;
+}
+
+/* A new spare of @kind into @r, if it has none: false if none could be. */
+static bool sdsm_chunk_spare_fill(struct sdsm_region *r,
+				  enum sdsm_chunk_kind kind)
+{
+	void *chunk = sdsm_chunk_new(kind);
+
+	if (!chunk)
+		return false;
+	if (cmpxchg(&r->chunk_spare[kind], NULL, chunk))
+		free_pages_exact(chunk, sdsm_chunk_types[kind].size);
+	else
+		sdsm_stat_inc(SDSM_STAT_SPARE_CHUNKS);
+	return true;
+}
+
+static void sdsm_chunk_spare_work(struct work_struct *work)
+{
+	struct sdsm_region *r = container_of(work, struct sdsm_region,
+					     spare_work);
+	struct mem_cgroup *old_memcg = set_active_memcg(READ_ONCE(r->memcg));
+	enum sdsm_chunk_kind kind;
+
+	for (kind = 0; kind < SDSM_CHUNK_KINDS; kind++)
+		if (atomic_long_read(&r->chunks_used[kind]) &&
+		    sdsm_chunk_spare_wanted(r, kind))
+			sdsm_chunk_spare_fill(r, kind);
+	set_active_memcg(old_memcg);
+	sdsm_region_put(r);
+}
+
+void sdsm_mem_region_init(struct sdsm_region *r)
+{
+	enum sdsm_chunk_kind kind;
+
+	for (kind = 0; kind < SDSM_CHUNK_KINDS; kind++)
+		atomic_long_set(&r->chunks_used[kind], 0);
+	INIT_WORK(&r->spare_work, sdsm_chunk_spare_work);
+}
+
+/*
+ * The chunk of @kind in *@slot: if there is none and @alloc, the region's
+ * spare or a new one, published with cmpxchg (a racing caller's wins, and
+ * ours becomes the spare again); then the work item allocates the next
+ * spare.  Chunks live as long as their region.  NULL: none, or no memory.
+ */
+static void *sdsm_chunk_get(struct sdsm_region *r, enum sdsm_chunk_kind kind,
+			    void **slot, bool alloc)
+{
+	void *chunk = READ_ONCE(*slot), *old;
+
+	if (chunk || !alloc)
+		return chunk;
+	chunk = xchg(&r->chunk_spare[kind], NULL);
+	if (!chunk) {
+		chunk = sdsm_chunk_new(kind);
+		if (!chunk)
+			return NULL;
+		sdsm_cost(SDSM_STAT_COST_ALLOCS);
+	}
+	old = cmpxchg(slot, NULL, chunk);
+	if (old) {
+		if (cmpxchg(&r->chunk_spare[kind], NULL, chunk))
+			free_pages_exact(chunk, sdsm_chunk_types[kind].size);
+		return old;
+	}
+	atomic_long_inc(&r->chunks_used[kind]);
+	if (sdsm_chunk_spare_wanted(r, kind))
+		sdsm_chunk_spare_kick(r);
+	return chunk;
+}
+
 /* The node-side state of page @idx, allocated on first use if @alloc. */
 struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 {
@@ -302,8 +403,9 @@ struct sdsm_page *sdsm_page_get(struct sdsm_region *r, u64 idx, bool alloc)
 
 	if (WARN_ON_ONCE(idx >= r->npages))
 		return NULL;
-	chunk = sdsm_chunk_get((void **)&r->chunks[idx >> SDSM_CHUNK_SHIFT],
-			       sizeof(*chunk), alloc, sdsm_chunk_init);
+	chunk = sdsm_chunk_get(r, SDSM_CHUNK_NODE,
+			       (void **)&r->chunks[idx >> SDSM_CHUNK_SHIFT],
+			       alloc);
 	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
 }
 
@@ -318,8 +420,9 @@ static struct sdsm_home_page *sdsm_home_page_get(struct sdsm_region *r,
 
 	if (WARN_ON_ONCE(idx >= r->npages))
 		return NULL;
-	chunk = sdsm_chunk_get((void **)&r->home_chunks[idx >> SDSM_CHUNK_SHIFT],
-			       sizeof(*chunk), alloc, sdsm_home_chunk_init);
+	chunk = sdsm_chunk_get(r, SDSM_CHUNK_HOME,
+			       (void **)&r->home_chunks[idx >> SDSM_CHUNK_SHIFT],
+			       alloc);
 	return chunk ? &chunk->pages[idx & (SDSM_CHUNK_PAGES - 1)] : NULL;
 }
 
@@ -432,8 +535,6 @@ static struct page *sdsm_copy_alloc_nofail(gfp_t gfp)
 	return alloc_page(gfp | __GFP_ACCOUNT | __GFP_NOFAIL |
 			  __GFP_RETRY_MAYFAIL);
 }
-
-static struct workqueue_struct *sdsm_mem_wq;
 
 /*
  * The spare pool: pages allocated ahead of the faults that need a spare,
@@ -1619,10 +1720,6 @@ void sdsm_rc_region_init(struct sdsm_region *r)
 		r->rc_local.clock = (u64)n << SDSM_RC_CLOCK_SHIFT;
 }
 
-static void sdsm_rc_chunk_init(void *p)
-{
-}
-
 static struct sdsm_rc_slot *sdsm_rc_slot_get(struct sdsm_region *r, u64 idx,
 					     bool alloc)
 {
@@ -1631,8 +1728,8 @@ static struct sdsm_rc_slot *sdsm_rc_slot_get(struct sdsm_region *r, u64 idx,
 
 	if (WARN_ON_ONCE(idx >= r->npages || !r->rc_chunks))
 		return NULL;
-	chunk = sdsm_chunk_get((void **)&r->rc_chunks[ch], sizeof(*chunk),
-			       alloc, sdsm_rc_chunk_init);
+	chunk = sdsm_chunk_get(r, SDSM_CHUNK_RC, (void **)&r->rc_chunks[ch],
+			       alloc);
 	if (!chunk)
 		return NULL;
 	/* Published: raise rc_used past it (a full barrier on success). */
@@ -3356,6 +3453,9 @@ int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma)
 		if (cmpxchg(&r->memcg, NULL, memcg))
 			mem_cgroup_put(memcg);
 	}
+	/* For the first fault here (see "Spare chunks"); it may do without. */
+	if (sdsm_chunk_spare_wanted(r, SDSM_CHUNK_NODE))
+		sdsm_chunk_spare_fill(r, SDSM_CHUNK_NODE);
 	vma->vm_flags |= VM_PFNMAP | VM_IO | VM_DONTEXPAND | VM_DONTDUMP;
 	vma->vm_flags &= ~VM_MAYEXEC;
 	vma->vm_ops = &sdsm_vm_ops;
@@ -3385,6 +3485,7 @@ struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,
 /* Free the copies of a region nobody references any more. */
 void sdsm_mem_region_free(struct sdsm_region *r)
 {
+	enum sdsm_chunk_kind kind;
 	unsigned long c;
 	unsigned int i;
 
@@ -3409,6 +3510,10 @@ void sdsm_mem_region_free(struct sdsm_region *r)
 				__free_page(chunk->pages[i].home_copy);
 		free_pages_exact(chunk, sizeof(*chunk));
 	}
+	for (kind = 0; kind < SDSM_CHUNK_KINDS; kind++)
+		if (r->chunk_spare[kind])
+			free_pages_exact(r->chunk_spare[kind],
+					 sdsm_chunk_types[kind].size);
 	sdsm_rc_region_free(r);
 	mem_cgroup_put(r->memcg);
 	r->memcg = NULL;

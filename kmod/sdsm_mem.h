@@ -22,8 +22,9 @@
  *    on a node that served a request for the page as its home.
  *    Both are protected by the page's hashed mutex, sdsm_page_lock(), and
  *    live in chunks of SDSM_CHUNK_PAGES allocated on first use, whole
- *    pages each (sdsm_chunk_alloc()).  Their size is the module's memory
- *    per page: /sys/kernel/sdsm/metadata_bytes_per_page.
+ *    pages each (sdsm_chunk_alloc()), or ahead of it: a region keeps one
+ *    spare chunk of each kind it uses (sdsm_chunk_get()).  Their size is
+ *    the module's memory per page: /sys/kernel/sdsm/metadata_bytes_per_page.
  */
 #ifndef SDSM_MEM_H
 #define SDSM_MEM_H
@@ -31,6 +32,7 @@
 #include <linux/kref.h>
 #include <linux/mm.h>
 #include <linux/mutex.h>
+#include <linux/workqueue.h>
 #include <linux/sdsm.h>
 
 #include "sdsm.h"
@@ -132,6 +134,14 @@ struct sdsm_rc_slot {
 
 struct sdsm_rc_chunk {
 	struct sdsm_rc_slot pages[SDSM_CHUNK_PAGES];
+};
+
+/* The kinds of chunk of page state a region has (struct sdsm_region). */
+enum sdsm_chunk_kind {
+	SDSM_CHUNK_NODE,	/* struct sdsm_chunk, @chunks */
+	SDSM_CHUNK_HOME,	/* struct sdsm_home_chunk, @home_chunks */
+	SDSM_CHUNK_RC,		/* struct sdsm_rc_chunk, @rc_chunks */
+	SDSM_CHUNK_KINDS
 };
 
 /*
@@ -236,6 +246,13 @@ struct sdsm_ra_stream {
  *	below it (it only rises, by cmpxchg, after the entry is published):
  *	the walks of a release stop there, so their cost follows the pages
  *	used, not the region's length
+ * @chunk_spare: per enum sdsm_chunk_kind, a chunk allocated ahead of the
+ *	fault or handler that will need one, or NULL: taken and put back
+ *	with xchg() and cmpxchg() only (sdsm_chunk_get())
+ * @chunks_used: per kind, the chunks published in @chunks, @home_chunks
+ *	or @rc_chunks; only rises
+ * @spare_work: refills @chunk_spare off the faults' path; queued with a
+ *	reference to the region, which it drops
  * @rc_lock: release consistency: protects @rc_local and @rc_sums; taken
  *	inside a page's mutex around every call of the protocol core
  *	(sdsm_rc.c), which updates @rc_local for any page of the region
@@ -277,6 +294,9 @@ struct sdsm_region {
 	struct sdsm_rc_chunk **rc_chunks;
 	struct sdsm_rc_sum *rc_sums;
 	unsigned long rc_used;
+	void *chunk_spare[SDSM_CHUNK_KINDS];
+	atomic_long_t chunks_used[SDSM_CHUNK_KINDS];
+	struct work_struct spare_work;
 	struct mutex rc_lock;		/* see above */
 	struct sdsm_rc_local rc_local;
 };
@@ -392,6 +412,7 @@ int sdsm_mem_open(struct inode *inode, struct file *file);
 int sdsm_mem_mmap(struct file *file, struct vm_area_struct *vma);
 struct sdsm_region *sdsm_vma_region(struct vm_area_struct *vma, u64 *idx,
 				    unsigned long addr);
+void sdsm_mem_region_init(struct sdsm_region *r);
 void sdsm_mem_region_free(struct sdsm_region *r);
 int sdsm_mem_check_params(void);
 int sdsm_rc_release(void);

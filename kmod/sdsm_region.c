@@ -851,6 +851,7 @@ static struct sdsm_region *sdsm_region_alloc(u32 id, const char *name,
 	INIT_LIST_HEAD(&r->policies);
 	atomic64_set(&r->pages_homed, 0);
 	atomic64_set(&r->pages_cached, 0);
+	sdsm_mem_region_init(r);
 	r->nchunks = DIV_ROUND_UP(r->npages, SDSM_CHUNK_PAGES);
 	r->chunks = kvcalloc(r->nchunks, sizeof(*r->chunks), GFP_KERNEL);
 	if (!r->chunks)

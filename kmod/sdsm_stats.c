@@ -59,6 +59,7 @@ static const char * const sdsm_stat_names[SDSM_NR_STATS] = {
 	[SDSM_STAT_COST_MSGS]			= "cost_msgs",
 	[SDSM_STAT_COST_LOCAL_MSGS]		= "cost_local_msgs",
 	[SDSM_STAT_SPARE_REFILLS]		= "spare_refills",
+	[SDSM_STAT_SPARE_CHUNKS]		= "spare_chunks",
 };
 
 static struct kobject *sdsm_stats_kobj;

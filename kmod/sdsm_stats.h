@@ -56,6 +56,7 @@ enum sdsm_stat {
 	SDSM_STAT_COST_MSGS,		/* coherence messages to other nodes */
 	SDSM_STAT_COST_LOCAL_MSGS,	/* coherence messages to this node */
 	SDSM_STAT_SPARE_REFILLS,	/* pages the spare pool allocated */
+	SDSM_STAT_SPARE_CHUNKS,		/* regions' spare chunks allocated */
 	SDSM_NR_STATS
 };
 

@@ -21,7 +21,8 @@ PG=4096
 MEM_TESTS="mem_kselftest mem_visibility mem_region_by_name mem_litmus_mp
 mem_false_sharing mem_many_procs mem_fork mem_unmap_exit_inflight
 mem_placement mem_manager mem_set_policy mem_fio mem_big_region mem_contention
-mem_node_leaves mem_leave_hands_back mem_send_fails mem_fault_costs mem_cgroup_charge
+mem_node_leaves mem_leave_hands_back mem_send_fails mem_fault_costs
+mem_chunk_spares mem_cgroup_charge
 mem_max_region_peer mem_rmmod_traffic mem_prefetch mem_fault_around
 mem_region_perm mem_lifecycle mem_node_rejoins mem_reload_create mem_flow_control
 mem_link_flap mem_bad_message mem_destroy_in_doubt mem_destroy_overtakes_create
@@ -1568,8 +1569,10 @@ test_mem_link_flap() {
 # message goes from node 1 to itself.  Allocations: none per fault (node
 # 0's spare comes from its spare pool, which its work item refills off
 # the faults' path: stats/spare_refills; one allocation per fault
-# before), but node 0's chunk of page state for the 32 pages (node 1's
-# came with the fill, before the counters are read).  A
+# before), and none in all: node 0's chunk of page state for the 32
+# pages is the region's spare chunk, allocated as node 0's process maps
+# the region (stats/spare_chunks; one allocation in all before), and
+# node 1's came with the fill, before the counters are read.  A
 # warm-up fault first turns node 0's pool to the cgroup of the test's
 # processes.  Node 0 reads with prefetch off: these
 # are the costs of one fault, and a read-ahead would make the reads that
@@ -1579,7 +1582,7 @@ MEM_COST_ALLOCS=0
 MEM_COST_LOCAL_MSGS=0
 MEM_METADATA_MAX=64	# the goal of performance.rst: a size, not a time
 COST_STATS="cost_wakeups cost_copies cost_allocs cost_msgs cost_local_msgs"
-COST_STATS="$COST_STATS read_faults_remote spare_refills"
+COST_STATS="$COST_STATS read_faults_remote spare_refills spare_chunks"
 
 PREFETCH_DEFAULT=8
 PREFETCH_PARAM=/sys/module/sdsm/parameters/prefetch_pages
@@ -1640,7 +1643,7 @@ test_mem_fault_costs() {
 		awk -v n=$n -v copies=$MEM_COST_COPIES -v allocs=$MEM_COST_ALLOCS \
 			-v local=$MEM_COST_LOCAL_MSGS '
 		/missing/ { bad = 1; next }
-		{ for (i = 2; i <= 8; i++) {
+		{ for (i = 2; i <= 9; i++) {
 			d[$1, i] = seen[$1] ? $i - d[$1, i] : $i
 		  }
 		  seen[$1] = 1 }
@@ -1648,20 +1651,68 @@ test_mem_fault_costs() {
 			if (bad) { print "a counter file is missing"; exit 1 }
 			f = d[0, 7]
 			for (k in seen) for (i = 2; i <= 6; i++) t[i] += d[k, i]
-			printf "faults %d; per fault: wakeups %.2f copies %.2f allocs %.2f msgs %.2f local_msgs %.2f; node 0 msgs %d, node 1 msgs %d; allocs %d, node 0 spare_refills %d\n",
+			printf "faults %d; per fault: wakeups %.2f copies %.2f allocs %.2f msgs %.2f local_msgs %.2f; node 0 msgs %d, node 1 msgs %d; allocs %d, node 0 spare_refills %d, spare_chunks %d\n",
 				f, t[2] / n, t[3] / n, t[4] / n, t[5] / n, t[6] / n,
-				d[0, 5], d[1, 5], t[4], d[0, 8]
+				d[0, 5], d[1, 5], t[4], d[0, 8], d[0, 9]
 			if (f != n) { print "node 0 counted " f " remote read faults, not " n; exit 1 }
 			if (t[5] < 2 * n || t[5] > 6 * n) { print "messages per fault not in [2, 6]"; exit 1 }
 			if (d[0, 5] < n || d[1, 5] < n) { print "requests or grants not counted on their sender"; exit 1 }
 			if (t[3] != copies * n) { print "copies per fault not " copies; exit 1 }
 			if (t[6] != local * n) { print "local messages per fault not " local; exit 1 }
-			if (d[0, 4] < 1) { print "the chunk of page state of node 0 not counted as an allocation"; exit 1 }
 			if (d[0, 8] < 1) { print "node 0 took no spare from its pool (spare_refills did not move)"; exit 1 }
-			if (t[4] < allocs * n || t[4] > allocs * n + 2) { print "allocations per fault not " allocs " (and a chunk per node)"; exit 1 }
+			if (d[0, 9] < 1) { print "node 0 made no spare chunk (spare_chunks did not move)"; exit 1 }
+			if (t[4] != allocs * n) { print "allocations not " allocs " per fault (" t[4] " in all)"; exit 1 }
 			if (t[2] < 1 || t[2] > 4 * n) { print "faulting-thread sleeps not in [1, 4 per fault]"; exit 1 }
 		}') || rc=1
 	log "$v"
+	return $rc
+}
+
+# A region's spare chunks (kmod/sdsm_mem.c, "Spare chunks"): node 0 reads
+# one page of each of the 4 chunks (512 pages each) of a region homed at
+# node 1, each in a process of its own, so that each takes the spare the
+# one before left.  No node allocates anything on the way (one chunk of
+# node 0's page state per chunk before), and node 0 allocated one spare
+# chunk per chunk it used: the first as it mapped the region, then one
+# after each taken while chunks were left to allocate (by its work item,
+# or by the next mmap if that came first), none past the last.
+test_mem_chunk_spares() {
+	local t=cs.$$ c=4 i k rc=0 d
+	local -a before after
+	mu 0 create $t $((c * 512 * PG)) bind 0x2 >/dev/null || return 1
+	for ((i = 0; i < c; i++)); do
+		mu 1 -r $t fill $((i * 512 * PG)) "$PG" $((50 + i)) || rc=1
+	done
+	for k in 0 1; do
+		before[k]=$(costs_of "$k")
+	done
+	for ((i = 0; i < c; i++)); do
+		mu 0 -r $t check $((i * 512 * PG)) "$PG" $((50 + i)) || rc=1
+	done
+	for k in 0 1; do
+		after[k]=$(costs_of "$k")
+	done
+	mu 0 -r $t destroy $t || rc=1
+	for k in 0 1; do
+		log "node $k: $COST_STATS"
+		log "node $k: before ${before[k]}"
+		log "node $k: after  ${after[k]}"
+	done
+	d=$(for k in 0 1; do echo "$k ${before[k]}"; echo "$k ${after[k]}"; done |
+		awk -v c=$c '
+		/missing/ { print "a counter file is missing"; bad = 1; exit 1 }
+		{ for (i = 2; i <= 9; i++)
+			d[$1, i] = seen[$1] ? $i - d[$1, i] : $i
+		  seen[$1] = 1 }
+		END {
+			if (bad) exit 1
+			printf "node 0: faults %d, allocations %d, spare chunks %d; node 1: allocations %d\n",
+				d[0, 7], d[0, 4], d[0, 9], d[1, 4]
+			if (d[0, 7] != c) { print "node 0 counted " d[0, 7] " remote read faults, not " c; exit 1 }
+			if (d[0, 4] + d[1, 4] != 0) { print "allocations on the faults'"'"' path"; exit 1 }
+			if (d[0, 9] != c) { print "node 0 made " d[0, 9] " spare chunks, not " c; exit 1 }
+		}') || rc=1
+	log "$d"
 	return $rc
 }
 

@@ -71,8 +71,8 @@ T=${BENCH_TRACEFS:-/sys/kernel/tracing}
 S=${BENCH_SYSFS:-/sys/kernel/sdsm}
 # Documentation/performance.rst, "What a fault costs".
 COSTS="stats/cost_wakeups stats/cost_copies stats/cost_allocs stats/cost_msgs
-stats/cost_local_msgs stats/spare_refills stats/read_faults_remote
-metadata_bytes_per_page"
+stats/cost_local_msgs stats/spare_refills stats/spare_chunks
+stats/read_faults_remote metadata_bytes_per_page"
 
 case "${1:-}" in
 trace-on)

@@ -147,6 +147,8 @@ COSTS = (
      "read fault: messages a node sends itself", None),
     ("read_fault_spare_refills", "spare_refills",
      "read fault: pages the spare pool allocated ahead", None),
+    ("read_fault_spare_chunks", "spare_chunks",
+     "read fault: chunks of page state allocated ahead", None),
 )
 META_COUNTER = "metadata_bytes_per_page"
 

@@ -42,7 +42,8 @@ fake_sysfs() {
 	for _k in 0 1 2; do
 		mkdir -p "$1/node$_k/stats"
 		for _c in cost_wakeups cost_copies cost_allocs cost_msgs \
-			cost_local_msgs spare_refills read_faults_remote; do
+			cost_local_msgs spare_refills spare_chunks \
+			read_faults_remote; do
 			echo $((_k * 100)) > "$1/node$_k/stats/$_c"
 		done
 		echo 129 > "$1/node$_k/metadata_bytes_per_page"
@@ -175,9 +176,11 @@ for fid, goal in goals.items():
     assert f["status"] == "ok" and f["goal"] == goal, f
     assert f["ratio"] is None and f["met"] is not None, f
 for fid in ("read_fault_wakeups", "read_fault_copies", "read_fault_allocs",
-            "read_fault_msgs", "read_fault_spare_refills"):
+            "read_fault_msgs", "read_fault_spare_refills",
+            "read_fault_spare_chunks"):
     assert figs[fid]["value"]["per_rep"] == [0.0, 0.0], figs[fid]
 assert figs["read_fault_spare_refills"]["goal"] is None
+assert figs["read_fault_spare_chunks"]["goal"] is None
 assert figs["metadata_bytes_per_page"]["value"]["median"] == 129
 assert figs["metadata_bytes_per_page"]["met"] is False
 PY
