@@ -1604,8 +1604,33 @@ costs_of() {
 	echo "$out"
 }
 
+# cost_deltas K...: for each node K, the line "K D..." of how much each of
+# COST_STATS moved from the caller's before[K] to its after[K] (costs_of),
+# both logged first; fails, saying so, if a counter file was missing.
+cost_deltas() {
+	local k
+	for k in "$@"; do
+		log "node $k: $COST_STATS"
+		log "node $k: before ${before[k]}"
+		log "node $k: after  ${after[k]}"
+	done
+	for k in "$@"; do
+		echo "$k ${before[k]}"
+		echo "$k ${after[k]}"
+	done | awk '
+	/missing/ { print "a counter file is missing"; exit 1 }
+	$1 in seen {
+		printf "%s", $1
+		for (i = 2; i <= NF; i++)
+			printf " %d", $i - v[$1, i]
+		print ""
+		next
+	}
+	{ seen[$1] = 1; for (i = 2; i <= NF; i++) v[$1, i] = $i }'
+}
+
 test_mem_fault_costs() {
-	local t=fc.$$ n=32 k rc=0 m v m0=
+	local t=fc.$$ n=32 k rc=0 m v m0='' deltas
 	local -a before after
 	mu 0 create $t.w $((2 * PG)) bind 0x2 >/dev/null || return 1
 	mu 1 -r $t.w fill 0 $((2 * PG)) 3 || rc=1
@@ -1624,9 +1649,6 @@ test_mem_fault_costs() {
 	done
 	mu 0 -r $t destroy $t || rc=1
 	for k in $(nodes); do
-		log "node $k: $COST_STATS"
-		log "node $k: before ${before[k]}"
-		log "node $k: after  ${after[k]}"
 		m=$(run_on "$k" cat /sys/kernel/sdsm/metadata_bytes_per_page) ||
 			{ log "node $k: no metadata_bytes_per_page"; rc=1; }
 		log "node $k: metadata_bytes_per_page $m"
@@ -1639,16 +1661,13 @@ test_mem_fault_costs() {
 			{ log "metadata_bytes_per_page differs: $m, $m0"; rc=1; }
 		m0=$m
 	done
-	v=$(for k in $(nodes); do echo "$k ${before[k]}"; echo "$k ${after[k]}"; done |
+	# shellcheck disable=SC2046 # node numbers
+	deltas=$(cost_deltas $(nodes)) || { log "$deltas"; return 1; }
+	v=$(echo "$deltas" |
 		awk -v n=$n -v copies=$MEM_COST_COPIES -v allocs=$MEM_COST_ALLOCS \
 			-v local=$MEM_COST_LOCAL_MSGS '
-		/missing/ { bad = 1; next }
-		{ for (i = 2; i <= 9; i++) {
-			d[$1, i] = seen[$1] ? $i - d[$1, i] : $i
-		  }
-		  seen[$1] = 1 }
+		{ for (i = 2; i <= NF; i++) d[$1, i] = $i; seen[$1] = 1 }
 		END {
-			if (bad) { print "a counter file is missing"; exit 1 }
 			f = d[0, 7]
 			for (k in seen) for (i = 2; i <= 6; i++) t[i] += d[k, i]
 			printf "faults %d; per fault: wakeups %.2f copies %.2f allocs %.2f msgs %.2f local_msgs %.2f; node 0 msgs %d, node 1 msgs %d; allocs %d, node 0 spare_refills %d, spare_chunks %d\n",
@@ -1693,19 +1712,10 @@ test_mem_chunk_spares() {
 		after[k]=$(costs_of "$k")
 	done
 	mu 0 -r $t destroy $t || rc=1
-	for k in 0 1; do
-		log "node $k: $COST_STATS"
-		log "node $k: before ${before[k]}"
-		log "node $k: after  ${after[k]}"
-	done
-	d=$(for k in 0 1; do echo "$k ${before[k]}"; echo "$k ${after[k]}"; done |
-		awk -v c=$c '
-		/missing/ { print "a counter file is missing"; bad = 1; exit 1 }
-		{ for (i = 2; i <= 9; i++)
-			d[$1, i] = seen[$1] ? $i - d[$1, i] : $i
-		  seen[$1] = 1 }
+	d=$(cost_deltas 0 1) || { log "$d"; return 1; }
+	d=$(echo "$d" | awk -v c=$c '
+		{ for (i = 2; i <= NF; i++) d[$1, i] = $i }
 		END {
-			if (bad) exit 1
 			printf "node 0: faults %d, allocations %d, spare chunks %d; node 1: allocations %d\n",
 				d[0, 7], d[0, 4], d[0, 9], d[1, 4]
 			if (d[0, 7] != c) { print "node 0 counted " d[0, 7] " remote read faults, not " c; exit 1 }
