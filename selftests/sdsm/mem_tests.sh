@@ -1606,14 +1606,16 @@ costs_of() {
 
 # cost_deltas K...: for each node K, the line "K D..." of how much each of
 # COST_STATS moved from the caller's before[K] to its after[K] (costs_of),
-# both logged first; fails, saying so, if a counter file was missing.
+# both logged first, to standard error: the caller reads standard output
+# as the deltas (a log line there was once summed as a node's); fails,
+# saying so, if a counter file was missing.
 cost_deltas() {
 	local k
 	for k in "$@"; do
 		log "node $k: $COST_STATS"
 		log "node $k: before ${before[k]}"
 		log "node $k: after  ${after[k]}"
-	done
+	done >&2
 	for k in "$@"; do
 		echo "$k ${before[k]}"
 		echo "$k ${after[k]}"
