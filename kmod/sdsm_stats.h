@@ -30,6 +30,10 @@ enum sdsm_stat {
 	SDSM_STAT_LOCK_ACQUIRES,
 	SDSM_STAT_LOCK_WAITS,		/* acquires that had to wait */
 	SDSM_STAT_BARRIER_WAITS,
+	/* Counted by this node's managers, for requests from any node: */
+	SDSM_STAT_MANAGER_LOCK_QUEUED,	/* ACQUIREs queued behind a holder */
+	SDSM_STAT_MANAGER_BARRIER_ARRIVALS, /* arrivals recorded */
+	SDSM_STAT_MANAGER_FUTEX_QUEUED,	/* futex WAITs queued */
 	SDSM_STAT_PREFETCHES,		/* READs sent ahead of a fault */
 	SDSM_STAT_PREFETCH_HITS,	/* faults that found one's copy */
 	SDSM_STAT_FAULT_AROUND_PAGES,	/* mapped by a neighbour's fault */

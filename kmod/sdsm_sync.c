@@ -1095,6 +1095,7 @@ static void sdsm_mgr_lock_acquire(unsigned int src, u64 req_id, u64 id,
 			w->node_id = src;
 			w->req_id = req_id;
 			list_add_tail(&w->node, &ml->waiters);
+			sdsm_stat_inc(SDSM_STAT_MANAGER_LOCK_QUEUED);
 		} else {
 			sdsm_sync_reply(src, false, req_id, id,
 					SDSM_SYNC_NOMEM, 0);
@@ -1218,6 +1219,7 @@ static void sdsm_mgr_barrier_arrive(unsigned int src, u64 req_id, u64 id,
 	w->node_id = src;
 	w->req_id = req_id;
 	list_add_tail(&w->node, &mb->arrivals);
+	sdsm_stat_inc(SDSM_STAT_MANAGER_BARRIER_ARRIVALS);
 	if (++mb->arrived >= mb->count)
 		sdsm_mgr_barrier_end(mb, SDSM_SYNC_OK, SDSM_MAX_NODES);
 	return;
@@ -1363,6 +1365,7 @@ static void sdsm_mgr_futex_wait(unsigned int src, u64 req_id, u64 key,
 	w->bitset = bitset;
 	list_add_tail(&w->node, &mf->waiters);
 	sdsm_sync.futex_waiters[src]++;
+	sdsm_stat_inc(SDSM_STAT_MANAGER_FUTEX_QUEUED);
 	/* What WAKEs released so far, for the waiter's second read. */
 	sdsm_rc_grant(src, SDSM_WIRE_NOTICES_FUTEX, key);
 	sdsm_futex_reply(src, req_id, key, SDSM_SYNC_OK,

@@ -101,9 +101,10 @@ test_manager_dies() {
 	local rc=0 off
 	off=$(word_homed_at "$LAST") || return 1
 	"$FT" set "$off" 5
+	manager_count "$LAST" manager_futex_queued || return 1
 	bg w0 0 "$FT" wait "$off" 5 0
 	bg w1 1 "$FT" wait "$off" 5 0
-	sleep 3
+	manager_queued "$LAST" manager_futex_queued 2 || return 1
 	if finished w0 || finished w1; then
 		log "a waiter did not wait"
 		return 1
@@ -121,10 +122,11 @@ test_waiter_node_dies() {
 	local rc=0 off
 	off=$(word_homed_at 0) || return 1
 	"$FT" set "$off" 9
+	manager_count 0 manager_futex_queued || return 1
 	bg dead "$LAST" "$FT" wait "$off" 9 0
-	sleep 3
+	manager_queued 0 manager_futex_queued 1 || return 1
 	bg live 1 "$FT" wait "$off" 9 60000
-	sleep 3
+	manager_queued 0 manager_futex_queued 2 || return 1
 	node_dies "$LAST"
 	run_on 0 "$NODE_SH" wait_not_up "$LAST" "$DOWN_SEC" || rc=1
 	bg wake 0 "$FT" wake "$off" 1
@@ -143,9 +145,10 @@ test_rmmod_manager() {
 	off=$(word_homed_at 1) || return 1
 	"$FT" set "$off" 3
 	run_on 1 "$NODE_SH" mark "$mark"
+	manager_count 1 manager_futex_queued || return 1
 	bg remote 0 "$FT" wait "$off" 3 0
 	bg local 1 "$FT" wait "$off" 3 0
-	sleep 3
+	manager_queued 1 manager_futex_queued 2 || return 1
 	pid=$(sed -n 's/^waiting pid=\([0-9]*\)$/\1/p' "$WORK/local.out")
 	if [ -z "$pid" ] || finished local || finished remote; then
 		log "the waiters did not wait"

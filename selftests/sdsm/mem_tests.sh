@@ -2613,6 +2613,7 @@ test_mem_rc_grant_echo() {
 test_mem_rc_futex_wake() {
 	local name k names="" rc=0 v=$((RANDOM + 1)) out
 	name=$(rc_name fwake) || return 1
+	manager_count all manager_futex_queued || return 1
 	for k in $(others 0); do
 		bg "aw.$k" "$k" "$RC_UTIL" await "$name" 3 "$v" - 60
 		names="$names aw.$k"
@@ -2621,8 +2622,9 @@ test_mem_rc_futex_wake() {
 		wait_until 60 grep -qs ready "$WORK/aw.$k.out" ||
 			{ log "waiter on node $k not ready"; rc=1; }
 	done
-	# The waiters are queued at the word's manager before the wake.
-	sleep 3
+	# The waiters are queued at the word's manager (the home of the word,
+	# which the first touch chose) before the wake.
+	manager_queued all manager_futex_queued $((N - 1)) || rc=1
 	out=$(run_on 0 "$RC_UTIL" post "$name" 3 "$v") || rc=1
 	log "node 0: $out"
 	[ "$out" = "woke $((N - 1))" ] || rc=1

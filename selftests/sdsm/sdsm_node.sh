@@ -19,6 +19,8 @@
 #                                     file STOP exists, then no more
 #   sdsm_node.sh dmesg_since MARK     kernel log lines after the last marker MARK
 #   sdsm_node.sh mark MARK            write marker MARK to the kernel log
+#   sdsm_node.sh stat NAME            print stats/NAME
+#   sdsm_node.sh wait_stat NAME MIN SEC  stats/NAME at least MIN; prints ms
 
 set -u
 # shellcheck source=tools/vcluster/guest-lib.sh
@@ -89,6 +91,12 @@ counters() {
 	echo "${out# }"
 }
 
+# stat_at_least NAME MIN: stats/NAME is at least MIN (in $sv), read with
+# a builtin.
+stat_at_least() {
+	read -r sv 2>/dev/null < "$SYS/stats/$1" && [ "$sv" -ge "$2" ]
+}
+
 wait_all_up() {
 	local t0
 
@@ -155,6 +163,17 @@ drop_frames)
 	exit $rc ;;
 mark)
 	echo "sdsm-test: $1" > /dev/kmsg ;;
+stat)
+	read -r sv < "$SYS/stats/$1" && echo "$sv" ;;
+wait_stat)
+	t0=$(vc_now_ms)
+	sv=
+	if wait_until "$3" stat_at_least "$1" "$2"; then
+		echo "node $SDSM_NODE_ID: $1 $sv after $(( $(vc_now_ms) - t0 )) ms"
+	else
+		echo "node $SDSM_NODE_ID: $1 '$sv', not $2 after $3 s"
+		exit 1
+	fi ;;
 dmesg_since)
 	# From the last marker MARK: a test run twice marks twice.
 	dmesg | awk -v m="sdsm-test: $1" '

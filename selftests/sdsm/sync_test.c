@@ -540,9 +540,17 @@ TEST_F(lock, process_exit_releases)
 	EXPECT_EQ(0, lock_op(self->fd, SDSM_LOCK_RELEASE, self->id, 0));
 }
 
+/*
+ * The waiter is queued at the manager while the lock is held; where that
+ * is this node, its manager_lock_queued says so (waited for, at most 30 s;
+ * a module without the counter: 500 ms, as before it).
+ */
 TEST_F(lock, waiter_granted_on_release)
 {
 	unsigned long long waits = read_stat("lock_waits");
+	unsigned long long queued = read_stat("manager_lock_queued");
+	bool counted = access(STATS "manager_lock_queued", R_OK) == 0;
+	int i;
 	pid_t pid;
 
 	REQUIRE(SDSM_FEATURE_LOCKS);
@@ -550,7 +558,16 @@ TEST_F(lock, waiter_granted_on_release)
 	ASSERT_EQ(0, lock_op(self->fd, SDSM_LOCK_ACQUIRE, self->id, 0));
 	pid = spawn(child_acquire, self->id, 0);
 	ASSERT_LE(0, pid);
-	msleep(500);
+	if (variant->local && counted) {
+		for (i = 0; i < 1500; i++) {
+			if (read_stat("manager_lock_queued") > queued)
+				break;
+			msleep(20);
+		}
+		EXPECT_EQ(queued + 1, read_stat("manager_lock_queued"));
+	} else {
+		msleep(500);
+	}
 	/* Still waiting while we hold it. */
 	EXPECT_EQ(0, waitpid(pid, NULL, WNOHANG));
 	EXPECT_EQ(0, lock_op(self->fd, SDSM_LOCK_RELEASE, self->id, 0));

@@ -240,14 +240,16 @@ condvar_queue() {
 
 # holder_and_waiter ID [HOLDER WAITER]: node HOLDER (default $LAST) holds
 # lock ID (job hold, its local pid in HOLD_PID) and node WAITER (default
-# 1) waits for it (job wait).
+# 1) waits for it (job wait), queued at the lock's manager.
 holder_and_waiter() {
-	local holder=${2:-$LAST} waiter=${3:-1}
+	local holder=${2:-$LAST} waiter=${3:-1} m
+	m=$("$SYNC" manager lock "$1") || return 1
 	bg hold "$holder" "$SYNC" hold "$1" 600
 	HOLD_PID=$!
 	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
+	manager_count "$m" manager_lock_queued || return 1
 	bg wait "$waiter" "$SYNC" acquire "$1" 0
-	sleep 2
+	manager_queued "$m" manager_lock_queued 1 || return 1
 	if finished wait; then
 		log "the waiter did not wait"
 		return 1
@@ -301,8 +303,9 @@ test_lock_manager_dies() {
 	id=$(id_managed_by lock "$LAST")
 	bg hold 0 "$SYNC" hold "$id" "$DOWN_SEC"
 	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
+	manager_count "$LAST" manager_lock_queued || return 1
 	bg wait 1 "$SYNC" acquire "$id" 0
-	sleep 2
+	manager_queued "$LAST" manager_lock_queued 1 || return 1
 	node_dies "$LAST"
 	wait_bg "$DOWN_SEC" wait || rc=1
 	expect wait EHOSTDOWN || rc=1
@@ -323,11 +326,12 @@ test_lock_manager_dies() {
 barrier_node_dies() {
 	local k rc=0 id names=
 	id=$(id_managed_by barrier "$1")
+	manager_count "$1" manager_barrier_arrivals || return 1
 	for k in $(seq 0 $((LAST - 1))); do
 		bg "bar.$k" "$k" "$SYNC" barrier1 "$id" 0
 		names="$names bar.$k"
 	done
-	sleep 3
+	manager_queued "$1" manager_barrier_arrivals "$LAST" || return 1
 	for k in $names; do
 		if finished "$k"; then
 			log "$k: passed a barrier node $LAST never reached"
@@ -364,10 +368,13 @@ test_rmmod_with_waiters() {
 	bid=$(id_managed_by barrier $m)
 	bg hold 0 "$SYNC" hold "$id" 600
 	wait_until 60 is_held hold || { log "holder never got the lock"; return 1; }
+	manager_count $m manager_lock_queued || return 1
 	bg wait "$v" "$SYNC" acquire "$id" 0
+	manager_queued $m manager_lock_queued 1 || return 1
+	manager_count $m manager_barrier_arrivals || return 1
 	bg bar.0 0 "$SYNC" barrier1 "$bid" 0
 	bg bar.v "$v" "$SYNC" barrier1 "$bid" 0
-	sleep 3
+	manager_queued $m manager_barrier_arrivals 2 || return 1
 	run_on $m "$NODE_SH" unload 60 || rc=1
 	wait_bg "$DOWN_SEC" wait bar.0 bar.v || rc=1
 	expect wait EHOSTDOWN || rc=1
@@ -380,8 +387,9 @@ test_rmmod_with_waiters() {
 	id0=$(id_managed_by lock 0)
 	bg hold2 "$v" "$SYNC" hold "$id0" 600
 	wait_until 60 is_held hold2 || { log "holder never got the lock"; return 1; }
+	manager_count 0 manager_lock_queued || return 1
 	bg wait2 "$v" "$SYNC" acquire "$id0" 0
-	sleep 2
+	manager_queued 0 manager_lock_queued 1 || return 1
 	run_on "$v" kill -9 "$(held_pid hold2)" "$(waiting_pid wait2)"
 	wait_bg 60 hold2 wait2 || rc=1
 	run_on "$v" "$NODE_SH" unload 60 || rc=1

@@ -239,6 +239,39 @@ finished() {
 	[ -e "$WORK/$1.rc" ]
 }
 
+# manager_count K NAME: node K's stats/NAME, one of the manager_* counters
+# (a lock's, barrier's or futex word's manager counts what it queued), or
+# with K "all" their sum over the nodes (for a manager the test cannot
+# name), into MANAGER_COUNT, for manager_queued.
+manager_count() {
+	local k v sum=0
+	for k in $([ "$1" = all ] && nodes || echo "$1"); do
+		v=$(run_on "$k" "$NODE_SH" stat "$2") && [ -n "$v" ] ||
+			{ log "node $k: no stats/$2"; return 1; }
+		sum=$((sum + v))
+	done
+	MANAGER_COUNT=$sum
+}
+
+# manager_queued K NAME N: node K's stats/NAME (K "all": their sum) moves
+# by N past MANAGER_COUNT within 60 s: the waiters a test started are in
+# the manager's queue, where what the test does next (a release, a WAKE,
+# a node's death) finds them, rather than probably there after a sleep.
+manager_queued() {
+	local want=$((MANAGER_COUNT + $3)) MANAGER_COUNT
+	if [ "$1" = all ]; then
+		wait_until 60 manager_sum_at_least "$2" "$want" && return 0
+	else
+		run_on "$1" "$NODE_SH" wait_stat "$2" "$want" 60 && return 0
+	fi
+	log "node $1: $3 request(s) not queued (stats/$2)"
+	return 1
+}
+
+manager_sum_at_least() {
+	manager_count all "$1" && [ "$MANAGER_COUNT" -ge "$2" ]
+}
+
 # wait_bg SEC NAME...: every NAME finished within SEC seconds.
 wait_bg() {
 	local sec=$1 n rc=0
