@@ -40,15 +40,6 @@ ALL_TESTS="agents run_native_checksum sync openmp place_refused c11_threads cxx_
 map_file descriptors interrupt order prockill keys cross_node_free calloc_fresh exit_status remote_segv stack_overflow heap_full heap_limit many_threads huge_stack sigint free_batched heap_homes
 missing_binary not_root spawn thread_churn node_dies"
 
-# The job regions of launcher pid $1 ("j.0.PID.*") on node $2.
-job_regions() {
-	local out
-	# A node that does not answer shows as something left, not nothing.
-	out=$(run_on "$2" sh -c 'cat /sys/kernel/sdsm/regions/*/name 2>/dev/null; true') ||
-		{ echo "(node $2 did not answer)"; return; }
-	grep -E "^j\.$SDSM_NODE_ID\.$1\." <<< "$out"
-}
-
 # shim_procs K: node K's shim_prog processes, or a line saying node K did
 # not answer (pgrep's 1 is "none"; anything else is not).
 shim_procs() {
@@ -56,19 +47,29 @@ shim_procs() {
 		echo "(node $1 did not answer)"
 }
 
-# Nothing of launcher pid $1 left anywhere (waits up to 20 s: the owned
-# regions go once every node has unmapped them).
-nothing_left() {
-	local k left i
-	for ((i = 0; i < 20; i++)); do
-		left=
-		for k in $(nodes); do
-			left="$left$(job_regions "$1" "$k")"
-			[ "$k" = "$SDSM_NODE_ID" ] && continue
-			left="$left$(shim_procs "$k")"
+# job_left PID: what is left of launcher pid PID, asked of every node at
+# once, a line each: its regions ("j.0.PID.*") on any node, shim_prog
+# processes on the others; a node that does not answer is something left.
+job_left() {
+	# shellcheck disable=SC2016 # expanded by the node's sh
+	par_on_nodes sh -c 'for f in /sys/kernel/sdsm/regions/*/name; do
+			read -r n < "$f" 2>/dev/null || continue
+			case $n in "j.$1.$2."*) echo "node $SDSM_NODE_ID: $n" ;; esac
 		done
+		[ "$SDSM_NODE_ID" = "$1" ] && exit 0
+		pgrep -x shim_prog | sed "s/^/node $SDSM_NODE_ID: shim_prog /"
+		exit 0' sh "$SDSM_NODE_ID" "$1" ||
+		echo "(a node did not answer)"
+}
+
+# Nothing of launcher pid $1 left anywhere (waits up to about 20 s: the
+# owned regions go once every node has unmapped them).
+nothing_left() {
+	local left i
+	for ((i = 0; i < 40; i++)); do
+		left=$(job_left "$1")
 		[ -z "$left" ] && return 0
-		sleep 1
+		vc_sleep 0.5
 	done
 	log "left after the job: $left"
 	return 1
@@ -87,19 +88,19 @@ launch() {
 	lpid=$!
 }
 
-# finish OUT SEC: wait for the launcher (bounded); sets $st.
+# finish OUT SEC: wait for the launcher, a child of this shell, in the
+# wait builtin (no polling: it returns as the launcher exits); a watchdog
+# kills it after SEC seconds.  Sets $st.
 finish() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		kill -0 "$lpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$lpid" 2>/dev/null; then
-		log "$1: still running after $2 s"
-		kill -KILL "$lpid"
-	fi
+	local dog
+	rm -f "$T/$1.overran"
+	( vc_sleep "$2"; : > "$T/$1.overran"; kill -KILL "$lpid" ) 2>/dev/null &
+	dog=$!
 	wait "$lpid"
 	st=$?
+	kill "$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null
+	[ -e "$T/$1.overran" ] && log "$1: still running after $2 s"
 	log "$1: status $st; stdout: $(shown "$T/$1.out")"
 	log "$1: stderr: $(shown "$T/$1.err")"
 }
@@ -515,15 +516,32 @@ region_attr() {
 	echo "no region $1"
 }
 
-# sleeping OUT: wait (bounded) until the job's main prints "sleeping".
-sleeping() {
+# printed OUT WORD: the job's standard output so far has WORD in a line
+# (read with builtins: a grep is an exec, a tenth of a second under TCG).
+printed() {
+	local l
+	[ -r "$T/$1.out" ] || return 1
+	while IFS= read -r l || [ -n "$l" ]; do
+		[[ $l == *"$2"* ]] && return 0
+	done < "$T/$1.out"
+	return 1
+}
+
+# printed_soon OUT WORD [SEC]: wait (default 60 s at most) until the job
+# prints WORD, or fail as soon as it has ended without.
+printed_soon() {
 	local i
-	for ((i = 0; i < 600; i++)); do
-		grep -q sleeping "$T/$1.out" && return 0
-		kill -0 "$lpid" 2>/dev/null || return 1
-		sleep 0.1
+	for ((i = 0; i < ${3:-60} * 10; i++)); do
+		printed "$1" "$2" && return 0
+		kill -0 "$lpid" 2>/dev/null || { printed "$1" "$2"; return; }
+		vc_sleep 0.1
 	done
 	return 1
+}
+
+# sleeping OUT: wait (bounded) until the job's main prints "sleeping".
+sleeping() {
+	printed_soon "$1" sleeping
 }
 
 # sdsmctl -N all --consistency=release: the heaps and globals are release
@@ -1146,12 +1164,7 @@ test_thread_churn() {
 test_node_dies() {
 	local rc=0 i left seen
 	launch dies busy
-	for ((i = 0; i < 1200; i++)); do
-		grep -q busy "$T/dies.out" && break
-		kill -0 "$lpid" 2>/dev/null || break
-		sleep 0.1
-	done
-	grep -q busy "$T/dies.out" || { log "the job did not get busy"; finish dies 5; return 1; }
+	printed_soon dies busy 120 || { log "the job did not get busy"; finish dies 5; return 1; }
 	log "node 2: eth0 down"
 	run_on 2 ip link set eth0 down
 	finish dies 120
