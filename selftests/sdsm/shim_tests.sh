@@ -1194,9 +1194,7 @@ restore_cluster() {
 	# A test that overran its bound may leave its job behind: end it, so
 	# that the next test starts clean (the test has failed already).
 	# (a name is at most 15 characters, as pkill -x matches it)
-	for ((k = 0; k < N; k++)); do
-		run_on "$k" vc_pkill shim_prog shim_sync_prog || rc=1
-	done
+	par_on_nodes vc_pkill shim_prog shim_sync_prog || rc=1
 	if [ "$TEST" = heap_limit ]; then
 		reload_node $((N - 1)) > /dev/null || rc=1
 	fi
