@@ -1668,8 +1668,10 @@ test_mem_fault_costs() {
 	v=$(echo "$deltas" |
 		awk -v n=$n -v copies=$MEM_COST_COPIES -v allocs=$MEM_COST_ALLOCS \
 			-v local=$MEM_COST_LOCAL_MSGS '
+		$1 !~ /^[0-9]+$/ { bad = 1; print "not a node'"'"'s deltas: " $0; exit 1 }
 		{ for (i = 2; i <= NF; i++) d[$1, i] = $i; seen[$1] = 1 }
 		END {
+			if (bad) exit 1
 			f = d[0, 7]
 			for (k in seen) for (i = 2; i <= 6; i++) t[i] += d[k, i]
 			printf "faults %d; per fault: wakeups %.2f copies %.2f allocs %.2f msgs %.2f local_msgs %.2f; node 0 msgs %d, node 1 msgs %d; allocs %d, node 0 spare_refills %d, spare_chunks %d\n",
@@ -1716,8 +1718,10 @@ test_mem_chunk_spares() {
 	mu 0 -r $t destroy $t || rc=1
 	d=$(cost_deltas 0 1) || { log "$d"; return 1; }
 	d=$(echo "$d" | awk -v c=$c '
+		$1 !~ /^[0-9]+$/ { bad = 1; print "not a node'"'"'s deltas: " $0; exit 1 }
 		{ for (i = 2; i <= NF; i++) d[$1, i] = $i }
 		END {
+			if (bad) exit 1
 			printf "node 0: faults %d, allocations %d, spare chunks %d; node 1: allocations %d\n",
 				d[0, 7], d[0, 4], d[0, 9], d[1, 4]
 			if (d[0, 7] != c) { print "node 0 counted " d[0, 7] " remote read faults, not " c; exit 1 }
