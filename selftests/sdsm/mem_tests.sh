@@ -42,20 +42,6 @@ mu() {
 	run_on "$k" "$MEM_UTIL" "$@"
 }
 
-# unload_all: rmmod on every node at once, each tried (the restore after
-# the test loads it again), as at the end of every vcluster run.
-unload_all() {
-	par_on_nodes "$NODE_SH" unload 60
-}
-
-# reload_all [PARAM=VALUE...]: the module reloaded on every node with
-# these parameters, and every node up.
-reload_all() {
-	unload_all || return 1
-	par_on_nodes "$NODE_SH" load "$@" || return 1
-	every_node_all_up || return 1
-}
-
 # region_gone ID: no node has region ID in sysfs.
 region_gone() {
 	local k rc=0
@@ -1608,7 +1594,14 @@ costs_of() {
 # COST_STATS moved from the caller's before[K] to its after[K] (costs_of),
 # both logged first, to standard error: the caller reads standard output
 # as the deltas (a log line there was once summed as a node's); fails,
-# saying so, if a counter file was missing.
+# saying so, if a counter file was missing.  A caller's awk reads them
+# with COST_DELTAS_AWK before its own END: d[K, I] is field I of node K's
+# line (2 the first counter), seen[K] names the nodes; any other line
+# fails it (a log line once leaked into the deltas).
+COST_DELTAS_AWK='
+$1 !~ /^[0-9]+$/ { bad = 1; print "not a node'"'"'s deltas: " $0; exit 1 }
+{ for (i = 2; i <= NF; i++) d[$1, i] = $i; seen[$1] = 1 }
+END { if (bad) exit 1 }'
 cost_deltas() {
 	local k
 	for k in "$@"; do
@@ -1667,11 +1660,8 @@ test_mem_fault_costs() {
 	deltas=$(cost_deltas $(nodes)) || { log "$deltas"; return 1; }
 	v=$(echo "$deltas" |
 		awk -v n=$n -v copies=$MEM_COST_COPIES -v allocs=$MEM_COST_ALLOCS \
-			-v local=$MEM_COST_LOCAL_MSGS '
-		$1 !~ /^[0-9]+$/ { bad = 1; print "not a node'"'"'s deltas: " $0; exit 1 }
-		{ for (i = 2; i <= NF; i++) d[$1, i] = $i; seen[$1] = 1 }
+			-v local=$MEM_COST_LOCAL_MSGS "$COST_DELTAS_AWK"'
 		END {
-			if (bad) exit 1
 			f = d[0, 7]
 			for (k in seen) for (i = 2; i <= 6; i++) t[i] += d[k, i]
 			printf "faults %d; per fault: wakeups %.2f copies %.2f allocs %.2f msgs %.2f local_msgs %.2f; node 0 msgs %d, node 1 msgs %d; allocs %d, node 0 spare_refills %d, spare_chunks %d\n",
@@ -1717,11 +1707,8 @@ test_mem_chunk_spares() {
 	done
 	mu 0 -r $t destroy $t || rc=1
 	d=$(cost_deltas 0 1) || { log "$d"; return 1; }
-	d=$(echo "$d" | awk -v c=$c '
-		$1 !~ /^[0-9]+$/ { bad = 1; print "not a node'"'"'s deltas: " $0; exit 1 }
-		{ for (i = 2; i <= NF; i++) d[$1, i] = $i }
+	d=$(echo "$d" | awk -v c=$c "$COST_DELTAS_AWK"'
 		END {
-			if (bad) exit 1
 			printf "node 0: faults %d, allocations %d, spare chunks %d; node 1: allocations %d\n",
 				d[0, 7], d[0, 4], d[0, 9], d[1, 4]
 			if (d[0, 7] != c) { print "node 0 counted " d[0, 7] " remote read faults, not " c; exit 1 }

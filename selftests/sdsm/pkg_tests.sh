@@ -154,16 +154,12 @@ for f in "$STAGE/sdsm.ko" "$STAGE/pkg_prog"; do
 	[ -e "$f" ] || { echo "Bail out! $f missing: run tests/build/test_deb.sh"; exit 1; }
 done
 
-all_up() {
-	par_on_nodes "$NODE_SH" wait_all_up "$UP_SEC"
-}
-
 joined_everywhere() {
 	local k
 	for k in $(nodes); do
 		run_on "$k" test -e "$PKG/joined" || run_on "$k" "$SELF" --node join || return 1
 	done
-	all_up
+	every_node_all_up
 }
 
 test_unpack() {
@@ -178,7 +174,7 @@ test_join() {
 	for k in $(nodes); do
 		run_on "$k" "$SELF" --node join || return 1
 	done
-	all_up
+	every_node_all_up
 }
 
 test_version() {
@@ -243,7 +239,7 @@ test_boot() {
 		[ "$(cat "$WORK/up$k.rc" 2>/dev/null)" = 0 ] || rc=1
 	done
 	[ $rc = 0 ] || return 1
-	all_up || return 1
+	every_node_all_up || return 1
 	names=
 	for k in $(nodes); do
 		bg "check$k" "$k" "$BOOT" check
@@ -299,7 +295,7 @@ tap_test_bound() {
 restore_cluster() {
 	local rc=0
 	par_on_nodes "$SELF" --node restore || rc=1
-	all_up || rc=1
+	every_node_all_up || rc=1
 	return $rc
 }
 

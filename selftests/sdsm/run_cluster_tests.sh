@@ -36,6 +36,7 @@ N=$SDSM_NR_NODES
 LAST=$((N - 1))
 # Peer silence before "down" is 3 s by default; allow generous slack.
 DOWN_SEC=30
+# shellcheck disable=SC2034 # read in tap_runner.sh and mem_tests.sh
 UP_SEC=90
 
 # Membership and transport (issue 2).
@@ -53,10 +54,6 @@ others() {
 	for k in $(nodes); do
 		[ "$k" = "$1" ] || echo "$k"
 	done
-}
-
-every_node_all_up() {
-	par_on_nodes "$NODE_SH" wait_all_up "$UP_SEC"
 }
 
 # ------------------------------------------------------------------ tests

@@ -58,7 +58,13 @@ run_tap_tests() {
 		TAP_BOUND=$b
 		vc_bounded "$b" "test_$t" > "$out" 2>&1
 		rc=$?
-		[ $rc = 124 ] && echo "test timed out after ${b}s" >> "$out"
+		case $rc in
+		0 | 1 | 77) ;;
+		124) echo "test timed out after ${b}s" >> "$out" ;;
+		# Any other status is named: 128+N is a test shell killed
+		# by signal N, 127 a job whose status the harness lost.
+		*) echo "test_$t ended with status $rc" >> "$out" ;;
+		esac
 		[ $rc = 0 ] || [ $rc = 77 ] || tap_kernel_tail >> "$out" 2>&1
 		if ! vc_bounded $((SDSM_TEST_TIMEOUT * scale)) restore_cluster \
 				>> "$out" 2>&1; then
@@ -181,6 +187,29 @@ restore_nodes() {
 	par_on_nodes "$NODE_SH" restore_up "${UP_SEC:-90}" || return 1
 }
 
+# every_node_all_up: every node sees every other up within UP_SEC
+# (default 90) seconds.
+every_node_all_up() {
+	par_on_nodes "$NODE_SH" wait_all_up "${UP_SEC:-90}"
+}
+
+# unload_all: rmmod on every node at once, each tried (the restore after
+# the test loads it again), as at the end of every vcluster run.
+unload_all() {
+	par_on_nodes "$NODE_SH" unload 60
+}
+
+# reload_all [PARAM=VALUE...]: the module reloaded on every node with
+# these parameters, and every node up.  After a node's death this is what
+# makes the cluster whole again: the pages a node could no longer reach
+# fail (SIGBUS, EFAULT) on it until the module is reloaded everywhere
+# (Documentation/coherent-memory.rst, "Faults that fail: SIGBUS").
+reload_all() {
+	unload_all || return 1
+	par_on_nodes "$NODE_SH" load "$@" || return 1
+	every_node_all_up || return 1
+}
+
 # dev_open_to_all: /dev/sdsm mode 0666 on every node, for tests that run
 # as other users; dev_mode_restore gives every node back the mode it had
 # (also on a failure half way).
@@ -258,6 +287,8 @@ manager_count() {
 # the manager's queue, where what the test does next (a release, a WAKE,
 # a node's death) finds them, rather than probably there after a sleep.
 manager_queued() {
+	# A MANAGER_COUNT of our own: manager_sum_at_least's polls set it,
+	# and the caller's stays the count it took before its waiters.
 	local want=$((MANAGER_COUNT + $3)) MANAGER_COUNT
 	if [ "$1" = all ]; then
 		wait_until 60 manager_sum_at_least "$2" "$want" && return 0
