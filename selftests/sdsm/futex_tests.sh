@@ -37,7 +37,13 @@ TEST=""
 ALL_TESTS="kselftest pingpong stress manager_dies waiter_node_dies
 rmmod_manager"
 
+# node_dies K: node K's eth0 goes down.  The restore after the test then
+# reloads the module everywhere: the nodes that lost each other keep
+# failing their pages homed across the cut (EFAULT for a futex word) until
+# a reload (ci122 and ci123: waiter_node_dies's waiter on the node that
+# manager_dies had cut off failed at once with EFAULT).
 node_dies() {
+	: > "$WORK/node-died"
 	log "node $1: eth0 down"
 	run_on "$1" ip link set eth0 down
 }
@@ -100,7 +106,7 @@ test_stress() {
 test_manager_dies() {
 	local rc=0 off
 	off=$(word_homed_at "$LAST") || return 1
-	"$FT" set "$off" 5
+	"$FT" set "$off" 5 || return 1
 	manager_count "$LAST" manager_futex_queued || return 1
 	bg w0 0 "$FT" wait "$off" 5 0
 	bg w1 1 "$FT" wait "$off" 5 0
@@ -119,18 +125,16 @@ test_manager_dies() {
 # A waiter's node dies: the manager drops it, so a WAKE of 1 wakes the
 # next waiter (FIFO would pick the dead one first otherwise).
 test_waiter_node_dies() {
-	local rc=0 off i
-	# A word node 0 can write: manager_dies's node took with it the only
-	# copy of pages homed here that it wrote last (the stress's words),
-	# and those stay lost until a reload; a wait there fails with EFAULT
-	# (ci122), which the test once never looked at.
-	for ((i = 0; i < 8; i++)); do
-		off=$(word_homed_at 0) || return 1
-		"$FT" set "$off" 9 2>/dev/null && break
-		log "word at $off not writable (its page lost earlier): another"
-		off=
+	local rc=0 off k r
+	off=$(word_homed_at 0) || return 1
+	"$FT" set "$off" 9 || return 1
+	# Both waiters' nodes can read the word (a wait for another value
+	# returns EAGAIN at once), rather than a waiter failing unseen.
+	for k in "$LAST" 1; do
+		r=$(run_on "$k" "$FT" wait "$off" 8 0 | grep -o 'result=[A-Z0-9]*')
+		[ "$r" = result=EAGAIN ] ||
+			{ log "node $k cannot wait on the word: ${r:-no result}"; return 1; }
 	done
-	[ -n "$off" ] || { log "no writable word homed at 0"; return 1; }
 	manager_count 0 manager_futex_queued || return 1
 	bg dead "$LAST" "$FT" wait "$off" 9 0
 	manager_queued 0 manager_futex_queued 1 ||
@@ -153,7 +157,7 @@ test_waiter_node_dies() {
 test_rmmod_manager() {
 	local rc=0 off mark=futex-rmmod.$$ pid
 	off=$(word_homed_at 1) || return 1
-	"$FT" set "$off" 3
+	"$FT" set "$off" 3 || return 1
 	run_on 1 "$NODE_SH" mark "$mark"
 	manager_count 1 manager_futex_queued || return 1
 	bg remote 0 "$FT" wait "$off" 3 0
@@ -187,8 +191,16 @@ bound() {
 	fi
 }
 
+# After a test that took a node down (node_dies), the module reloaded
+# everywhere; else the usual restore.  Leftover processes of a failed
+# test would hold the device open: killed first.
 restore_cluster() {
-	restore_nodes
+	if [ -e "$WORK/node-died" ]; then
+		par_on_nodes vc_pkill futex_test
+		restore_nodes && reload_all
+	else
+		restore_nodes
+	fi
 }
 
 tap_before_test() {
