@@ -28,6 +28,9 @@
 #   ib_read_{lat,bw}_ev.r.txt    the same with -e (sleep on CQ events)
 #   ib_read_bw_o{,_ev}.r.txt     ib_read_bw -o --bw-outs (outstanding
 #                                reads), without and with -e
+#   ib_send_lat_{64,4k}{,_ev}.r.txt  ib_send_lat -U of 64 and 4096 bytes
+#                                (one send each way a sample), without
+#                                and with -e: a request and a reply
 #   fio_tmpfs_{seq,rand}.r.json  fio on tmpfs (--fio-local-pages pages)
 #   read_fault.r.txt             "page t0_ns t1_ns" per first-touch fault
 #   read_fault_costs.r.txt       "before|after NODE COUNTER VALUE" around
@@ -365,6 +368,39 @@ baseline_perftest() {
 				"-s 4096 -n $_it $_u $_o $_ev" ||
 			perftest_pair $t $_tool "$B/$t.$r.txt" "$_it" \
 				"-s 4096 -n $_it $_u $_o $_ev" || {
+				status $t "failed: rep $r: $(grep -v \
+					-e '^-*$' -e '^ *$' "$B/$t.$r.txt" |
+					tail -n 1)"
+				continue 2
+			}
+		done
+		status $t ok
+	done
+	baseline_send_pair
+}
+
+# A request of 64 bytes and a reply of 4 KiB, as a fault's READ and
+# GRANT_READ are, with nothing in between: ib_send_lat of each size (half
+# a ping-pong of two sends, one send's latency), polling and with -e.
+# report.py adds the two medians of a repetition: the least any protocol
+# of two sends can take on this link, against ib_read_lat's one READ.
+baseline_send_pair() {
+	for t in ib_send_lat_64 ib_send_lat_64_ev ib_send_lat_4k \
+		ib_send_lat_4k_ev; do
+		if [ "$NR" -lt 2 ]; then
+			status $t "n/a (needs 2 nodes)"
+			continue
+		fi
+		_ev=
+		case $t in *_ev) _ev=-e ;; esac
+		_sz=64
+		case $t in *_4k*) _sz=4096 ;; esac
+		for r in $(seq 1 "$REPS"); do
+			log "$t rep $r"
+			perftest_pair $t ib_send_lat "$B/$t.$r.txt" "$LAT_ITERS" \
+				"-s $_sz -n $LAT_ITERS -U $_ev" ||
+			perftest_pair $t ib_send_lat "$B/$t.$r.txt" "$LAT_ITERS" \
+				"-s $_sz -n $LAT_ITERS -U $_ev" || {
 				status $t "failed: rep $r: $(grep -v \
 					-e '^-*$' -e '^ *$' "$B/$t.$r.txt" |
 					tail -n 1)"

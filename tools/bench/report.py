@@ -260,6 +260,11 @@ BW_LAT_SLACK = 2.0
 # them (_o), each polling and sleeping on CQ events (_ev).
 BW_BASELINES = ("ib_read_bw", "ib_read_bw_ev", "ib_read_bw_o",
                 "ib_read_bw_o_ev")
+# A request and a reply with nothing in between, as a remote read fault's
+# READ and GRANT_READ: per mode, ib_send_lat of 64 bytes and of 4 KiB
+# (one send each), whose medians of a repetition add up.
+SEND_PAIRS = {"send_pair": ("ib_send_lat_64", "ib_send_lat_4k"),
+              "send_pair_ev": ("ib_send_lat_64_ev", "ib_send_lat_4k_ev")}
 
 
 class Report:
@@ -342,6 +347,7 @@ class Report:
         self.pick("link_lat", ("ib_read_lat", "ib_read_lat_ev"), "median",
                   min)
         self.pick("link_bw", BW_BASELINES, "bw", max)
+        self.load_send_pairs()
         for mode in ("seq", "rand"):
             name = "fio_tmpfs_" + mode
             st, reps = self.load_fio(name, "local")
@@ -349,6 +355,28 @@ class Report:
             self.baselines[name] = {
                 "status": st, "unit": "bytes/s",
                 "bw": summary([r["bw_bytes"] for r in reps])}
+
+    def load_send_pairs(self):
+        """Baseline link_req_rep: the faster mode's sum, per repetition,
+        of the median 64-byte send and the median 4 KiB send."""
+        for pair, names in SEND_PAIRS.items():
+            meds = {}
+            for name in names:
+                st, reps, note = self.load_perftest(name, parse_perftest_lat)
+                self.samples[name] = reps
+                meds[name] = [statistics.median(r) for r in reps]
+                self.baselines[name] = {
+                    "status": st, "unit": "us",
+                    "median": summary(meds[name]), "note": note}
+            bad = [self.baselines[n]["status"] for n in names
+                   if self.baselines[n]["status"] != "ok"]
+            sums = [a + b for a, b in zip(*(meds[n] for n in names))]
+            self.baselines[pair] = {
+                "status": bad[0] if bad else "ok", "unit": "us",
+                "median": summary(sums) if not bad else None,
+                "note": "; ".join(self.baselines[n]["note"] for n in names
+                                  if self.baselines[n]["note"]) or None}
+        self.pick("link_req_rep", tuple(SEND_PAIRS), "median", min)
 
     def check_bw(self, name, st, reps, note):
         """A bandwidth baseline must agree with the same run's latency
@@ -388,6 +416,9 @@ class Report:
     def perftest_title(self, name, common=""):
         """ib_read_bw_o_ev -> "ib_read_bw<common> -o N -e": the tool, the
         options its modes share (@common), and those of this mode."""
+        if name.startswith("send_pair"):
+            return "ib_send_lat -s 64 + -s 4096" + \
+                (" -e" if name.endswith("_ev") else "")
         tool = name.replace("_ev", "").replace("_o", "")
         if name.endswith(("_o", "_o_ev")):
             common += " -o %s" % self.meta.get("bw_outs", "?")
@@ -431,6 +462,21 @@ class Report:
             if st == "ok" and value:
                 fig["met"] = value["median"] <= goal
         return fig
+
+    def req_rep_figs(self):
+        """No goals, shown: the read fault against a request and a reply
+        of perftest (what sdsm adds to its two sends), and those two sends
+        against one READ (why read_fault_median's goal is the link's
+        reach, not sdsm's; Documentation/performance.rst)."""
+        rf = [f for f in self.figures if f["id"] == "read_fault_median"][0]
+        self.add("read_fault_req_rep_median",
+                 "read fault, remote home, clean median", "us",
+                 rf["status"], rf["value"], "link_req_rep", "median",
+                 self.base_title("link_req_rep", "median"))
+        b = self.baselines["link_req_rep"]
+        self.add("req_rep_median", "request and reply (perftest) median",
+                 "us", b["status"], b["median"], "link_lat", "median",
+                 self.base_title("link_lat", "median"))
 
     def cost_figs(self):
         """Per remote read fault: each cost counter's delta summed over
@@ -512,6 +558,7 @@ class Report:
         # The goals are issue 11's table (Documentation/performance.rst).
         self.latency_fig("read_fault", "read fault, remote home, clean", 1.1,
                          2.0)
+        self.req_rep_figs()
         self.cost_figs()
         self.scale_figs()
         self.latency_fig("write_fault_1", "write fault, 1 sharer", 1.5)
@@ -770,6 +817,16 @@ def table(rep, extra):
              bl["ib_read_bw_o"], "bw"),
             (rep.perftest_title("ib_read_bw_o_ev", " -R -s 4096"),
              bl["ib_read_bw_o_ev"], "bw"),
+            ("ib_send_lat -R -s 64 median", bl["ib_send_lat_64"], "median"),
+            ("ib_send_lat -R -s 64 -e median", bl["ib_send_lat_64_ev"],
+             "median"),
+            ("ib_send_lat -R -s 4096 median", bl["ib_send_lat_4k"],
+             "median"),
+            ("ib_send_lat -R -s 4096 -e median", bl["ib_send_lat_4k_ev"],
+             "median"),
+            ("request + reply (64 + 4096) median", bl["send_pair"],
+             "median"),
+            ("request + reply -e median", bl["send_pair_ev"], "median"),
             ("fio mmap seq 4k on tmpfs", bl["fio_tmpfs_seq"], "bw"),
             ("fio mmap rand 4k on tmpfs", bl["fio_tmpfs_rand"], "bw")]
     for title, b, stat in rows:
@@ -779,9 +836,9 @@ def table(rep, extra):
             val += "  [%s]" % b["note"]
         lines.append("  %-34s %s" % (title, val))
     lines.append("  link baseline (the fastest perftest mode): latency %s, "
-                 "bandwidth %s" % tuple(
+                 "bandwidth %s, request and reply %s" % tuple(
                      rep.perftest_title(bl[k].get("source") or "none")
-                     for k in ("link_lat", "link_bw")))
+                     for k in ("link_lat", "link_bw", "link_req_rep")))
     lines.append("")
     hdr = "%-42s %-28s %-30s %-7s %-8s %s" % (
         "figure", "sdsm", "baseline", "ratio", "goal", "met")

@@ -26,13 +26,13 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..40"
+echo "1..41"
 
 make -s -C "$BENCH" all build/fake_sdsm.so > "$TMP/make.log" 2>&1
 ok $? "build the programs and fake_sdsm.so"
 
 mkdir -p "$TMP/bin"
-for t in ib_read_lat ib_read_bw; do
+for t in ib_read_lat ib_send_lat ib_read_bw; do
 	ln -s "$HERE/fake-perftest" "$TMP/bin/$t"
 done
 
@@ -137,6 +137,32 @@ assert len(d["samples"]["ib_read_lat_ev"]) == 2
 assert d["samples"]["matmul"]["one_node"][0]["verified"]
 PY
 ok $? "results.json has every figure with a ratio and the raw samples"
+
+# A request and a reply: per repetition, the median 64-byte send plus the
+# median 4 KiB send, the faster mode's; the read fault and ib_read_lat
+# are divided by it and into it.
+python3 - "$TMP/full/report/results.json" <<'PY'
+import json, statistics, sys
+d = json.load(open(sys.argv[1]))
+figs = {f["id"]: f for f in d["figures"]}
+bl, sm = d["baselines"], d["samples"]
+for pair, small, big in (("send_pair", "ib_send_lat_64", "ib_send_lat_4k"),
+                         ("send_pair_ev", "ib_send_lat_64_ev",
+                          "ib_send_lat_4k_ev")):
+    assert len(sm[small]) == 2 and len(sm[small][0]) == 48, small
+    sums = [statistics.median(a) + statistics.median(b)
+            for a, b in zip(sm[small], sm[big])]
+    assert all(600 < x < 640 for x in sums), sums
+    assert abs(bl[pair]["median"]["median"] - statistics.median(sums)) < 1e-6
+assert bl["link_req_rep"]["source"] in ("send_pair", "send_pair_ev")
+rr = bl["link_req_rep"]["median"]["median"]
+f = figs["read_fault_req_rep_median"]
+assert f["goal"] is None and f["met"] is None, f
+assert abs(f["ratio"] - figs["read_fault_median"]["value"]["median"] / rr) < 1e-9
+f = figs["req_rep_median"]
+assert abs(f["ratio"] - rr / bl["link_lat"]["median"]["median"]) < 1e-9, f
+PY
+ok $? "a request and a reply: the sum of two sends, the read fault over it, it over a READ"
 
 # The scale figure: the same number of faults, spread by a stride over the
 # small and the big region; its baseline is the small region's median.
