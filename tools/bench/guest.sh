@@ -337,6 +337,28 @@ perftest_pair() {
 	return 0
 }
 
+# perftest_mode NAME TOOL ITERS ARGS: REPS repetitions of TOOL ARGS
+# (perftest_pair), each into $B/NAME.r.txt and tried once more if it
+# fails (under load a server may start too late); status NAME is ok,
+# n/a with one node, or failed with the last line the failing
+# repetition printed, after which its later repetitions are not run.
+perftest_mode() {
+	if [ "$NR" -lt 2 ]; then
+		status "$1" "n/a (needs 2 nodes)"
+		return
+	fi
+	for r in $(seq 1 "$REPS"); do
+		log "$1 rep $r"
+		perftest_pair "$1" "$2" "$B/$1.$r.txt" "$3" "$4" ||
+		perftest_pair "$1" "$2" "$B/$1.$r.txt" "$3" "$4" || {
+			status "$1" "failed: rep $r: $(grep -v \
+				-e '^-*$' -e '^ *$' "$B/$1.$r.txt" | tail -n 1)"
+			return
+		}
+	done
+	status "$1" ok
+}
+
 # Each tool runs twice per repetition: polling the CQ (perftest's default)
 # and sleeping on CQ events (-e).  On a 1-vCPU TCG guest a busy poller
 # delays soft-RoCE's own kernel work, so either mode can be the faster;
@@ -344,10 +366,6 @@ perftest_pair() {
 baseline_perftest() {
 	for t in ib_read_lat ib_read_lat_ev ib_read_bw ib_read_bw_ev \
 		ib_read_bw_o ib_read_bw_o_ev; do
-		if [ "$NR" -lt 2 ]; then
-			status $t "n/a (needs 2 nodes)"
-			continue
-		fi
 		_tool=${t%_ev}
 		_ev=
 		[ "$t" = "$_tool" ] || _ev=-e
@@ -361,20 +379,7 @@ baseline_perftest() {
 			_it=$BW_ITERS
 			_u=
 		fi
-		for r in $(seq 1 "$REPS"); do
-			log "$t rep $r"
-			# One retry: under load a server may start too late.
-			perftest_pair $t $_tool "$B/$t.$r.txt" "$_it" \
-				"-s 4096 -n $_it $_u $_o $_ev" ||
-			perftest_pair $t $_tool "$B/$t.$r.txt" "$_it" \
-				"-s 4096 -n $_it $_u $_o $_ev" || {
-				status $t "failed: rep $r: $(grep -v \
-					-e '^-*$' -e '^ *$' "$B/$t.$r.txt" |
-					tail -n 1)"
-				continue 2
-			}
-		done
-		status $t ok
+		perftest_mode $t $_tool "$_it" "-s 4096 -n $_it $_u $_o $_ev"
 	done
 	baseline_send_pair
 }
@@ -387,27 +392,12 @@ baseline_perftest() {
 baseline_send_pair() {
 	for t in ib_send_lat_64 ib_send_lat_64_ev ib_send_lat_4k \
 		ib_send_lat_4k_ev; do
-		if [ "$NR" -lt 2 ]; then
-			status $t "n/a (needs 2 nodes)"
-			continue
-		fi
 		_ev=
 		case $t in *_ev) _ev=-e ;; esac
 		_sz=64
 		case $t in *_4k*) _sz=4096 ;; esac
-		for r in $(seq 1 "$REPS"); do
-			log "$t rep $r"
-			perftest_pair $t ib_send_lat "$B/$t.$r.txt" "$LAT_ITERS" \
-				"-s $_sz -n $LAT_ITERS -U $_ev" ||
-			perftest_pair $t ib_send_lat "$B/$t.$r.txt" "$LAT_ITERS" \
-				"-s $_sz -n $LAT_ITERS -U $_ev" || {
-				status $t "failed: rep $r: $(grep -v \
-					-e '^-*$' -e '^ *$' "$B/$t.$r.txt" |
-					tail -n 1)"
-				continue 2
-			}
-		done
-		status $t ok
+		perftest_mode $t ib_send_lat "$LAT_ITERS" \
+			"-s $_sz -n $LAT_ITERS -U $_ev"
 	done
 }
 

@@ -331,12 +331,7 @@ class Report:
     # baselines
     def load_baselines(self):
         for name in ("ib_read_lat", "ib_read_lat_ev"):
-            st, reps, note = self.load_perftest(name, parse_perftest_lat)
-            self.samples[name] = reps
-            self.baselines[name] = {
-                "status": st, "unit": "us",
-                "median": summary([statistics.median(r) for r in reps]),
-                "p99": summary([pct(r, 99) for r in reps]), "note": note}
+            self.load_lat(name)
         for name in BW_BASELINES:
             st, reps, note = self.load_perftest(name, parse_perftest_bw)
             self.samples[name] = reps
@@ -356,18 +351,22 @@ class Report:
                 "status": st, "unit": "bytes/s",
                 "bw": summary([r["bw_bytes"] for r in reps])}
 
+    def load_lat(self, name):
+        """Latency baseline NAME (perftest -U samples): its median and p99
+        per repetition; returns the medians."""
+        st, reps, note = self.load_perftest(name, parse_perftest_lat)
+        meds = [statistics.median(r) for r in reps]
+        self.samples[name] = reps
+        self.baselines[name] = {
+            "status": st, "unit": "us", "median": summary(meds),
+            "p99": summary([pct(r, 99) for r in reps]), "note": note}
+        return meds
+
     def load_send_pairs(self):
         """Baseline link_req_rep: the faster mode's sum, per repetition,
         of the median 64-byte send and the median 4 KiB send."""
         for pair, names in SEND_PAIRS.items():
-            meds = {}
-            for name in names:
-                st, reps, note = self.load_perftest(name, parse_perftest_lat)
-                self.samples[name] = reps
-                meds[name] = [statistics.median(r) for r in reps]
-                self.baselines[name] = {
-                    "status": st, "unit": "us",
-                    "median": summary(meds[name]), "note": note}
+            meds = {name: self.load_lat(name) for name in names}
             bad = [self.baselines[n]["status"] for n in names
                    if self.baselines[n]["status"] != "ok"]
             sums = [a + b for a, b in zip(*(meds[n] for n in names))]
